@@ -1,0 +1,4 @@
+import { createHttpHandler } from '../shared/http/handler';
+import { workspaceRoutes } from './workspaces';
+
+export const handler = createHttpHandler([...workspaceRoutes]);

@@ -1,0 +1,97 @@
+import * as z from 'zod/mini';
+import { TABLE_NAMES, tableEnvVar, type TableName } from './tables';
+
+/**
+ * The one place that reads process.env (DESIGN.md §1). Parsed once, on first use, which
+ * in Lambda is container start-up and locally happens after the runtime has set the env.
+ */
+const intFromEnv = (fallback: number, min = 0) =>
+  z.pipe(
+    z.optional(z.string()),
+    z.transform((v) => {
+      const n = v === undefined || v === '' ? fallback : Number(v);
+      if (!Number.isInteger(n) || n < min) throw new Error(`expected an integer >= ${min}, got '${v}'`);
+      return n;
+    }),
+  );
+
+const listFromEnv = z.pipe(
+  z.optional(z.string()),
+  z.transform((v) => (v ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean)),
+);
+
+const schema = z.object({
+  AWS_REGION: z._default(z.string(), 'us-east-1'),
+  /** KMS key (id, ARN or alias) that wraps the data keys of provider credentials. */
+  PROVIDER_CREDENTIALS_KEY_ID: z._default(z.string(), 'alias/ai-gateway-provider-credentials'),
+  GATEWAY_TRUSTED_HOSTS: listFromEnv,
+  /** How long a verified gateway key stays cached; revocation takes effect within it. */
+  AUTH_CACHE_TTL_MS: intFromEnv(30_000),
+  /** How long managed providers and saved configs stay cached in a container. */
+  CONTROL_CACHE_TTL_MS: intFromEnv(30_000),
+  /** How long rate-limit policy lists stay cached (at most 10 s, issue «Rate limits»). */
+  POLICY_CACHE_TTL_MS: intFromEnv(10_000),
+  REQUEST_LOG_TTL_DAYS: intFromEnv(30, 1),
+  MAX_BODY_BYTES: intFromEnv(10 * 1024 * 1024, 1),
+  /** Upper bound on any upstream call when the caller sets no timeout. */
+  DEFAULT_UPSTREAM_TIMEOUT_MS: intFromEnv(600_000, 1),
+  RUN_QUEUE_URL: z.optional(z.string()),
+  RUN_STATE_MACHINE_ARN: z.optional(z.string()),
+  FINE_TUNING_STATE_MACHINE_ARN: z.optional(z.string()),
+  FINE_TUNING_POLL_SECONDS: intFromEnv(60, 1),
+  SERVICE_NAME: z._default(z.string(), 'ai-gateway'),
+});
+
+export interface GatewayConfig {
+  region: string;
+  tables: Record<TableName, string>;
+  providerCredentialsKeyId: string;
+  trustedHosts: readonly string[];
+  authCacheTtlMs: number;
+  controlCacheTtlMs: number;
+  policyCacheTtlMs: number;
+  requestLogTtlDays: number;
+  maxBodyBytes: number;
+  defaultUpstreamTimeoutMs: number;
+  runQueueUrl: string | undefined;
+  runStateMachineArn: string | undefined;
+  fineTuningStateMachineArn: string | undefined;
+  fineTuningPollSeconds: number;
+  serviceName: string;
+}
+
+export function parseConfig(env: Record<string, string | undefined>): GatewayConfig {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    const problems = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`Invalid gateway configuration: ${problems}`);
+  }
+  const e = result.data;
+  const tables = Object.fromEntries(
+    TABLE_NAMES.map((t) => [t, env[tableEnvVar(t)] ?? `ai-gateway-${t}`]),
+  ) as Record<TableName, string>;
+  return {
+    region: e.AWS_REGION,
+    tables,
+    providerCredentialsKeyId: e.PROVIDER_CREDENTIALS_KEY_ID,
+    trustedHosts: e.GATEWAY_TRUSTED_HOSTS,
+    authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
+    controlCacheTtlMs: e.CONTROL_CACHE_TTL_MS,
+    policyCacheTtlMs: Math.min(e.POLICY_CACHE_TTL_MS, 10_000),
+    requestLogTtlDays: e.REQUEST_LOG_TTL_DAYS,
+    maxBodyBytes: e.MAX_BODY_BYTES,
+    defaultUpstreamTimeoutMs: e.DEFAULT_UPSTREAM_TIMEOUT_MS,
+    runQueueUrl: e.RUN_QUEUE_URL,
+    runStateMachineArn: e.RUN_STATE_MACHINE_ARN,
+    fineTuningStateMachineArn: e.FINE_TUNING_STATE_MACHINE_ARN,
+    fineTuningPollSeconds: e.FINE_TUNING_POLL_SECONDS,
+    serviceName: e.SERVICE_NAME,
+  };
+}
+
+let loaded: GatewayConfig | undefined;
+
+export function config(): GatewayConfig {
+  loaded ??= parseConfig(process.env);
+  return loaded;
+}

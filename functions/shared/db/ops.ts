@@ -1,0 +1,161 @@
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import type { TableName } from '../tables';
+import { ddb, tableName } from './client';
+
+export type Item = Record<string, unknown>;
+export type Key = { pk: string; sk: string };
+
+export function isConditionFailed(err: unknown): boolean {
+  const name = (err as { name?: string } | undefined)?.name;
+  if (name === 'ConditionalCheckFailedException') return true;
+  if (name === 'TransactionCanceledException') {
+    const reasons = (err as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons ?? [];
+    return reasons.some((r) => r.Code === 'ConditionalCheckFailed');
+  }
+  return false;
+}
+
+export async function getItem<T extends object = Record<string, unknown>>(table: TableName, key: Key, consistent = false): Promise<T | undefined> {
+  const out = await ddb.send(new GetCommand({ TableName: tableName(table), Key: key, ConsistentRead: consistent }));
+  return out.Item as T | undefined;
+}
+
+/** Put that fails (returns false) when an item with the same key exists. */
+export async function putNew(table: TableName, item: Key & Record<string, unknown>): Promise<boolean> {
+  try {
+    await ddb.send(
+      new PutCommand({ TableName: tableName(table), Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
+    );
+    return true;
+  } catch (err) {
+    if (isConditionFailed(err)) return false;
+    throw err;
+  }
+}
+
+export async function putItem(table: TableName, item: Key & Record<string, unknown>): Promise<void> {
+  await ddb.send(new PutCommand({ TableName: tableName(table), Item: item }));
+}
+
+export interface UpdateSpec {
+  set?: Record<string, unknown>;
+  remove?: string[];
+  add?: Record<string, number>;
+  /** Condition over attribute names written as `#name` and values as `:name`. */
+  condition?: string;
+  conditionValues?: Record<string, unknown>;
+}
+
+/** Build an UpdateExpression with placeholders for every attribute and value. */
+export function buildUpdate(spec: UpdateSpec) {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const sets: string[] = [];
+  const adds: string[] = [];
+  let i = 0;
+  for (const [attr, value] of Object.entries(spec.set ?? {})) {
+    if (value === undefined) continue;
+    names[`#u${i}`] = attr;
+    values[`:u${i}`] = value;
+    sets.push(`#u${i} = :u${i}`);
+    i++;
+  }
+  for (const [attr, value] of Object.entries(spec.add ?? {})) {
+    names[`#u${i}`] = attr;
+    values[`:u${i}`] = value;
+    adds.push(`#u${i} :u${i}`);
+    i++;
+  }
+  const removes = (spec.remove ?? []).map((attr) => {
+    names[`#u${i}`] = attr;
+    return `#u${i++}`;
+  });
+  let condition: string | undefined;
+  if (spec.condition) {
+    // Condition placeholders `#attr` map to the attribute of the same name.
+    condition = spec.condition;
+    for (const match of spec.condition.matchAll(/#([A-Za-z_][A-Za-z0-9_]*)/g)) names[`#${match[1]}`] = match[1]!;
+    Object.assign(values, spec.conditionValues ?? {});
+  }
+  const parts = [
+    sets.length ? `SET ${sets.join(', ')}` : '',
+    adds.length ? `ADD ${adds.join(', ')}` : '',
+    removes.length ? `REMOVE ${removes.join(', ')}` : '',
+  ].filter(Boolean);
+  return {
+    UpdateExpression: parts.join(' '),
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
+    ConditionExpression: condition,
+  };
+}
+
+/**
+ * Conditional update; returns the new item, or undefined when the condition failed
+ * (the optimistic-concurrency signal every state machine transition relies on).
+ */
+export async function updateItem<T extends object = Record<string, unknown>>(table: TableName, key: Key, spec: UpdateSpec): Promise<T | undefined> {
+  try {
+    const out = await ddb.send(
+      new UpdateCommand({ TableName: tableName(table), Key: key, ...buildUpdate(spec), ReturnValues: 'ALL_NEW' }),
+    );
+    return out.Attributes as T;
+  } catch (err) {
+    if (isConditionFailed(err)) return undefined;
+    throw err;
+  }
+}
+
+export async function deleteItem(table: TableName, key: Key, condition?: string): Promise<boolean> {
+  try {
+    await ddb.send(
+      new DeleteCommand({
+        TableName: tableName(table),
+        Key: key,
+        ConditionExpression: condition,
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (isConditionFailed(err)) return false;
+    throw err;
+  }
+}
+
+/** All-or-nothing write; false when any condition failed. */
+export async function transactWrite(items: NonNullable<TransactWriteCommandInput['TransactItems']>): Promise<boolean> {
+  try {
+    await ddb.send(new TransactWriteCommand({ TransactItems: items }));
+    return true;
+  } catch (err) {
+    if (isConditionFailed(err)) return false;
+    throw err;
+  }
+}
+
+/** Every item under a partition key whose sort key starts with a prefix (small sets only). */
+export async function queryAll<T extends object = Record<string, unknown>>(table: TableName, pk: string, skPrefix: string): Promise<T[]> {
+  const items: T[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb.send(
+      new QueryCommand({
+        TableName: tableName(table),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...((out.Items ?? []) as T[]));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}

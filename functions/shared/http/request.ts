@@ -1,0 +1,67 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { badRequest } from '../errors';
+import type { GatewayRequest } from './types';
+
+const TRACE_ID_PATTERN = /^[A-Za-z0-9._:\-]{1,128}$/;
+
+export function normaliseHeaders(event: Pick<APIGatewayProxyEvent, 'headers' | 'multiValueHeaders'>): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (event.multiValueHeaders) {
+    for (const [name, values] of Object.entries(event.multiValueHeaders)) {
+      if (values?.length) headers[name.toLowerCase()] = values.join(', ');
+    }
+  }
+  for (const [name, value] of Object.entries(event.headers ?? {})) {
+    const lower = name.toLowerCase();
+    if (value !== undefined && headers[lower] === undefined) headers[lower] = value;
+  }
+  return headers;
+}
+
+/** Echo a well-formed caller trace id, otherwise make one. */
+export function traceIdFrom(headers: Record<string, string>, generate: () => string): string {
+  const given = headers['x-gateway-trace-id'];
+  return given && TRACE_ID_PATTERN.test(given) ? given : generate();
+}
+
+function rawQueryFrom(event: APIGatewayProxyEvent): { query: Record<string, string>; rawQuery: string } {
+  const query: Record<string, string> = {};
+  const pairs: string[] = [];
+  const multi = event.multiValueQueryStringParameters ?? {};
+  const single = event.queryStringParameters ?? {};
+  const names = new Set([...Object.keys(multi), ...Object.keys(single)]);
+  for (const name of names) {
+    const values = multi[name] ?? (single[name] !== undefined ? [single[name]!] : []);
+    if (values[0] !== undefined) query[name] = values[0];
+    for (const v of values) pairs.push(`${encodeURIComponent(name)}=${encodeURIComponent(v)}`);
+  }
+  return { query, rawQuery: pairs.join('&') };
+}
+
+export function buildRequest(event: APIGatewayProxyEvent, traceId: string, headers: Record<string, string>): GatewayRequest {
+  const body = event.body ? Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8') : Buffer.alloc(0);
+  const { query, rawQuery } = rawQueryFrom(event);
+  let parsed: { value: unknown } | undefined;
+  return {
+    method: event.httpMethod.toUpperCase(),
+    path: event.path,
+    params: {},
+    query,
+    rawQuery,
+    headers,
+    body,
+    traceId,
+    receivedAt: Date.now(),
+    auth: undefined as never,
+    json() {
+      if (parsed) return parsed.value;
+      if (body.length === 0) throw badRequest('The request body is empty; send a JSON object.', null, 'invalid_json');
+      try {
+        parsed = { value: JSON.parse(body.toString('utf8')) };
+      } catch (err) {
+        throw badRequest(`The request body is not valid JSON: ${(err as Error).message}`, null, 'invalid_json');
+      }
+      return parsed.value;
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import type { Readable } from 'node:stream';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export type Scope = 'admin' | 'gateway';
+
+export interface AuthContext {
+  keyId: string;
+  workspaceId: string;
+  organisationId: string;
+  scopes: readonly Scope[];
+}
+
+export interface GatewayRequest {
+  method: string;
+  /** Path without the API Gateway stage, e.g. `/v1/chat/completions`. */
+  path: string;
+  /** Values of `{name}` segments in the matched route. */
+  params: Record<string, string>;
+  /** First value of each query parameter. */
+  query: Record<string, string>;
+  /** The query string as the caller sent it (re-encoded), without the `?`. */
+  rawQuery: string;
+  /** Header names lower-cased; repeated headers joined with `, `. */
+  headers: Record<string, string>;
+  body: Buffer;
+  /** Parsed JSON body; throws a 400 on malformed JSON. Cached after the first call. */
+  json(): unknown;
+  traceId: string;
+  /** Set by the kernel before the route handler runs. */
+  auth: AuthContext;
+  receivedAt: number;
+}
+
+export type ResponseBody = string | Buffer | Readable;
+
+export interface HttpResponse {
+  statusCode: number;
+  headers?: Record<string, string>;
+  body?: ResponseBody;
+}
+
+export interface Route {
+  method: HttpMethod;
+  /** `/v1/things/{id}`; a final `{proxy+}` matches the rest of the path. */
+  path: string;
+  scope: Scope;
+  /** Name used in logs and metrics; defaults to `METHOD path`. */
+  name?: string;
+  handler: (req: GatewayRequest) => Promise<HttpResponse>;
+}

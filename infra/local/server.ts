@@ -1,0 +1,255 @@
+import './awslambda-shim';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { join, resolve } from 'node:path';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { ENDPOINT_GROUPS, groupForPath } from '../endpoint-groups';
+import { TABLE_SPECS } from '../tables';
+import { LocalResponseStream, type StreamingHandler } from './awslambda-shim';
+import { createTables, startDynamoDbLocal } from './dynamodb';
+import { startLocalKms } from './kms';
+
+export interface LocalGatewayOptions {
+  /** 0 picks a free port. Default 8787. */
+  port?: number;
+  host?: string;
+  /** Folder for persistent data, or 'memory'. Default `.gateway`. */
+  dataDir?: string;
+  /** Bootstrap admin key; generated (and saved under dataDir) when absent. */
+  adminKey?: string;
+  /** Hosts a custom host may name although they are private (GATEWAY_TRUSTED_HOSTS). */
+  trustedHosts?: string[];
+  /** Use a running DynamoDB (e.g. another local gateway's) instead of starting one. */
+  dynamodbEndpoint?: string;
+  /** Prefix of the local table names (tests give each file its own). Default `gateway-`. */
+  tablePrefix?: string;
+  /** Extra environment for the functions (settings of functions/shared/config.ts). */
+  env?: Record<string, string>;
+}
+
+export interface LocalGateway {
+  /** `http://host:port` */
+  url: string;
+  /** `http://host:port/v1`, what an OpenAI SDK takes as baseURL. */
+  baseUrl: string;
+  adminKey: string;
+  organisationId: string;
+  workspaceId: string;
+  dynamodbEndpoint: string;
+  stop(): Promise<void>;
+}
+
+// Node 20 is this project's deliberate floor (README, dependency notes); the SDK's notice is known.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+let started = false;
+
+function loadOrCreate(file: string | null, make: () => string): string {
+  if (file && existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const value = make();
+  if (file) writeFileSync(file, value + '\n', { mode: 0o600 });
+  return value;
+}
+
+/**
+ * Run the whole gateway on this machine (DESIGN.md §7): HTTP -> API Gateway REST v1 proxy
+ * event -> the same handler modules as Lambda; DynamoDB Local; a local KMS. Functions
+ * read their settings from process.env, so one process hosts one gateway.
+ */
+export async function startLocalGateway(options: LocalGatewayOptions = {}): Promise<LocalGateway> {
+  if (started) throw new Error('A local gateway is already running in this process; start another process for a second one.');
+  started = true;
+  const dataDir = options.dataDir ?? process.env.GATEWAY_DATA_DIR ?? '.gateway';
+  const persistent = dataDir !== 'memory';
+  const dir = persistent ? resolve(dataDir) : null;
+  if (dir) mkdirSync(dir, { recursive: true });
+  const stops: Array<() => Promise<void>> = [];
+
+  try {
+    const dynamo = options.dynamodbEndpoint
+      ? { endpoint: options.dynamodbEndpoint, stop: async () => undefined }
+      : await startDynamoDbLocal(dir ? join(dir, 'dynamodb') : null);
+    if (dir) mkdirSync(join(dir, 'dynamodb'), { recursive: true });
+    stops.push(dynamo.stop);
+
+    const masterKey = Buffer.from(
+      loadOrCreate(dir && join(dir, 'kms-master.key'), () => randomBytes(32).toString('base64')),
+      'base64',
+    );
+    const kms = await startLocalKms(masterKey);
+    stops.push(kms.stop);
+
+    const prefix = options.tablePrefix ?? 'gateway-';
+    const tableNames = Object.fromEntries(TABLE_SPECS.map((t) => [t.name, `${prefix}${t.name}`]));
+    Object.assign(process.env, {
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+      AWS_ENDPOINT_URL_KMS: kms.endpoint,
+      GATEWAY_TRUSTED_HOSTS: (options.trustedHosts ?? process.env.GATEWAY_TRUSTED_HOSTS?.split(',') ?? []).join(','),
+      POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
+      ...Object.fromEntries(TABLE_SPECS.map((t) => [t.envVar, tableNames[t.name]!])),
+      ...options.env,
+    });
+    await createTables(dynamo.endpoint, tableNames);
+
+    // Handlers are imported only now: their module scope reads the settings above.
+    const handlers = new Map<string, StreamingHandler>();
+    for (const group of ENDPOINT_GROUPS) {
+      const mod = (await import(resolve(import.meta.dirname, '../..', group.entry))) as { handler: StreamingHandler };
+      handlers.set(group.name, mod.handler);
+    }
+
+    const { bootstrap } = await import('../../functions/admin/bootstrap');
+    const givenKey = options.adminKey ?? process.env.GATEWAY_ADMIN_KEY;
+    const keyFile = dir && join(dir, 'admin-key');
+    const savedKey = !givenKey && keyFile && existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : undefined;
+    const boot = await bootstrap(givenKey ?? savedKey);
+    const adminKey = givenKey ?? savedKey ?? boot.createdSecret!;
+    if (keyFile && !givenKey && boot.createdSecret) writeFileSync(keyFile, adminKey + '\n', { mode: 0o600 });
+
+    const { server, url } = await listen((path) => handlers.get(groupForPath(path))!, options.port ?? 8787, options.host ?? '127.0.0.1');
+    stops.push(() => closeServer(server));
+    return {
+      url,
+      baseUrl: `${url}/v1`,
+      adminKey,
+      organisationId: boot.organisationId,
+      workspaceId: boot.workspace.id,
+      dynamodbEndpoint: dynamo.endpoint,
+      stop: async () => {
+        for (const stop of stops.reverse()) await stop().catch(() => undefined);
+        started = false;
+      },
+    };
+  } catch (err) {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    started = false;
+    throw err;
+  }
+}
+
+/** An HTTP server that hands each request, as a REST v1 proxy event, to a streaming handler. */
+export async function listen(
+  handlerFor: (path: string) => StreamingHandler,
+  port = 0,
+  host = '127.0.0.1',
+): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => void serve(handlerFor, req, res));
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((r, j) => {
+    server.once('error', j);
+    server.listen(port, host, () => r());
+  });
+  const address = server.address() as { port: number };
+  return { server, url: `http://${host}:${address.port}` };
+}
+
+export function closeServer(server: Server): Promise<void> {
+  return new Promise((r) => {
+    server.close(() => r());
+    server.closeAllConnections();
+  });
+}
+
+const MAX_BODY = 10 * 1024 * 1024; // API Gateway's payload limit
+
+async function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY) return 'too_large';
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** What API Gateway sends: REST v1 proxy event, binary media types `*\/*` (bodies base64). */
+export function toProxyEvent(req: IncomingMessage, body: Buffer): APIGatewayProxyEvent {
+  const url = new URL(req.url ?? '/', 'http://local');
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!;
+    const value = req.rawHeaders[i + 1]!;
+    headers[name] = value;
+    (multiValueHeaders[name] ??= []).push(value);
+  }
+  const query: Record<string, string> = {};
+  const multiQuery: Record<string, string[]> = {};
+  for (const [k, v] of url.searchParams) {
+    query[k] = v;
+    (multiQuery[k] ??= []).push(v);
+  }
+  const hasQuery = Object.keys(query).length > 0;
+  return {
+    resource: '/{proxy+}',
+    path: decodeURIComponent(url.pathname),
+    httpMethod: req.method ?? 'GET',
+    headers,
+    multiValueHeaders,
+    queryStringParameters: hasQuery ? query : null,
+    multiValueQueryStringParameters: hasQuery ? multiQuery : null,
+    pathParameters: { proxy: url.pathname.replace(/^\//, '') },
+    stageVariables: null,
+    body: body.length ? body.toString('base64') : null,
+    isBase64Encoded: body.length > 0,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      authorizer: null,
+      protocol: `HTTP/${req.httpVersion}`,
+      httpMethod: req.method ?? 'GET',
+      identity: { sourceIp: req.socket.remoteAddress ?? '127.0.0.1' } as APIGatewayProxyEvent['requestContext']['identity'],
+      path: url.pathname,
+      stage: 'local',
+      requestId: randomUUID(),
+      requestTimeEpoch: Date.now(),
+      resourceId: 'local',
+      resourcePath: '/{proxy+}',
+    },
+  };
+}
+
+function lambdaContext(group: string) {
+  const started = Date.now();
+  return {
+    functionName: `gateway-${group}`,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:gateway-${group}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/gateway-${group}`,
+    logStreamName: 'local',
+    callbackWaitsForEmptyEventLoop: false,
+    getRemainingTimeInMillis: () => Math.max(0, 900_000 - (Date.now() - started)),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+async function serve(handlerFor: (path: string) => StreamingHandler, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = await readBody(req).catch(() => Buffer.alloc(0));
+  if (body === 'too_large') {
+    res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
+    res.end(JSON.stringify({ error: { message: `Request body exceeds the limit of ${MAX_BODY} bytes.`, type: 'invalid_request_error', param: null, code: 'payload_too_large' } }));
+    req.destroy();
+    return;
+  }
+  const event = toProxyEvent(req, body);
+  const group = groupForPath(event.path);
+  const stream = new LocalResponseStream(res);
+  try {
+    await handlerFor(event.path)(event, stream, lambdaContext(group));
+  } catch {
+    // The handler already answered; a failure here is a caller that went away mid-stream.
+    if (!res.headersSent) {
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'Local runtime failure.', type: 'server_error', param: null, code: null } }));
+    } else res.destroy();
+  }
+}

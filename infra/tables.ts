@@ -1,0 +1,40 @@
+import { KEY, TABLE_NAMES, tableEnvVar, type TableName } from '../functions/shared/tables';
+
+/**
+ * The single source of table specs (DESIGN.md §4): the data stack creates these tables
+ * in AWS and the local runtime creates them in DynamoDB Local. Every table has string
+ * keys `pk`/`sk`; keys are prefixed by workspace so every query is tenant-scoped.
+ */
+export interface TableSpec {
+  name: TableName;
+  envVar: string;
+  partitionKey: typeof KEY.pk;
+  sortKey: typeof KEY.sk;
+  /** One general-purpose GSI (`gsi1pk`/`gsi1sk`, all attributes projected). */
+  gsi1: boolean;
+  /** Attribute holding an expiry in Unix seconds, if items expire. */
+  ttlAttribute?: typeof KEY.ttl;
+  purpose: string;
+}
+
+const PURPOSES: Record<TableName, { gsi1: boolean; ttl: boolean; purpose: string }> = {
+  control: { gsi1: true, ttl: false, purpose: 'organisations, workspaces, API keys (hashed), managed providers (encrypted), configs, assistants' },
+  prompts: { gsi1: true, ttl: false, purpose: 'prompt templates, immutable versions, the published pointer' },
+  threads: { gsi1: true, ttl: false, purpose: 'threads, messages, runs and run steps' },
+  jobs: { gsi1: true, ttl: false, purpose: 'fine-tuning jobs and their events' },
+  guardrails: { gsi1: true, ttl: false, purpose: 'guardrails and their versions' },
+  policies: { gsi1: true, ttl: false, purpose: 'rate-limit policies' },
+  usage: { gsi1: false, ttl: true, purpose: 'rate-limit counters per bucket and window' },
+  cache: { gsi1: false, ttl: true, purpose: 'cached provider responses' },
+  logs: { gsi1: true, ttl: true, purpose: 'request log records (index by trace id)' },
+};
+
+export const TABLE_SPECS: readonly TableSpec[] = TABLE_NAMES.map((name) => ({
+  name,
+  envVar: tableEnvVar(name),
+  partitionKey: KEY.pk,
+  sortKey: KEY.sk,
+  gsi1: PURPOSES[name].gsi1,
+  ...(PURPOSES[name].ttl ? { ttlAttribute: KEY.ttl } : {}),
+  purpose: PURPOSES[name].purpose,
+}));

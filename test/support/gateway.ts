@@ -1,0 +1,57 @@
+import { inject } from 'vitest';
+import { startLocalGateway, type LocalGateway, type LocalGatewayOptions } from '../../infra/local/server';
+
+/** Boot the local runtime in this test process: in-memory, random port, own tables. */
+export function startTestGateway(options: LocalGatewayOptions = {}): Promise<LocalGateway> {
+  return startLocalGateway({
+    port: 0,
+    dataDir: 'memory',
+    dynamodbEndpoint: inject('dynamodbEndpoint'),
+    tablePrefix: process.env.GATEWAY_TEST_TABLE_PREFIX,
+    trustedHosts: ['127.0.0.1', 'localhost'],
+    ...options,
+  });
+}
+
+export interface CallOptions {
+  key?: string | null;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface CallResult<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+/** One HTTP call to the gateway; JSON bodies are encoded and decoded. */
+export async function call<T = any>(gw: LocalGateway, method: string, path: string, opts: CallOptions = {}): Promise<CallResult<T>> {
+  const headers: Record<string, string> = { ...opts.headers };
+  const key = opts.key === undefined ? gw.adminKey : opts.key;
+  if (key !== null) headers['x-gateway-api-key'] = key;
+  let body: string | undefined;
+  if (opts.body !== undefined) {
+    body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(gw.url + path, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    /* not JSON */
+  }
+  return { status: res.status, headers: res.headers, body: parsed as T, text };
+}
+
+/** Assert the one error shape (DESIGN.md §3) and return the error object. */
+export function errorOf(result: CallResult): { message: string; type: string; param: string | null; code: string | null } {
+  const err = (result.body as { error?: unknown })?.error as { message: string; type: string; param: string | null; code: string | null };
+  if (!err || typeof err.message !== 'string' || typeof err.type !== 'string' || !('param' in err) || !('code' in err)) {
+    throw new Error(`not an error body: ${result.text}`);
+  }
+  return err;
+}
