@@ -1,0 +1,229 @@
+/**
+ * The one typed interface every provider adapter implements (issue «Data plane» item 3).
+ * The gateway pipeline (functions/gateway) resolves a ProviderTarget from the request
+ * headers, config or managed provider, then asks the adapter to build upstream requests
+ * and translate responses. Adapters are pure: no I/O except `sign`, which only computes.
+ */
+
+/** Everything known about where and how to call a provider for one request. */
+export interface ProviderTarget {
+  /** Provider slug, e.g. `openai`, `anthropic`, `bedrock` (see registry). */
+  provider: string;
+  /** The caller's or managed provider's credential (Bearer token from `Authorization`). */
+  apiKey?: string;
+  /** Base URL that replaces the provider's default one (custom host). */
+  customHost?: string;
+  azure?: { resourceName?: string; deploymentId?: string; apiVersion?: string; modelName?: string };
+  vertex?: { projectId?: string; region?: string };
+  aws?: { accessKeyId?: string; secretAccessKey?: string; sessionToken?: string; region?: string };
+  /** Extra request headers the caller asked to forward verbatim (x-gateway-forward-headers). */
+  forwardHeaders?: Record<string, string>;
+}
+
+export interface UpstreamRequest {
+  url: string;
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+  headers: Record<string, string>;
+  body?: Buffer | string;
+}
+
+/** OpenAI chat completion request as the caller sent it (validated loosely upstream). */
+export type ChatRequest = {
+  model: string;
+  messages: ChatMessage[];
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean } | null;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  temperature?: number | null;
+  top_p?: number | null;
+  stop?: string | string[] | null;
+  tools?: Array<{ type: 'function'; function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean } }>;
+  tool_choice?: 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
+  parallel_tool_calls?: boolean;
+  response_format?: { type: 'text' | 'json_object' | 'json_schema'; json_schema?: { name: string; schema?: Record<string, unknown>; strict?: boolean } };
+  seed?: number;
+  user?: string;
+  n?: number;
+  presence_penalty?: number;
+  frequency_penalty?: number;
+  [other: string]: unknown;
+};
+
+export type ContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string; detail?: string } }
+  | { type: string; [k: string]: unknown };
+
+export type ChatMessage =
+  | { role: 'system' | 'developer'; content: string | ContentPart[]; name?: string }
+  | { role: 'user'; content: string | ContentPart[]; name?: string }
+  | {
+      role: 'assistant';
+      content?: string | ContentPart[] | null;
+      name?: string;
+      tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
+    }
+  | { role: 'tool'; content: string | ContentPart[]; tool_call_id: string };
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number };
+  completion_tokens_details?: { reasoning_tokens?: number };
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call';
+
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  system_fingerprint?: string | null;
+  choices: Array<{
+    index: number;
+    message: {
+      role: 'assistant';
+      content: string | null;
+      refusal?: string | null;
+      tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
+    };
+    logprobs: unknown | null;
+    finish_reason: FinishReason;
+  }>;
+  usage?: Usage;
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  system_fingerprint?: string | null;
+  choices: Array<{
+    index: number;
+    delta: {
+      role?: 'assistant';
+      content?: string | null;
+      tool_calls?: Array<{ index: number; id?: string; type?: 'function'; function?: { name?: string; arguments?: string } }>;
+    };
+    logprobs?: unknown | null;
+    finish_reason: FinishReason | null;
+  }>;
+  usage?: Usage | null;
+}
+
+/** An error that arrived inside a 200 stream (Anthropic `event: error`, Bedrock exception frame). */
+export interface StreamError {
+  status: number;
+  message: string;
+  type: string;
+  code: string | null;
+}
+
+/**
+ * Stateful translator of one upstream stream into OpenAI chunks. `push` takes raw bytes as
+ * they arrive (SSE text or binary event-stream frames, split anywhere) and returns the
+ * chunks now complete. `end` flushes. Usage is read off as soon as it is known.
+ */
+export interface StreamTranslator {
+  push(bytes: Uint8Array): { chunks: ChatCompletionChunk[]; error?: StreamError };
+  end(): { chunks: ChatCompletionChunk[]; error?: StreamError };
+  usage(): Usage | undefined;
+}
+
+export interface TranslateContext {
+  /** Model as the caller named it (echoed in the OpenAI-shaped output). */
+  model: string;
+  /** Id to use when the provider gives none. */
+  id: string;
+  /** Unix seconds. */
+  created: number;
+  /** Caller asked for `stream_options.include_usage`. */
+  includeUsage: boolean;
+}
+
+export interface ChatAdapter {
+  request(body: ChatRequest, target: ProviderTarget): UpstreamRequest;
+  /** Upstream JSON (2xx) -> OpenAI chat.completion. */
+  response(upstream: unknown, ctx: TranslateContext): ChatCompletion;
+  /**
+   * Upstream stream -> OpenAI chunks. Absent when the provider already streams OpenAI
+   * chunks: the pipeline then pipes the bytes through untouched and only observes usage.
+   */
+  stream?(ctx: TranslateContext): StreamTranslator;
+}
+
+export interface EmbeddingsRequest {
+  model: string;
+  input: string | string[] | number[] | number[][];
+  encoding_format?: 'float' | 'base64';
+  dimensions?: number;
+  user?: string;
+  [other: string]: unknown;
+}
+
+export interface Embeddings {
+  object: 'list';
+  data: Array<{ object: 'embedding'; index: number; embedding: number[] | string }>;
+  model: string;
+  usage: { prompt_tokens: number; total_tokens: number };
+}
+
+export interface EmbeddingsAdapter {
+  request(body: EmbeddingsRequest, target: ProviderTarget): UpstreamRequest;
+  /** Absent when the provider already answers in the OpenAI shape. */
+  response?(upstream: unknown, ctx: TranslateContext): Embeddings;
+}
+
+export interface RerankRequest {
+  model: string;
+  query: string;
+  documents: Array<string | ({ text: string } & Record<string, unknown>)>;
+  top_n?: number;
+  return_documents?: boolean;
+  max_tokens_per_doc?: number;
+  priority?: number;
+  rank_fields?: string[];
+  truncation?: boolean;
+  parameters?: Record<string, unknown>;
+}
+
+export interface RerankResult {
+  object: 'list';
+  id: string;
+  results: Array<{ index: number; relevance_score: number; document?: { text: string } }>;
+  model: string;
+  usage: { search_units: number };
+  provider: string;
+}
+
+export interface RerankAdapter {
+  request(body: RerankRequest, target: ProviderTarget): UpstreamRequest;
+  response(upstream: unknown, body: RerankRequest, ctx: TranslateContext): RerankResult;
+}
+
+export interface ProviderAdapter {
+  slug: string;
+  /** Human name for messages. */
+  name: string;
+  /**
+   * Base URL the generic proxy appends the caller's path (after /v1) to, honouring
+   * `target.customHost`. Throws a GatewayError 400 when required settings are missing.
+   */
+  baseUrl(target: ProviderTarget): string;
+  /** The provider's own auth headers built from the target (e.g. `x-api-key`). */
+  authHeaders(target: ProviderTarget): Record<string, string>;
+  /**
+   * Sign a fully built request (Bedrock SigV4). Called last, after every header is set.
+   * Absent for providers with header auth.
+   */
+  sign?(req: UpstreamRequest, target: ProviderTarget): Promise<UpstreamRequest>;
+  chat?: ChatAdapter;
+  embeddings?: EmbeddingsAdapter;
+  /** Relative paths (after /v1) for audio routes the provider serves OpenAI-style. */
+  audio?: { speech?: boolean; transcriptions?: boolean; translations?: boolean };
+  rerank?: RerankAdapter;
+}
