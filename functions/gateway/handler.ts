@@ -1,4 +1,23 @@
 import { createHttpHandler } from '../shared/http/handler';
+import type { Route } from '../shared/http/types';
+import { speech, transcriptions, translations } from './audio';
+import { chatCompletions } from './chat';
+import { embeddings } from './embeddings';
+import { genericProxy } from './proxy';
 
-/** Routes arrive with the issue that builds this endpoint group; until then every path is a 404. */
-export const handler = createHttpHandler([]);
+const proxyRoutes: Route[] = (['GET', 'POST', 'PUT', 'DELETE'] as const).map((method) => ({
+  method,
+  path: '/v1/{proxy+}',
+  scope: 'gateway',
+  name: 'proxy',
+  handler: genericProxy,
+}));
+
+export const handler = createHttpHandler([
+  { method: 'POST', path: '/v1/chat/completions', scope: 'gateway', name: 'chat.completions', handler: chatCompletions },
+  { method: 'POST', path: '/v1/embeddings', scope: 'gateway', name: 'embeddings', handler: embeddings },
+  { method: 'POST', path: '/v1/audio/speech', scope: 'gateway', name: 'audio.speech', handler: speech },
+  { method: 'POST', path: '/v1/audio/transcriptions', scope: 'gateway', name: 'audio.transcriptions', handler: transcriptions },
+  { method: 'POST', path: '/v1/audio/translations', scope: 'gateway', name: 'audio.translations', handler: translations },
+  ...proxyRoutes,
+]);

@@ -174,8 +174,11 @@ export interface Embeddings {
 
 export interface EmbeddingsAdapter {
   request(body: EmbeddingsRequest, target: ProviderTarget): UpstreamRequest;
-  /** Absent when the provider already answers in the OpenAI shape. */
-  response?(upstream: unknown, ctx: TranslateContext): Embeddings;
+  /**
+   * Absent when the provider already answers in the OpenAI shape. `request` is the body
+   * sent to `request()`: adapters read `encoding_format` from it (base64 is encoded here).
+   */
+  response?(upstream: unknown, ctx: TranslateContext, request?: EmbeddingsRequest): Embeddings;
 }
 
 export interface RerankRequest {
@@ -224,6 +227,15 @@ export interface ProviderAdapter {
   chat?: ChatAdapter;
   embeddings?: EmbeddingsAdapter;
   /** Relative paths (after /v1) for audio routes the provider serves OpenAI-style. */
-  audio?: { speech?: boolean; transcriptions?: boolean; translations?: boolean };
+  audio?: {
+    speech?: boolean;
+    transcriptions?: boolean;
+    translations?: boolean;
+    /**
+     * Full upstream URL of an audio route when it is not `baseUrl() + '/audio/<route>'`
+     * (Azure: per-deployment path plus `api-version`). Absent: the pipeline appends.
+     */
+    url?(route: 'speech' | 'transcriptions' | 'translations', target: ProviderTarget): string;
+  };
   rerank?: RerankAdapter;
 }

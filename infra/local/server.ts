@@ -167,6 +167,15 @@ async function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
   return Buffer.concat(chunks);
 }
 
+/** API Gateway decodes the path; a malformed escape is passed through as sent. */
+function safeDecode(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
 /** What API Gateway sends: REST v1 proxy event, binary media types `*\/*` (bodies base64). */
 export function toProxyEvent(req: IncomingMessage, body: Buffer): APIGatewayProxyEvent {
   const url = new URL(req.url ?? '/', 'http://local');
@@ -187,7 +196,7 @@ export function toProxyEvent(req: IncomingMessage, body: Buffer): APIGatewayProx
   const hasQuery = Object.keys(query).length > 0;
   return {
     resource: '/{proxy+}',
-    path: decodeURIComponent(url.pathname),
+    path: safeDecode(url.pathname),
     httpMethod: req.method ?? 'GET',
     headers,
     multiValueHeaders,
@@ -233,6 +242,17 @@ function lambdaContext(group: string) {
 }
 
 async function serve(handlerFor: (path: string) => StreamingHandler, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  try {
+    await serveOne(handlerFor, req, res);
+  } catch {
+    if (!res.headersSent) {
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'Local runtime failure.', type: 'server_error', param: null, code: null } }));
+    } else res.destroy();
+  }
+}
+
+async function serveOne(handlerFor: (path: string) => StreamingHandler, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = await readBody(req).catch(() => Buffer.alloc(0));
   if (body === 'too_large') {
     res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });

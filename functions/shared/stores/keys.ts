@@ -96,13 +96,18 @@ export async function getKeyById(workspaceId: string, keyId: string): Promise<Ke
   return out.Items?.[0] as KeyItem | undefined;
 }
 
+/** Revoke (idempotent): an already revoked key is returned unchanged. */
 export async function revokeKey(workspaceId: string, keyId: string): Promise<ApiKeyRecord | undefined> {
   const found = await getKeyById(workspaceId, keyId);
   if (!found) return undefined;
   const updated = await updateItem<KeyItem>(
     'control',
     { pk: found.pk, sk: found.sk },
-    { set: { status: 'revoked', revoked_at: Math.floor(Date.now() / 1000) }, condition: 'attribute_exists(pk)' },
+    {
+      set: { status: 'revoked', revoked_at: Math.floor(Date.now() / 1000) },
+      condition: 'attribute_exists(pk) AND #status = :active',
+      conditionValues: { ':active': 'active' },
+    },
   );
-  return updated;
+  return updated ?? (await getItem<KeyItem>('control', { pk: found.pk, sk: found.sk }, true));
 }

@@ -1,0 +1,44 @@
+import { badRequest } from '../shared/errors';
+import type { GatewayRequest, HttpResponse } from '../shared/http/types';
+import { responseHeadersFrom } from './headers';
+import { dispatch, gatewayHeaders } from './pipeline';
+import { proxyRequest } from './proxy';
+import { withRequestLog } from './request-log';
+import { failureResponse, succeeded } from './responses';
+
+type AudioOperation = 'speech' | 'transcriptions' | 'translations';
+
+/**
+ * Audio routes pass the body through (JSON for speech, multipart for transcriptions) to
+ * providers that serve the OpenAI audio API; audio bytes stream back unchanged.
+ */
+function audioRoute(operation: AudioOperation) {
+  return (req: GatewayRequest) =>
+    withRequestLog(req, `audio.${operation}`, async (facts): Promise<HttpResponse> => {
+      const d = await dispatch({
+        req,
+        build: ({ adapter, target }) => {
+          if (!adapter.audio?.[operation]) {
+            throw badRequest(`Provider '${adapter.slug}' does not support audio ${operation}.`, 'x-gateway-provider', 'unsupported_operation');
+          }
+          return proxyRequest(req, adapter, target, `audio/${operation}`);
+        },
+      });
+      Object.assign(facts, {
+        metadata: d.options.metadata,
+        provider: d.resolved.adapter.slug,
+        managedProvider: d.resolved.managedProvider,
+        retries: d.routing.retries,
+        attempts: d.routing.attempts,
+        upstreamLatencyMs: d.upstreamLatencyMs,
+      });
+      if (!succeeded(d)) return failureResponse(d, facts);
+      const upstream = d.routing.result.response!;
+      facts.status = upstream.status;
+      return { statusCode: upstream.status, headers: { ...responseHeadersFrom(upstream.headers), ...gatewayHeaders(d) }, body: upstream.body };
+    });
+}
+
+export const speech = audioRoute('speech');
+export const transcriptions = audioRoute('transcriptions');
+export const translations = audioRoute('translations');

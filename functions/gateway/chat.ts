@@ -1,0 +1,80 @@
+import { badRequest, upstreamError } from '../shared/errors';
+import type { GatewayRequest, HttpResponse } from '../shared/http/types';
+import { newId } from '../shared/ids';
+import { parseInput, z } from '../shared/validation';
+import type { ChatRequest, TranslateContext } from '../providers/types';
+import { dispatch, withOverrides } from './pipeline';
+import { withRequestLog, type RequestFacts } from './request-log';
+import { failureResponse, jsonResponse, sseResponse, succeeded, upstreamJson } from './responses';
+import { passThroughStream, translatedStream } from './streaming';
+
+/**
+ * The minimum the gateway itself needs to route and translate; everything else is the
+ * provider's to judge (its 400 passes through), so new OpenAI fields keep working.
+ */
+const chatSchema = z.looseObject({
+  model: z.optional(z.string().check(z.minLength(1))),
+  messages: z.array(z.looseObject({ role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']) })).check(z.minLength(1)),
+  stream: z.optional(z.nullable(z.boolean())),
+  max_tokens: z.optional(z.nullable(z.int().check(z.gte(1)))),
+  max_completion_tokens: z.optional(z.nullable(z.int().check(z.gte(1)))),
+});
+
+export function parseChatBody(req: GatewayRequest): ChatRequest {
+  const body = parseInput(chatSchema, req.json()) as ChatRequest;
+  return body;
+}
+
+/** Run a chat completion through the pipeline; used by the route and by features (prompts, runs). */
+export async function runChat(req: GatewayRequest, body: ChatRequest, facts: RequestFacts): Promise<HttpResponse> {
+  const stream = body.stream === true;
+  facts.stream = stream;
+  let effective: ChatRequest = body;
+  const d = await dispatch({
+    req,
+    params: body,
+    build({ adapter, target }, leaf) {
+      if (!adapter.chat) throw badRequest(`Provider '${adapter.slug}' does not support chat completions.`, 'x-gateway-provider', 'unsupported_operation');
+      effective = withOverrides(body, leaf);
+      if (!effective.model) throw badRequest('`model` is required (in the body or the config override_params).', 'model', 'missing_model');
+      return adapter.chat.request(effective, target);
+    },
+  });
+  facts.metadata = d.options.metadata;
+  facts.provider = d.resolved.adapter.slug;
+  facts.managedProvider = d.resolved.managedProvider;
+  facts.model = effective.model;
+  facts.retries = d.routing.retries;
+  facts.attempts = d.routing.attempts;
+  facts.upstreamLatencyMs = d.upstreamLatencyMs;
+  if (!succeeded(d)) return failureResponse(d, facts);
+
+  const chat = d.resolved.adapter.chat!;
+  const ctx: TranslateContext = {
+    model: effective.model,
+    id: newId('chatcmpl-'),
+    created: Math.floor(Date.now() / 1000),
+    includeUsage: effective.stream_options?.include_usage === true,
+  };
+  const upstream = d.routing.result.response!;
+  facts.status = 200;
+  if (stream) {
+    const sse = chat.stream
+      ? translatedStream(upstream.body, chat.stream(ctx), facts, d.remainingMs())
+      : passThroughStream(upstream.body, facts, d.remainingMs());
+    return sseResponse(d, sse);
+  }
+  let parsed: unknown;
+  try {
+    parsed = await upstreamJson(d);
+  } catch {
+    facts.status = 502;
+    throw upstreamError(`Provider '${d.resolved.adapter.slug}' returned a body that is not valid JSON.`, 'invalid_upstream_response');
+  }
+  const completion = chat.response(parsed, ctx);
+  facts.usage = completion.usage;
+  return jsonResponse(d, completion);
+}
+
+export const chatCompletions = (req: GatewayRequest) =>
+  withRequestLog(req, 'chat.completions', (facts) => runChat(req, parseChatBody(req), facts));

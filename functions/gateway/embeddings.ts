@@ -1,0 +1,59 @@
+import { badRequest, upstreamError } from '../shared/errors';
+import type { GatewayRequest, HttpResponse } from '../shared/http/types';
+import { parseInput, z } from '../shared/validation';
+import type { EmbeddingsRequest } from '../providers/types';
+import { dispatch, withOverrides } from './pipeline';
+import { withRequestLog } from './request-log';
+import { failureResponse, jsonResponse, succeeded, upstreamJson } from './responses';
+
+const embeddingsSchema = z.looseObject({
+  model: z.optional(z.string().check(z.minLength(1))),
+  input: z.union([
+    z.string(),
+    z.array(z.string()).check(z.minLength(1)),
+    z.array(z.number()).check(z.minLength(1)),
+    z.array(z.array(z.number())).check(z.minLength(1)),
+  ]),
+  encoding_format: z.optional(z.enum(['float', 'base64'])),
+  dimensions: z.optional(z.int().check(z.gte(1))),
+});
+
+export const embeddings = (req: GatewayRequest) =>
+  withRequestLog(req, 'embeddings', async (facts): Promise<HttpResponse> => {
+    const body = parseInput(embeddingsSchema, req.json()) as EmbeddingsRequest;
+    let effective = body;
+    const d = await dispatch({
+      req,
+      params: body,
+      build({ adapter, target }, leaf) {
+        if (!adapter.embeddings) throw badRequest(`Provider '${adapter.slug}' does not support embeddings.`, 'x-gateway-provider', 'unsupported_operation');
+        effective = withOverrides(body, leaf);
+        if (!effective.model) throw badRequest('`model` is required (in the body or the config override_params).', 'model', 'missing_model');
+        return adapter.embeddings.request(effective, target);
+      },
+    });
+    Object.assign(facts, {
+      metadata: d.options.metadata,
+      provider: d.resolved.adapter.slug,
+      managedProvider: d.resolved.managedProvider,
+      model: effective.model,
+      retries: d.routing.retries,
+      attempts: d.routing.attempts,
+      upstreamLatencyMs: d.upstreamLatencyMs,
+    });
+    if (!succeeded(d)) return failureResponse(d, facts);
+    let parsed: unknown;
+    try {
+      parsed = await upstreamJson(d);
+    } catch {
+      throw upstreamError(`Provider '${d.resolved.adapter.slug}' returned a body that is not valid JSON.`, 'invalid_upstream_response');
+    }
+    const adapter = d.resolved.adapter.embeddings!;
+    const out = adapter.response
+      ? adapter.response(parsed, { model: effective.model, id: '', created: Math.floor(Date.now() / 1000), includeUsage: false }, effective)
+      : (parsed as { usage?: { prompt_tokens: number; total_tokens: number } });
+    const usage = (out as { usage?: { prompt_tokens: number; total_tokens: number } }).usage;
+    if (usage) facts.usage = { prompt_tokens: usage.prompt_tokens, completion_tokens: 0, total_tokens: usage.total_tokens };
+    facts.status = 200;
+    return jsonResponse(d, out);
+  });

@@ -1,0 +1,125 @@
+import { badRequest } from '../shared/errors';
+
+/** The optional gateway headers of spec §5.3, parsed and validated once per request. */
+export interface GatewayOptions {
+  metadata: Record<string, string>;
+  /** x-gateway-request-timeout in milliseconds. */
+  timeoutMs?: number;
+  /** Header names (lower-cased) to forward verbatim to the provider. */
+  forwardHeaders: string[];
+  cacheForceRefresh: boolean;
+  cacheNamespace?: string;
+}
+
+const MAX_METADATA_BYTES = 8 * 1024;
+
+function parseMetadata(raw: string | undefined): Record<string, string> {
+  if (raw === undefined || raw === '') return {};
+  if (raw.length > MAX_METADATA_BYTES) {
+    throw badRequest(`x-gateway-metadata exceeds ${MAX_METADATA_BYTES} bytes.`, 'x-gateway-metadata', 'invalid_header');
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw badRequest('x-gateway-metadata must be a JSON object, e.g. {"_user":"u-1"}.', 'x-gateway-metadata', 'invalid_header');
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw badRequest('x-gateway-metadata must be a JSON object, e.g. {"_user":"u-1"}.', 'x-gateway-metadata', 'invalid_header');
+  }
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(parsed as Record<string, unknown>)) {
+    if (value === null || typeof value === 'object') {
+      throw badRequest(`x-gateway-metadata.${key} must be a string, number or boolean.`, 'x-gateway-metadata', 'invalid_header');
+    }
+    out[key] = String(value);
+  }
+  return out;
+}
+
+function parseTimeout(raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const ms = Number(raw);
+  if (!Number.isInteger(ms) || ms <= 0 || ms > 900_000) {
+    throw badRequest('x-gateway-request-timeout must be an integer number of milliseconds from 1 to 900000.', 'x-gateway-request-timeout', 'invalid_header');
+  }
+  return ms;
+}
+
+/** Accepts a JSON array of names (spec §5.3) or a comma-separated list. */
+export function parseHeaderList(raw: string | undefined, header: string): string[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  let names: unknown;
+  if (raw.trim().startsWith('[')) {
+    try {
+      names = JSON.parse(raw);
+    } catch {
+      throw badRequest(`${header} must be a JSON array of header names.`, header, 'invalid_header');
+    }
+  } else names = raw.split(',').map((s) => s.trim());
+  if (!Array.isArray(names) || !names.every((n) => typeof n === 'string' && /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(n))) {
+    throw badRequest(`${header} must list header names, e.g. ["x-custom-id"].`, header, 'invalid_header');
+  }
+  return (names as string[]).map((n) => n.toLowerCase());
+}
+
+function parseBoolean(raw: string | undefined, header: string): boolean {
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  throw badRequest(`${header} must be true or false.`, header, 'invalid_header');
+}
+
+export function parseGatewayOptions(headers: Record<string, string>): GatewayOptions {
+  return {
+    metadata: parseMetadata(headers['x-gateway-metadata']),
+    timeoutMs: parseTimeout(headers['x-gateway-request-timeout']),
+    forwardHeaders: parseHeaderList(headers['x-gateway-forward-headers'], 'x-gateway-forward-headers'),
+    cacheForceRefresh: parseBoolean(headers['x-gateway-cache-force-refresh'], 'x-gateway-cache-force-refresh'),
+    cacheNamespace: headers['x-gateway-cache-namespace'] || undefined,
+  };
+}
+
+/** Headers never sent upstream: hop-by-hop, the gateway's own, and edge/proxy headers. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'trailers',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+  'accept-encoding',
+  'via',
+  'forwarded',
+]);
+
+export function isForwardableRequestHeader(name: string): boolean {
+  return (
+    !HOP_BY_HOP.has(name) &&
+    !name.startsWith('x-gateway-') &&
+    !name.startsWith('x-forwarded-') &&
+    !name.startsWith('x-amzn-') &&
+    !name.startsWith('x-amz-cf-') &&
+    !name.startsWith('cloudfront-') &&
+    name !== 'authorization' &&
+    name !== 'x-api-key' &&
+    name !== 'api-key' &&
+    name !== 'x-goog-api-key'
+  );
+}
+
+/** Response headers from a provider, minus hop-by-hop ones (the body is re-framed). */
+export function responseHeadersFrom(upstream: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(upstream)) {
+    if (value === undefined || HOP_BY_HOP.has(name)) continue;
+    if (name === 'set-cookie') continue;
+    out[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}

@@ -1,0 +1,122 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { config } from '../shared/config';
+import { GatewayError } from '../shared/errors';
+import type { ConfigNode } from '../shared/gateway-config';
+import type { GatewayRequest } from '../shared/http/types';
+import { sendUpstream } from '../shared/net/http-client';
+import type { ProviderAdapter, ProviderTarget, UpstreamRequest } from '../providers/types';
+import { parseGatewayOptions, type GatewayOptions } from './headers';
+import { routeRequest, type AttemptResult, type Leaf, type RoutingDeps, type RoutingResult } from './routing';
+import { resolveConfig, resolveLeaf, type ResolvedConfig, type ResolvedTarget } from './target';
+
+/** What an inference route needs from the pipeline to reach a provider. */
+export interface DispatchSpec {
+  req: GatewayRequest;
+  /** Request body fields for conditional routing (`params.*`). */
+  params?: Record<string, unknown>;
+  /** Build the provider request for one resolved target (throws 400 if unsupported). */
+  build(resolved: ResolvedTarget, leaf: Leaf): UpstreamRequest;
+}
+
+export interface Dispatched {
+  routing: RoutingResult;
+  /** The target that produced the final result. */
+  resolved: ResolvedTarget;
+  options: GatewayOptions;
+  resolvedConfig: ResolvedConfig;
+  /** Milliseconds until the caller's timeout, for the body phase (undefined: none). */
+  remainingMs(): number | undefined;
+  upstreamLatencyMs: number;
+}
+
+export const routingDeps: RoutingDeps = {
+  random: Math.random,
+  sleep: (ms) => sleep(ms).then(() => undefined),
+  backoffBaseMs: 250,
+};
+
+/** Forward the caller's listed headers verbatim (never the gateway key). */
+function forwarded(req: GatewayRequest, names: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of names) {
+    if (name.startsWith('x-gateway-')) continue;
+    const value = req.headers[name];
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}
+
+/** Adapters merge `target.forwardHeaders` themselves (never over their own auth headers). */
+async function prepare(adapter: ProviderAdapter, target: ProviderTarget, upstream: UpstreamRequest): Promise<UpstreamRequest> {
+  return adapter.sign ? adapter.sign(upstream, target) : upstream;
+}
+
+/**
+ * Resolve the provider(s), then route: each attempt resolves its leaf (managed provider
+ * credentials come from a short in-memory cache), builds, signs and sends the request.
+ */
+export async function dispatch(spec: DispatchSpec): Promise<Dispatched> {
+  const { req } = spec;
+  const options = parseGatewayOptions(req.headers);
+  const resolvedConfig = await resolveConfig(req);
+  const startedAt = Date.now();
+  const deadline = options.timeoutMs !== undefined ? startedAt + options.timeoutMs : undefined;
+  let last: ResolvedTarget | undefined;
+  let upstreamLatencyMs = 0;
+
+  const attempt = async (leaf: Leaf): Promise<AttemptResult> => {
+    const resolved = await resolveLeaf(leaf.node, req.auth.workspaceId);
+    resolved.target.forwardHeaders = forwarded(req, [...options.forwardHeaders, ...lower(leaf.node.forward_headers)]);
+    last = resolved;
+    const upstream = await prepare(resolved.adapter, resolved.target, spec.build(resolved, leaf));
+    const timeoutMs = attemptTimeout(leaf.node, deadline);
+    const sent = Date.now();
+    try {
+      const response = await sendUpstream({ ...upstream, timeoutMs, trustedHosts: config().trustedHosts });
+      upstreamLatencyMs = Date.now() - sent;
+      return { response: { status: response.status, headers: response.headers, body: response.body } };
+    } catch (err) {
+      upstreamLatencyMs = Date.now() - sent;
+      if (err instanceof GatewayError) return { error: err };
+      throw err;
+    }
+  };
+
+  const routing = await routeRequest(
+    resolvedConfig.config,
+    { metadata: options.metadata, params: spec.params ?? {}, url: { pathname: req.path } },
+    attempt,
+    routingDeps,
+  );
+  return {
+    routing,
+    resolved: last!,
+    options,
+    resolvedConfig,
+    upstreamLatencyMs,
+    remainingMs: () => (deadline === undefined ? undefined : Math.max(0, deadline - Date.now())),
+  };
+}
+
+const lower = (names: string[] | undefined) => (names ?? []).map((n) => n.toLowerCase());
+
+function attemptTimeout(node: ConfigNode, deadline: number | undefined): number {
+  const fromConfig = node.request_timeout;
+  const fromHeader = deadline !== undefined ? Math.max(1, deadline - Date.now()) : undefined;
+  const chosen = [fromConfig, fromHeader].filter((v): v is number => v !== undefined);
+  return chosen.length ? Math.min(...chosen) : config().defaultUpstreamTimeoutMs;
+}
+
+/** Response headers the gateway adds to every proxied or unified answer. */
+export function gatewayHeaders(d: Dispatched): Record<string, string> {
+  return {
+    'x-gateway-provider': d.resolved.adapter.slug,
+    'x-gateway-retry-attempt-count': String(d.routing.retries),
+    ...(d.resolvedConfig.source === 'config' ? { 'x-gateway-last-used-option-index': d.routing.leaf.path } : {}),
+  };
+}
+
+/** Apply a leaf's `override_params` to a JSON body (config values win over the caller's). */
+export function withOverrides<T extends Record<string, unknown>>(body: T, leaf: Leaf): T {
+  return leaf.node.override_params ? { ...body, ...leaf.node.override_params } : body;
+}

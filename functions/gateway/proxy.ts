@@ -1,0 +1,52 @@
+import { badRequest } from '../shared/errors';
+import type { GatewayRequest, HttpResponse } from '../shared/http/types';
+import type { ProviderAdapter, ProviderTarget, UpstreamRequest } from '../providers/types';
+import { isForwardableRequestHeader, responseHeadersFrom } from './headers';
+import { dispatch, gatewayHeaders } from './pipeline';
+import { withRequestLog } from './request-log';
+import { failureResponse, succeeded } from './responses';
+
+/** The caller's headers minus gateway, hop-by-hop and credential headers. */
+function callerHeaders(req: GatewayRequest): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) if (isForwardableRequestHeader(name)) out[name] = value;
+  return out;
+}
+
+/** Provider base URL + the path after /v1 + the query string, as the caller sent them. */
+export function proxyRequest(req: GatewayRequest, adapter: ProviderAdapter, target: ProviderTarget, path: string): UpstreamRequest {
+  const base = adapter.baseUrl(target).replace(/\/+$/, '');
+  const url = `${base}/${path.replace(/^\/+/, '')}${req.rawQuery ? `?${req.rawQuery}` : ''}`;
+  const method = req.method as UpstreamRequest['method'];
+  const hasBody = method !== 'GET' && req.body.length > 0;
+  return {
+    url,
+    method,
+    headers: { ...callerHeaders(req), ...adapter.authHeaders(target), 'accept-encoding': 'identity' },
+    ...(hasBody ? { body: req.body } : {}),
+  };
+}
+
+/**
+ * The generic proxy (spec §4.1): any provider endpoint, forwarded unchanged, the response
+ * streamed back chunk by chunk with the provider's status and headers.
+ */
+export const genericProxy = (req: GatewayRequest) =>
+  withRequestLog(req, 'proxy', async (facts): Promise<HttpResponse> => {
+    const path = req.params.proxy ?? '';
+    if (!path) throw badRequest('Name the provider endpoint after /v1, e.g. /v1/models.', null, 'missing_path');
+    const d = await dispatch({ req, build: ({ adapter, target }) => proxyRequest(req, adapter, target, path) });
+    Object.assign(facts, {
+      metadata: d.options.metadata,
+      provider: d.resolved.adapter.slug,
+      managedProvider: d.resolved.managedProvider,
+      retries: d.routing.retries,
+      attempts: d.routing.attempts,
+      upstreamLatencyMs: d.upstreamLatencyMs,
+      stream: String(d.routing.result.response?.headers['content-type'] ?? '').includes('text/event-stream'),
+    });
+    if (!succeeded(d)) return failureResponse(d, facts);
+    const upstream = d.routing.result.response!;
+    facts.status = upstream.status;
+    return { statusCode: upstream.status, headers: { ...responseHeadersFrom(upstream.headers), ...gatewayHeaders(d) }, body: upstream.body };
+  });

@@ -1,0 +1,156 @@
+import { config } from '../shared/config';
+import { putItem } from '../shared/db/ops';
+import { ID_PREFIX, newId } from '../shared/ids';
+import type { GatewayRequest } from '../shared/http/types';
+import { afterResponse } from '../shared/telemetry/context';
+import { log } from '../shared/telemetry/logger';
+import { emitRequestMetrics } from '../shared/telemetry/metrics';
+import type { Usage } from '../providers/types';
+import type { AttemptRecord } from './routing';
+
+/** Facts about one request, filled in as it proceeds; read once the response has been sent. */
+export interface RequestFacts {
+  route: string;
+  provider?: string;
+  managedProvider?: string;
+  model?: string;
+  status: number;
+  stream: boolean;
+  usage?: Usage;
+  cacheStatus?: 'HIT' | 'MISS' | 'REFRESH' | 'DISABLED';
+  retries: number;
+  attempts: AttemptRecord[];
+  upstreamLatencyMs?: number;
+  metadata: Record<string, string>;
+  /** Set when a stream ended with an error event instead of [DONE]. */
+  streamError?: string;
+  /** Extra fields a feature adds (prompt id/version, rerank span ids, guardrail results). */
+  extra?: Record<string, unknown>;
+  rateLimited?: boolean;
+  guardrailBlocked?: boolean;
+}
+
+export interface RequestLogRecord {
+  object: 'request_log';
+  id: string;
+  trace_id: string;
+  workspace_id: string;
+  organisation_id: string;
+  api_key_id: string;
+  method: string;
+  path: string;
+  route: string;
+  provider: string | null;
+  managed_provider: string | null;
+  model: string | null;
+  status: number;
+  stream: boolean;
+  latency_ms: number;
+  upstream_latency_ms: number | null;
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
+  cache_status: string | null;
+  retry_count: number;
+  attempts: AttemptRecord[];
+  metadata: Record<string, string>;
+  error: string | null;
+  created_at: number;
+  [extra: string]: unknown;
+}
+
+export const logPartition = (workspaceId: string) => `WS#${workspaceId}#LOG`;
+export const tracePartition = (workspaceId: string, traceId: string) => `WS#${workspaceId}#TRACE#${traceId}`;
+
+/**
+ * One structured log line, EMF metrics and a request-log record per request, all written
+ * after the response has been sent (the record is an after-response task).
+ */
+export function recordRequest(req: GatewayRequest, facts: RequestFacts): void {
+  afterResponse(async () => {
+    const now = Date.now();
+    const record: RequestLogRecord = {
+      object: 'request_log',
+      id: newId(ID_PREFIX.log),
+      trace_id: req.traceId,
+      workspace_id: req.auth.workspaceId,
+      organisation_id: req.auth.organisationId,
+      api_key_id: req.auth.keyId,
+      method: req.method,
+      path: req.path,
+      route: facts.route,
+      provider: facts.provider ?? null,
+      managed_provider: facts.managedProvider ?? null,
+      model: facts.model ?? null,
+      status: facts.status,
+      stream: facts.stream,
+      latency_ms: now - req.receivedAt,
+      upstream_latency_ms: facts.upstreamLatencyMs ?? null,
+      usage: facts.usage
+        ? { prompt_tokens: facts.usage.prompt_tokens, completion_tokens: facts.usage.completion_tokens, total_tokens: facts.usage.total_tokens }
+        : null,
+      cache_status: facts.cacheStatus ?? null,
+      retry_count: facts.retries,
+      attempts: facts.attempts,
+      metadata: facts.metadata,
+      error: facts.streamError ?? null,
+      created_at: Math.floor(now / 1000),
+      ...facts.extra,
+    };
+    log.info('request', {
+      route: record.route,
+      method: record.method,
+      path: record.path,
+      provider: record.provider,
+      model: record.model,
+      status: record.status,
+      latency_ms: record.latency_ms,
+      upstream_latency_ms: record.upstream_latency_ms,
+      tokens: record.usage,
+      cache_status: record.cache_status,
+      retry_count: record.retry_count,
+      metadata: record.metadata,
+      stream: record.stream,
+      ...(record.error ? { stream_error: record.error } : {}),
+    });
+    emitRequestMetrics({
+      route: record.route,
+      provider: record.provider ?? undefined,
+      status: record.status,
+      latencyMs: record.latency_ms,
+      upstreamLatencyMs: record.upstream_latency_ms ?? undefined,
+      promptTokens: record.usage?.prompt_tokens,
+      completionTokens: record.usage?.completion_tokens,
+      cacheHit: record.cache_status ? record.cache_status === 'HIT' : undefined,
+      rateLimited: facts.rateLimited,
+      guardrailBlocked: facts.guardrailBlocked,
+    });
+    await putItem('logs', {
+      pk: logPartition(record.workspace_id),
+      sk: record.id,
+      gsi1pk: tracePartition(record.workspace_id, record.trace_id),
+      gsi1sk: record.id,
+      ttl: Math.floor(now / 1000) + config().requestLogTtlDays * 86_400,
+      ...record,
+    });
+  });
+}
+
+/**
+ * Run an inference route with its request log: the record is scheduled first, so even a
+ * request rejected by validation leaves one, with the status it got.
+ */
+export async function withRequestLog(
+  req: GatewayRequest,
+  route: string,
+  handle: (facts: RequestFacts) => Promise<import('../shared/http/types').HttpResponse>,
+) {
+  const facts: RequestFacts = { route, status: 500, stream: false, retries: 0, attempts: [], metadata: {} };
+  recordRequest(req, facts);
+  try {
+    const res = await handle(facts);
+    if (facts.status === 500) facts.status = res.statusCode;
+    return res;
+  } catch (err) {
+    facts.status = (err as { status?: number }).status ?? 500;
+    throw err;
+  }
+}

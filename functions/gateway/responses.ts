@@ -1,0 +1,44 @@
+import type { HttpResponse } from '../shared/http/types';
+import { json } from '../shared/http/response';
+import { SSE_HEADERS } from '../shared/http/sse';
+import { readBody } from '../shared/net/http-client';
+import { errorResponse } from '../shared/http/response';
+import { responseHeadersFrom } from './headers';
+import { gatewayHeaders, type Dispatched } from './pipeline';
+import type { RequestFacts } from './request-log';
+import type { SseWriter } from '../shared/http/sse';
+
+/** Largest non-streamed provider body the gateway will buffer for translation. */
+export const MAX_TRANSLATED_BODY = 20 * 1024 * 1024;
+
+/**
+ * The routed call did not succeed: a gateway error (network, timeout, blocked host) in
+ * our shape, or the provider's own status and body passed through as received.
+ */
+export function failureResponse(d: Dispatched, facts: RequestFacts): HttpResponse {
+  const { result } = d.routing;
+  if (result.error) {
+    facts.status = result.error.status;
+    const res = errorResponse(result.error);
+    return { ...res, headers: { ...res.headers, ...gatewayHeaders(d) } };
+  }
+  const upstream = result.response!;
+  facts.status = upstream.status;
+  return { statusCode: upstream.status, headers: { ...responseHeadersFrom(upstream.headers), ...gatewayHeaders(d) }, body: upstream.body };
+}
+
+export const succeeded = (d: Dispatched) => d.routing.result.response !== undefined && d.routing.result.response.status < 400;
+
+/** Buffer and parse a successful provider JSON body (bounded). */
+export async function upstreamJson(d: Dispatched): Promise<unknown> {
+  const body = await readBody(d.routing.result.response!.body, MAX_TRANSLATED_BODY);
+  return JSON.parse(body.toString('utf8'));
+}
+
+export function jsonResponse(d: Dispatched, body: unknown, status = 200): HttpResponse {
+  return json(status, body, gatewayHeaders(d));
+}
+
+export function sseResponse(d: Dispatched, sse: SseWriter): HttpResponse {
+  return { statusCode: 200, headers: { ...SSE_HEADERS, ...gatewayHeaders(d) }, body: sse.stream };
+}

@@ -1,0 +1,137 @@
+import type { Readable } from 'node:stream';
+import { createParser } from 'eventsource-parser';
+import type { ErrorBody } from '../shared/errors';
+import { SseWriter } from '../shared/http/sse';
+import type { ChatCompletionChunk, StreamError, StreamTranslator, Usage } from '../providers/types';
+import type { RequestFacts } from './request-log';
+
+const errorBody = (message: string, type: string, code: string | null): ErrorBody => ({
+  error: { message, type, param: null, code },
+});
+
+interface RelayHooks {
+  /** Bytes from upstream; return false to stop (an in-stream error was reported). */
+  onData(chunk: Buffer): boolean;
+  /** Upstream ended cleanly. */
+  onEnd(): void;
+}
+
+/**
+ * Pump an upstream body into an SSE writer with backpressure. The caller leaving aborts
+ * the upstream request; an upstream cut or the caller's timeout ends the stream with an
+ * error event, never with a clean-looking end.
+ */
+function relay(upstream: Readable, sse: SseWriter, facts: RequestFacts, remainingMs: number | undefined, hooks: RelayHooks): void {
+  let settled = false;
+  const fail = (body: ErrorBody) => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    facts.streamError = body.error.message;
+    sse.error(body);
+    sse.end();
+    upstream.destroy();
+  };
+  const timer =
+    remainingMs !== undefined
+      ? setTimeout(() => fail(errorBody(`The request timed out after its x-gateway-request-timeout.`, 'timeout_error', 'request_timeout')), remainingMs)
+      : undefined;
+  sse.stream.on('close', () => {
+    if (!settled) {
+      // The caller went away: stop paying for tokens nobody will read.
+      settled = true;
+      clearTimeout(timer);
+      facts.streamError = 'client disconnected';
+      upstream.destroy();
+    }
+  });
+  upstream.on('data', (chunk: Buffer) => {
+    if (settled) return;
+    if (!hooks.onData(chunk)) {
+      settled = true;
+      clearTimeout(timer);
+      upstream.destroy();
+      return;
+    }
+    if (sse.stream.writableNeedDrain) {
+      upstream.pause();
+      sse.stream.once('drain', () => upstream.resume());
+    }
+  });
+  upstream.on('end', () => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    hooks.onEnd();
+  });
+  upstream.on('error', () => fail(errorBody('The provider connection broke before the response was complete.', 'upstream_error', 'upstream_stream_interrupted')));
+  upstream.on('close', () => {
+    if (!settled) fail(errorBody('The provider closed the stream before it was complete.', 'upstream_error', 'upstream_stream_interrupted'));
+  });
+}
+
+/** OpenAI-shaped upstream: bytes pass through untouched; usage is read off a parsed copy. */
+export function passThroughStream(upstream: Readable, facts: RequestFacts, remainingMs: number | undefined): SseWriter {
+  const sse = new SseWriter();
+  let sawDone = false;
+  const parser = createParser({
+    onEvent(event) {
+      if (event.data === '[DONE]') {
+        sawDone = true;
+        return;
+      }
+      if (!event.data.includes('"usage"')) return;
+      try {
+        const usage = (JSON.parse(event.data) as { usage?: Usage | null }).usage;
+        if (usage) facts.usage = usage;
+      } catch {
+        /* not JSON: nothing to learn */
+      }
+    },
+  });
+  const decoder = new TextDecoder();
+  relay(upstream, sse, facts, remainingMs, {
+    onData(chunk) {
+      parser.feed(decoder.decode(chunk, { stream: true }));
+      sse.writeRaw(chunk);
+      return true;
+    },
+    onEnd() {
+      if (!sawDone) facts.streamError = 'provider stream ended without [DONE]';
+      sse.end();
+    },
+  });
+  return sse;
+}
+
+function streamErrorBody(e: StreamError): ErrorBody {
+  return errorBody(e.message, e.type, e.code);
+}
+
+/** Foreign upstream format -> OpenAI chunks, then the gateway's own `data: [DONE]`. */
+export function translatedStream(
+  upstream: Readable,
+  translator: StreamTranslator,
+  facts: RequestFacts,
+  remainingMs: number | undefined,
+): SseWriter {
+  const sse = new SseWriter();
+  const emit = (out: { chunks: ChatCompletionChunk[]; error?: StreamError }): boolean => {
+    for (const chunk of out.chunks) sse.send(chunk);
+    facts.usage = translator.usage() ?? facts.usage;
+    if (out.error) {
+      facts.streamError = out.error.message;
+      sse.error(streamErrorBody(out.error));
+      sse.end();
+      return false;
+    }
+    return true;
+  };
+  relay(upstream, sse, facts, remainingMs, {
+    onData: (chunk) => emit(translator.push(chunk)),
+    onEnd() {
+      if (emit(translator.end())) sse.done();
+    },
+  });
+  return sse;
+}

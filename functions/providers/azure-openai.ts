@@ -1,0 +1,123 @@
+/**
+ * Azure OpenAI (contract §4), classic deployment URLs:
+ * https://{resource}.openai.azure.com/openai/deployments/{deployment}/{route}?api-version=…
+ * Bodies are OpenAI-shaped; the stream translator only drops Azure's annotation-only
+ * chunks (empty `choices`, choices without `delta`) and fills the blank id/model fields.
+ */
+import { badRequest } from '../shared/errors';
+import { requireSetting, rootUrl, streamErrorFrom } from './cloud-common';
+import { invalidChunk, jsonPost, parseJson, requireKey } from './openai-shape';
+import { sseTranslator } from './sse';
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest, ProviderAdapter, ProviderTarget, StreamTranslator, TranslateContext, Usage } from './types';
+
+export const AZURE_DEFAULT_API_VERSION = '2024-10-21';
+/** A DNS label: it becomes `{resource}.openai.azure.com` (SSRF guard). */
+const RESOURCE_NAME = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/i;
+/** Azure deployment names: letters, digits, `-`, `_`, `.`; one path segment. */
+const DEPLOYMENT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const API_VERSION = /^\d{4}-\d{2}-\d{2}(?:-[a-z]+)?$/;
+/** stream_options.include_usage exists from these api-versions on. */
+const STREAM_USAGE_SINCE = '2024-09-01';
+/** Microsoft Entra ID access tokens are JWTs; they go in `Authorization: Bearer`. */
+const JWT = /^eyJ[\w-]*\.[\w-]+\.[\w-]*$/;
+
+function root(target: ProviderTarget): string {
+  return rootUrl(target, () => {
+    const resource = requireSetting(target.azure?.resourceName, 'x-gateway-azure-resource-name', 'Azure resource name', RESOURCE_NAME);
+    return `https://${resource.toLowerCase()}.openai.azure.com/openai`;
+  });
+}
+
+function apiVersion(target: ProviderTarget): string {
+  const v = target.azure?.apiVersion?.trim();
+  if (!v) return AZURE_DEFAULT_API_VERSION;
+  return requireSetting(v, 'x-gateway-azure-api-version', 'Azure api-version', API_VERSION);
+}
+
+/** The deployment header, else the body's model when it is a valid deployment name. */
+function deployment(target: ProviderTarget, model?: string): string {
+  const fromHeader = target.azure?.deploymentId?.trim();
+  if (!fromHeader && model && DEPLOYMENT_ID.test(model)) return model;
+  return requireSetting(fromHeader, 'x-gateway-azure-deployment-id', 'Azure deployment id', DEPLOYMENT_ID);
+}
+
+function deploymentUrl(target: ProviderTarget, route: string, model?: string): string {
+  return `${root(target)}/deployments/${deployment(target, model)}/${route}?api-version=${apiVersion(target)}`;
+}
+
+function authHeaders(target: ProviderTarget): Record<string, string> {
+  const key = requireKey(target, 'Azure OpenAI').trim();
+  return JWT.test(key) ? { authorization: `Bearer ${key}` } : { 'api-key': key };
+}
+
+type AzureChoice = Record<string, unknown> & { delta?: unknown; finish_reason?: unknown };
+
+/** Azure SSE -> OpenAI chunks: drops annotation-only chunks, fills blank id/object/model. */
+export function azureStream(ctx: TranslateContext): StreamTranslator {
+  let usage: Usage | undefined;
+  return sseTranslator({
+    usage: () => usage,
+    event(ev, out, done) {
+      if (ev.data.trim() === '[DONE]') return done();
+      const parsed = parseJson(ev.data);
+      if (!parsed) {
+        out.error = invalidChunk('Azure OpenAI');
+        return;
+      }
+      if (parsed.error) {
+        out.error = streamErrorFrom(parsed, 500);
+        return;
+      }
+      if (parsed.usage) usage = parsed.usage as Usage;
+      // Choices without a delta are content-filter annotations, unless they close the choice.
+      const choices = ((parsed.choices ?? []) as AzureChoice[])
+        .filter((c) => c && ((typeof c.delta === 'object' && c.delta !== null) || c.finish_reason))
+        .map((c) => (c.delta ? c : { ...c, delta: {} }));
+      const usageOnly = choices.length === 0 && !!parsed.usage;
+      if (choices.length === 0 && !(usageOnly && ctx.includeUsage)) return;
+      const { usage: chunkUsage, ...rest } = parsed;
+      out.chunks.push({
+        ...(rest as unknown as ChatCompletionChunk),
+        id: (parsed.id as string) || ctx.id,
+        object: 'chat.completion.chunk',
+        created: (parsed.created as number) || ctx.created,
+        model: (parsed.model as string) || ctx.model,
+        choices: choices as unknown as ChatCompletionChunk['choices'],
+        // Usage was requested for the logs; the caller sees it only if they asked.
+        ...(ctx.includeUsage ? { usage: (chunkUsage as Usage | null | undefined) ?? null } : {}),
+      });
+    },
+  });
+}
+
+export const azureOpenAI: ProviderAdapter = {
+  slug: 'azure-openai',
+  name: 'Azure OpenAI',
+  baseUrl: root,
+  authHeaders,
+  chat: {
+    request(body: ChatRequest, target) {
+      const url = deploymentUrl(target, 'chat/completions', body.model);
+      // Ask for usage on streams (for logs); the translator hides it unless the caller asked.
+      const wantsUsage = body.stream === true && apiVersion(target) >= STREAM_USAGE_SINCE;
+      const upstream = wantsUsage ? { ...body, stream_options: { ...(body.stream_options ?? {}), include_usage: true } } : body;
+      return jsonPost(url, upstream, authHeaders(target), target);
+    },
+    response: (upstream) => upstream as ChatCompletion,
+    stream: azureStream,
+  },
+  embeddings: {
+    request: (body, target) => jsonPost(deploymentUrl(target, 'embeddings', body.model), body, authHeaders(target), target),
+  },
+  audio: {
+    speech: true,
+    transcriptions: true,
+    translations: true,
+    url(route, target) {
+      if (!target.azure?.deploymentId) {
+        throw badRequest('Azure audio routes need the deployment: send the `x-gateway-azure-deployment-id` header.', 'x-gateway-azure-deployment-id', 'missing_provider_setting');
+      }
+      return deploymentUrl(target, `audio/${route}`);
+    },
+  },
+};

@@ -1,0 +1,30 @@
+/**
+ * AWS Bedrock (contract §5): chat through Converse / ConverseStream
+ * (POST https://bedrock-runtime.{region}.amazonaws.com/model/{urlencoded id}/converse[-stream]),
+ * embeddings through InvokeModel, rerank through bedrock-agent-runtime. Requests are signed
+ * last by `sign` (SigV4, service `bedrock`), which also serves the generic proxy.
+ */
+import { bedrockAuthHeaders, bedrockPost, bedrockSign, modelSegment, runtimeRoot } from './bedrock-common';
+import { bedrockEmbeddings } from './bedrock-embeddings';
+import { fromConverseResponse, toConverseRequest } from './bedrock-format';
+import { bedrockRerank } from './bedrock-rerank';
+import { bedrockStream } from './bedrock-stream';
+import type { ProviderAdapter } from './types';
+
+export const bedrock: ProviderAdapter = {
+  slug: 'bedrock',
+  name: 'AWS Bedrock',
+  baseUrl: runtimeRoot,
+  authHeaders: bedrockAuthHeaders,
+  sign: bedrockSign,
+  chat: {
+    request(body, target) {
+      const action = body.stream ? 'converse-stream' : 'converse';
+      return bedrockPost(`${runtimeRoot(target)}/model/${modelSegment(body.model)}/${action}`, toConverseRequest(body), target);
+    },
+    response: fromConverseResponse,
+    stream: bedrockStream,
+  },
+  embeddings: bedrockEmbeddings,
+  rerank: bedrockRerank,
+};

@@ -1,0 +1,190 @@
+/**
+ * Fake Anthropic Messages API (contract §2).
+ *
+ * - POST /v1/messages               JSON or SSE (`event:` + `data:`; message_start …
+ *                                    message_stop, ping after the first block start)
+ * - POST /v1/messages/count_tokens  `{input_tokens}`
+ * - POST /v1/projects/{p}/locations/{r}/publishers/anthropic/models/{m}:rawPredict and
+ *   :streamRawPredict               the Vertex form (Bearer auth, `anthropic_version` in the body)
+ * Auth: `x-api-key` (or `Authorization: Bearer`) -> 401 authentication_error when missing;
+ * `anthropic-version` header -> 400 invalid_request_error when missing (as the real API).
+ * Requests are checked like the real API: `max_tokens` required, roles only user/assistant.
+ * Tool calls come after a short text block (`TOOL_PREAMBLE`), as Claude does, so the
+ * tool_use block has index 1.
+ */
+import { answer, partsText, promptTokens, type Conversation, type Turn } from './answer';
+import { arr, bearer, obj, startFake, str, type ErrorShaper, type Exchange, type FakeOptions, type FakeServer, type Frame } from './behaviour';
+import { googleError } from './gemini';
+import { SSE_CONTENT_TYPE, sseEvent } from './sse';
+
+export const TOOL_PREAMBLE = 'Let me check the weather.';
+
+const ERROR_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  402: 'billing_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  504: 'timeout_error',
+  529: 'overloaded_error',
+};
+
+export const anthropicError: ErrorShaper = (status, message, type) => ({
+  body: {
+    type: 'error',
+    error: { type: type ?? ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'), message },
+    request_id: 'req_fake',
+  },
+});
+
+export function startAnthropicFake(options: FakeOptions = {}): Promise<FakeServer> {
+  return startFake('anthropic', options, anthropicError, handle);
+}
+
+const VERTEX = /^\/v1(?:beta1)?\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/anthropic\/models\/([^/:]+):(rawPredict|streamRawPredict)$/;
+
+async function handle(ex: Exchange): Promise<void> {
+  const { rec } = ex;
+  const vertex = VERTEX.exec(rec.path);
+  if (rec.method === 'POST' && vertex) {
+    const [, project, region, model, method] = vertex;
+    Object.assign(rec.params, { project: project!, region: region!, model: decodeURIComponent(model!) });
+    if (!bearer(rec)) {
+      const e = googleError(401, 'Request is missing required authentication credential. Expected OAuth 2 access token.');
+      return ex.json(401, e.body);
+    }
+    const body = obj(rec.body);
+    if (!str(body.anthropic_version)) return ex.error(400, 'anthropic_version: Field required');
+    return messages(ex, rec.params.model!, method === 'streamRawPredict' || body.stream === true);
+  }
+  if (rec.method !== 'POST' || (rec.path !== '/v1/messages' && rec.path !== '/v1/messages/count_tokens')) {
+    if (!(await ex.begin(undefined, false))) return;
+    return ex.error(404, `Not found: ${rec.method} ${rec.path}`);
+  }
+  const key = rec.headers['x-api-key'] ?? bearer(rec);
+  if (!key) return ex.error(401, 'x-api-key header is required');
+  if (ex.apiKey !== undefined && key !== ex.apiKey) return ex.error(401, 'invalid x-api-key');
+  if (!rec.headers['anthropic-version']) return ex.error(400, 'anthropic-version: header is required');
+  const body = obj(rec.body);
+  const model = str(body.model);
+  if (rec.path.endsWith('/count_tokens')) {
+    if (!(await ex.begin(model, false))) return;
+    return ex.json(200, { input_tokens: promptTokens(anthropicConversation(body, model ?? '')) });
+  }
+  if (!model) return ex.error(400, 'model: Field required');
+  return messages(ex, model, body.stream === true);
+}
+
+/** Anthropic request -> the fakes' conversation (tool_result blocks become tool turns). */
+export function anthropicConversation(body: Record<string, unknown>, model: string): Conversation {
+  const turns: Turn[] = [];
+  const system = body.system;
+  if (system !== undefined) turns.push({ role: 'system', text: partsText(system) });
+  for (const m of arr(body.messages)) {
+    const msg = obj(m);
+    const role = str(msg.role) === 'assistant' ? 'assistant' : 'user';
+    if (typeof msg.content === 'string') {
+      turns.push({ role, text: msg.content });
+      continue;
+    }
+    for (const b of arr(msg.content)) {
+      const block = obj(b);
+      if (block.type === 'tool_result') turns.push({ role: 'tool', text: partsText(block.content) });
+      else if (block.type === 'tool_use') turns.push({ role, text: `${str(block.name)}(${JSON.stringify(block.input)})` });
+      else if (block.type === 'text') turns.push({ role, text: str(block.text) ?? '' });
+    }
+  }
+  const choice = obj(body.tool_choice);
+  const tools = choice.type === 'none' ? [] : arr(body.tools).map((t) => str(obj(t).name) ?? '');
+  const forceTool = choice.type === 'any' ? '' : choice.type === 'tool' ? str(choice.name) : undefined;
+  const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : undefined;
+  return { model, turns, tools, forceTool, maxTokens };
+}
+
+async function messages(ex: Exchange, model: string, stream: boolean): Promise<void> {
+  if (!(await ex.begin(model, stream))) return;
+  const body = obj(ex.rec.body);
+  if (typeof body.max_tokens !== 'number') return ex.error(400, 'max_tokens: Field required');
+  const msgs = arr(body.messages);
+  if (msgs.length === 0) return ex.error(400, 'messages: at least one message is required');
+  for (const m of msgs) {
+    const role = str(obj(m).role);
+    if (role !== 'user' && role !== 'assistant') {
+      return ex.error(
+        400,
+        `messages: Unexpected role "${role}". The Messages API accepts a top-level \`system\` parameter, not "${role}" as an input message role.`,
+      );
+    }
+  }
+
+  const conv = anthropicConversation(body, model);
+  const a = answer(conv);
+  const inputTokens = promptTokens(conv);
+  const id = `msg_fake${ex.rec.seq}`;
+  const headers = { 'request-id': `req_fake_${ex.rec.seq}`, 'anthropic-ratelimit-requests-remaining': '999' };
+  const stopReason = a.kind === 'tool' ? 'tool_use' : a.finish === 'length' ? 'max_tokens' : 'end_turn';
+  const toolId = a.kind === 'tool' ? `toolu_${a.idSuffix}` : '';
+  const text = a.kind === 'text' ? a.text : TOOL_PREAMBLE;
+
+  if (!stream) {
+    const content: unknown[] = [{ type: 'text', text }];
+    if (a.kind === 'tool') content.push({ type: 'tool_use', id: toolId, name: a.name, input: a.args });
+    return ex.json(
+      200,
+      {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content,
+        stop_reason: stopReason,
+        stop_sequence: null,
+        usage: { input_tokens: inputTokens, output_tokens: a.completionTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      },
+      headers,
+    );
+  }
+
+  const frames: Frame[] = [
+    sseEvent('message_start', {
+      type: 'message_start',
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: inputTokens, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      },
+    }),
+    sseEvent('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+    sseEvent('ping', { type: 'ping' }),
+  ];
+  const pieces = a.kind === 'text' ? a.pieces : text.match(/\S+\s*/g)!;
+  for (const p of pieces) {
+    frames.push(sseEvent('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: p } }));
+  }
+  frames.push(sseEvent('content_block_stop', { type: 'content_block_stop', index: 0 }));
+  if (a.kind === 'tool') {
+    frames.push(
+      sseEvent('content_block_start', { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: toolId, name: a.name, input: {} } }),
+    );
+    for (const f of a.fragments) {
+      frames.push(sseEvent('content_block_delta', { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: f } }));
+    }
+    frames.push(sseEvent('content_block_stop', { type: 'content_block_stop', index: 1 }));
+  }
+  frames.push(
+    sseEvent('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: a.completionTokens } }),
+    sseEvent('message_stop', { type: 'message_stop' }),
+  );
+  await ex.stream(SSE_CONTENT_TYPE, frames, {
+    headers,
+    errorFrame: (type, message) => sseEvent('error', { type: 'error', error: { type: type ?? 'overloaded_error', message } }),
+  });
+}
