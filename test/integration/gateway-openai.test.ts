@@ -97,13 +97,13 @@ describe('unified chat through the OpenAI SDK (OpenAI-compatible provider)', () 
       .chat.completions.create({ model: 'fail-503', messages: [{ role: 'user', content: 'x' }] })
       .catch((e: unknown) => e);
     expect(five).toBeInstanceOf(OpenAI.InternalServerError);
-    expect((five as OpenAI.APIError).status).toBe(503);
+    expect((five as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
   });
 
   it('raises typed SDK errors for gateway errors', async () => {
     const bad = await openaiClient().chat.completions.create({ model: 'gpt-4o-mini', messages: [] }).catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((bad as OpenAI.APIError).message).toContain('messages');
+    expect((bad as InstanceType<typeof OpenAI.APIError>).message).toContain('messages');
     const anon = await openaiClient({ 'x-gateway-api-key': 'gwk_wrong' })
       .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] })
       .catch((e: unknown) => e);
@@ -156,7 +156,7 @@ describe('Anthropic translated natively', () => {
     const upstream = anthropicFake.last()!;
     expect(upstream.path).toBe('/v1/messages');
     expect(upstream.headers['x-api-key']).toBe('sk-ant-managed-secret');
-    expect(upstream.body.system).toEqual([{ type: 'text', text: 'Be brief.' }]);
+    expect((upstream.body as any).system).toEqual([{ type: 'text', text: 'Be brief.' }]);
   });
 
   it('a full tool-call round trip, streamed and not', async () => {
@@ -184,7 +184,7 @@ describe('Anthropic translated natively', () => {
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(text).toBe('tool said: sunny, 21C');
-    const sent = anthropicFake.last()!.body;
+    const sent = anthropicFake.last()!.body as any;
     expect(sent.messages.at(-1).content[0]).toMatchObject({ type: 'tool_result', tool_use_id: call0.id });
   });
 
