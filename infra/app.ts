@@ -1,0 +1,16 @@
+/**
+ * CDK entry (cdk.json: `npx tsx infra/app.ts`).
+ *
+ *   npm run synth                                   # stage prod, 30-day logs, 1024 MB
+ *   npx cdk deploy --all -c stage=dev -c logRetentionDays=7 -c memorySize=2048
+ *
+ * Context: `stage` (default prod), `logRetentionDays` (default 30, a CloudWatch Logs
+ * retention period), `memorySize` (MB, default 1024), `nag` (default true: cdk-nag
+ * AwsSolutions checks; any unacknowledged finding fails synthesis).
+ */
+import { App } from 'aws-cdk-lib';
+import { buildApp, optionsFromContext } from './stacks/index';
+
+const app = new App();
+buildApp(app, optionsFromContext(app));
+app.synth();

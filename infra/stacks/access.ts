@@ -1,0 +1,85 @@
+import type { TableName } from '../../functions/shared/tables';
+
+/**
+ * Least privilege, in one place: which tables each endpoint-group function may touch and
+ * how, and what it may do with the provider-credentials KMS key. The API stack turns this
+ * map into IAM statements on exact table and index ARNs; the infra tests check the
+ * synthesized policies against it. A function that needs more gets it here, on purpose.
+ */
+export type TableAccess = 'read' | 'readWrite';
+
+/**
+ * Use of the provider-credentials key (functions/shared/crypto/envelope.ts):
+ * - `none`: never touches managed-provider credentials;
+ * - `read`: resolves managed providers (`@slug`, virtual keys) to call a model (Decrypt);
+ * - `readWrite`: also stores them (a fresh data key per secret: GenerateDataKey).
+ * kms:Encrypt is not granted: envelope encryption never sends plaintext to KMS.
+ */
+export type CredentialsAccess = 'none' | 'read' | 'readWrite';
+
+export interface FunctionAccess {
+  tables: Partial<Record<TableName, TableAccess>>;
+  providerCredentials: CredentialsAccess;
+}
+
+/**
+ * What the inference pipeline (functions/gateway) needs wherever it runs: it authenticates
+ * keys and loads configs and managed providers (control), enforces rate-limit policies
+ * (policies, counters in usage), evaluates guardrails, serves and fills the cache, and
+ * writes the request log.
+ */
+export const PIPELINE_TABLES: Partial<Record<TableName, TableAccess>> = {
+  control: 'read',
+  policies: 'read',
+  guardrails: 'read',
+  usage: 'readWrite',
+  cache: 'readWrite',
+  logs: 'readWrite',
+};
+
+export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
+  // Workspaces, API keys, managed providers (stores credentials), configs; reads and inserts logs.
+  admin: { tables: { control: 'readWrite', logs: 'readWrite' }, providerCredentials: 'readWrite' },
+  gateway: { tables: PIPELINE_TABLES, providerCredentials: 'read' },
+  // Templates and versions; `/prompts/{id}/completions` calls a model through the pipeline.
+  prompts: { tables: { ...PIPELINE_TABLES, prompts: 'readWrite' }, providerCredentials: 'read' },
+  // Assistants live in the control table (DESIGN.md §4); threads, messages and runs in threads;
+  // streamed runs call the model through the pipeline inline.
+  assistants: {
+    tables: { ...PIPELINE_TABLES, control: 'readWrite', threads: 'readWrite' },
+    providerCredentials: 'read',
+  },
+  // Jobs talk to the provider's fine-tuning API with a managed provider's credentials.
+  'fine-tuning': { tables: { control: 'read', jobs: 'readWrite' }, providerCredentials: 'read' },
+  // Rerank is a model call through the pipeline, so it gets the pipeline's tables.
+  rerank: { tables: PIPELINE_TABLES, providerCredentials: 'read' },
+  // CRUD on policy documents only; they never call a provider.
+  guardrails: { tables: { control: 'read', guardrails: 'readWrite' }, providerCredentials: 'none' },
+  policies: { tables: { control: 'read', policies: 'readWrite' }, providerCredentials: 'none' },
+};
+
+/** Item-level actions only: no Scan, no table management, no streams. */
+export const DYNAMODB_READ_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:Query',
+  'dynamodb:ConditionCheckItem',
+] as const;
+export const DYNAMODB_WRITE_ACTIONS = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+] as const;
+
+export const KMS_ACTIONS: Record<CredentialsAccess, readonly string[]> = {
+  none: [],
+  read: ['kms:Decrypt'],
+  readWrite: ['kms:Decrypt', 'kms:GenerateDataKey'],
+};
+
+export function accessFor(group: string): FunctionAccess {
+  const access = FUNCTION_ACCESS[group];
+  if (!access) throw new Error(`infra/stacks/access.ts has no entry for endpoint group '${group}'.`);
+  return access;
+}

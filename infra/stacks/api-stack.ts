@@ -1,0 +1,173 @@
+import { CfnOutput, CrossStackReferences, Duration, ReferenceStrength, Stack, type StackProps } from 'aws-cdk-lib';
+import {
+  AccessLogField,
+  AccessLogFormat,
+  AuthorizationType,
+  EndpointType,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  ResponseTransferMode,
+  ResponseType,
+  RestApi,
+  type IResource,
+  type Method,
+} from 'aws-cdk-lib/aws-apigateway';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import type { TableName } from '../../functions/shared/tables';
+import { ENDPOINT_GROUPS, FALLBACK_GROUP, type EndpointGroup } from '../endpoint-groups';
+import { EndpointFunction } from './endpoint-function';
+import { acknowledge } from './nag';
+import { pascal } from './names';
+
+export interface ApiStackProps extends StackProps {
+  stage: string;
+  memorySize: number;
+  logRetentionDays: RetentionDays;
+  tables: Readonly<Record<TableName, Table>>;
+  providerCredentialsKey: IKey;
+  /** Default: infra/endpoint-groups.ts, the same list the local runtime routes from. */
+  groups?: readonly EndpointGroup[];
+}
+
+/** Default stage throttling (all methods); per-key limits are the gateway's own policies. */
+export const STAGE_THROTTLING = { rateLimit: 1000, burstLimit: 2000 } as const;
+
+export interface ApiRoute {
+  /** Resource path, e.g. `/v1/prompts/{proxy+}`. */
+  path: string;
+  group: string;
+  method: Method;
+}
+
+/** API Gateway's own errors (throttling, oversize bodies, timeouts) in the OpenAI error shape. */
+const GATEWAY_ERRORS: ReadonlyArray<{ id: string; type: ResponseType; status?: string; errorType: string; message?: string }> = [
+  { id: 'Default4xx', type: ResponseType.DEFAULT_4XX, errorType: 'invalid_request_error' },
+  { id: 'Default5xx', type: ResponseType.DEFAULT_5XX, errorType: 'server_error' },
+  { id: 'Throttled', type: ResponseType.THROTTLED, status: '429', errorType: 'rate_limit_error' },
+  { id: 'RequestTooLarge', type: ResponseType.REQUEST_TOO_LARGE, status: '413', errorType: 'invalid_request_error' },
+  { id: 'IntegrationTimeout', type: ResponseType.INTEGRATION_TIMEOUT, status: '504', errorType: 'timeout_error' },
+  // Only reachable for paths outside every resource, which the catch-all routes make rare.
+  { id: 'UnknownRoute', type: ResponseType.MISSING_AUTHENTICATION_TOKEN, status: '404', errorType: 'not_found_error', message: '"Unknown route."' },
+];
+
+/**
+ * The public HTTPS endpoint: one REST API (Regional; REST is the only API Gateway flavour
+ * that streams responses), one response-streaming Lambda per endpoint group, and the route
+ * table of infra/endpoint-groups.ts: `/v1/<prefix>` and `/v1/<prefix>/{proxy+}` go to
+ * the group that owns the prefix; everything else (`/`, `/{proxy+}`, `/v1`,
+ * `/v1/{proxy+}`) goes to the gateway group, so unknown paths get the gateway's JSON 404.
+ */
+export class ApiStack extends Stack {
+  readonly restApi: RestApi;
+  readonly functions: Readonly<Record<string, EndpointFunction>>;
+  readonly routes: readonly ApiRoute[];
+
+  constructor(scope: Construct, id: string, props: ApiStackProps) {
+    super(scope, id, props);
+    // Table names and the key ARN arrive as CloudFormation exports (strong references, set
+    // explicitly): the data stack cannot be deleted while this stack still uses them.
+    CrossStackReferences.of(this).consume(ReferenceStrength.STRONG);
+    const groups = props.groups ?? ENDPOINT_GROUPS;
+
+    const accessLogs = new LogGroup(this, 'AccessLogs', { retention: props.logRetentionDays });
+    this.restApi = new RestApi(this, 'Api', {
+      restApiName: `ai-gateway-${props.stage}`,
+      description: `AI gateway (${props.stage}): OpenAI-compatible endpoint in front of every model provider`,
+      endpointConfiguration: { types: [EndpointType.REGIONAL] },
+      // Every body reaches the functions base64-encoded, byte for byte (multipart audio,
+      // images, any provider payload); functions decode it (see infra/local/server.ts).
+      binaryMediaTypes: ['*/*'],
+      // The account-level CloudWatch role is a regional singleton; see the APIG6 acknowledgement.
+      cloudWatchRole: false,
+      failOnWarnings: true,
+      deployOptions: {
+        stageName: props.stage,
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogFormat: AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: AccessLogField.contextRequestId(),
+            extendedRequestId: AccessLogField.contextExtendedRequestId(),
+            requestTime: AccessLogField.contextRequestTimeEpoch(),
+            ip: AccessLogField.contextIdentitySourceIp(),
+            userAgent: AccessLogField.contextIdentityUserAgent(),
+            method: AccessLogField.contextHttpMethod(),
+            path: AccessLogField.contextPath(),
+            resourcePath: AccessLogField.contextResourcePath(),
+            protocol: AccessLogField.contextProtocol(),
+            status: AccessLogField.contextStatus(),
+            responseLength: AccessLogField.contextResponseLength(),
+            responseLatency: AccessLogField.contextResponseLatency(),
+            integrationStatus: AccessLogField.contextIntegrationStatus(),
+            integrationLatency: AccessLogField.contextIntegrationLatency(),
+            integrationError: AccessLogField.contextIntegrationErrorMessage(),
+            error: AccessLogField.contextErrorMessage(),
+            errorType: AccessLogField.contextErrorResponseType(),
+          }),
+        ),
+        throttlingRateLimit: STAGE_THROTTLING.rateLimit,
+        throttlingBurstLimit: STAGE_THROTTLING.burstLimit,
+      },
+    });
+    acknowledge(this.restApi, 'AwsSolutions-APIG2');
+    acknowledge(this.restApi.deploymentStage, 'AwsSolutions-APIG3', 'AwsSolutions-APIG6');
+
+    for (const e of GATEWAY_ERRORS) {
+      this.restApi.addGatewayResponse(e.id, {
+        type: e.type,
+        ...(e.status ? { statusCode: e.status } : {}),
+        templates: {
+          'application/json': `{"error":{"message":${e.message ?? '$context.error.messageString'},"type":"${e.errorType}","param":null,"code":null}}`,
+        },
+      });
+    }
+
+    const functions: Record<string, EndpointFunction> = {};
+    const routes: ApiRoute[] = [];
+    const route = (resource: IResource, group: string, integration: LambdaIntegration) => {
+      const method = resource.addMethod('ANY', integration, { authorizationType: AuthorizationType.NONE });
+      acknowledge(method, 'AwsSolutions-APIG4', 'AwsSolutions-COG4');
+      routes.push({ path: resource.path, group, method });
+    };
+
+    const v1 = this.restApi.root.addResource('v1');
+    for (const group of groups) {
+      const fn = new EndpointFunction(this, `${pascal(group.name)}Function`, {
+        group,
+        stage: props.stage,
+        memorySize: props.memorySize,
+        logRetentionDays: props.logRetentionDays,
+        tables: props.tables,
+        providerCredentialsKey: props.providerCredentialsKey,
+      });
+      functions[group.name] = fn;
+      const integration = new LambdaIntegration(fn.function, {
+        responseTransferMode: ResponseTransferMode.STREAM,
+        timeout: Duration.minutes(15),
+        // One invoke permission per method, scoped to it; no console test-invoke permissions.
+        allowTestInvoke: false,
+      });
+      for (const prefix of group.prefixes) {
+        const resource = v1.addResource(prefix);
+        route(resource, group.name, integration);
+        route(resource.addResource('{proxy+}'), group.name, integration);
+      }
+      if (group.name === FALLBACK_GROUP) {
+        route(this.restApi.root, group.name, integration);
+        route(this.restApi.root.addResource('{proxy+}'), group.name, integration);
+        route(v1, group.name, integration);
+        route(v1.addResource('{proxy+}'), group.name, integration);
+      }
+    }
+    if (!functions[FALLBACK_GROUP]) throw new Error(`The endpoint groups must include the fallback group '${FALLBACK_GROUP}'.`);
+    this.functions = functions;
+    this.routes = routes;
+
+    new CfnOutput(this, 'BaseUrl', {
+      value: `${this.restApi.url}v1`,
+      description: 'OpenAI-compatible base URL (what an OpenAI SDK takes as baseURL)',
+    });
+  }
+}
