@@ -5,7 +5,7 @@
  * sampling -> `inferenceConfig`, images from data: URLs -> `image.source.bytes`.
  */
 import { badRequest } from '../shared/errors';
-import { parseArguments, parseDataUrl } from './cloud-common';
+import { parseArguments, parseDataUrl, type LoosePart } from './cloud-common';
 import { compact, completion, makeUsage, stopList, textOf } from './openai-shape';
 import type { ChatCompletion, ChatRequest, ContentPart, FinishReason, TranslateContext, Usage } from './types';
 
@@ -40,7 +40,7 @@ function imageBlock(url: string, param: string): Block {
   throw badRequest(`${param}: Bedrock takes images as data: URLs (base64) or s3:// URIs, not remote URLs.`, param, 'unsupported_content');
 }
 
-function documentBlock(file: Record<string, unknown> | undefined, param: string): Block {
+function documentBlock(file: LoosePart['file'], param: string): Block {
   const inline = typeof file?.file_data === 'string' ? parseDataUrl(file.file_data) : undefined;
   const format = inline && DOCUMENT_FORMATS[inline.mimeType];
   if (!inline || !format) throw badRequest(`${param}: Bedrock takes files as file_data data: URLs of a document type (pdf, csv, docx, …).`, param, 'unsupported_content');
@@ -53,7 +53,7 @@ function documentBlock(file: Record<string, unknown> | undefined, param: string)
 function userBlocks(content: string | ContentPart[], param: string): Block[] {
   if (typeof content === 'string') return content ? [{ text: content }] : [];
   return content.map((part, j) => {
-    const p = part as Record<string, any>;
+    const p = part as LoosePart;
     const at = `${param}[${j}]`;
     if (p.type === 'text') return { text: String(p.text ?? '') };
     if (p.type === 'image_url') return imageBlock(String(p.image_url?.url ?? ''), `${at}.image_url.url`);

@@ -29,6 +29,15 @@ export function requireSetting(value: string | undefined, header: string, what: 
   return v;
 }
 
+/** An OpenAI content part read loosely (callers send any shape; fields are checked on use). */
+export interface LoosePart {
+  type?: unknown;
+  text?: unknown;
+  image_url?: { url?: unknown };
+  input_audio?: { data?: unknown; format?: unknown };
+  file?: { file_data?: unknown; file_id?: unknown; filename?: unknown; format?: unknown; mime_type?: unknown };
+}
+
 /** `data:<mime>;base64,<data>` -> its parts, or undefined for any other URL. */
 export function parseDataUrl(url: string): { mimeType: string; data: string } | undefined {
   const m = /^data:([\w.+-]+\/[\w.+-]+)?((?:;[\w-]+=[^;,]*)*);base64,(.*)$/s.exec(url);

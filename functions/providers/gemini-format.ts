@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { badRequest } from '../shared/errors';
 import { toGeminiSchema } from './gemini-schema';
-import { parseArguments, parseDataUrl } from './cloud-common';
+import { parseArguments, parseDataUrl, type LoosePart } from './cloud-common';
 import { textOf } from './openai-shape';
 import type { ChatCompletion, ChatRequest, ContentPart, FinishReason, TranslateContext, Usage } from './types';
 
@@ -75,7 +75,7 @@ function mediaPart(url: string, param: string, mimeHint?: string): GeminiPart {
 }
 
 function partOf(part: ContentPart, param: string): GeminiPart {
-  const p = part as Record<string, any>;
+  const p = part as LoosePart;
   switch (p.type) {
     case 'text':
       return { text: String(p.text ?? '') };
@@ -85,7 +85,10 @@ function partOf(part: ContentPart, param: string): GeminiPart {
       return { inlineData: { mimeType: `audio/${p.input_audio?.format ?? 'wav'}`, data: String(p.input_audio?.data ?? '') } };
     case 'file':
       if (typeof p.file?.file_data === 'string') return mediaPart(p.file.file_data, `${param}.file.file_data`);
-      if (typeof p.file?.file_id === 'string') return mediaPart(p.file.file_id, `${param}.file.file_id`, p.file.format ?? p.file.mime_type);
+      if (typeof p.file?.file_id === 'string') {
+        const hint = p.file.format ?? p.file.mime_type;
+        return mediaPart(p.file.file_id, `${param}.file.file_id`, typeof hint === 'string' ? hint : undefined);
+      }
       throw badRequest(`${param}.file needs file_data (a data: URL) or file_id (a file URI).`, param, 'invalid_content');
     default:
       throw badRequest(`Content part type '${String(p.type)}' is not supported by Gemini.`, `${param}.type`, 'unsupported_content');
