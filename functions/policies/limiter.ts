@@ -1,0 +1,277 @@
+import { createHash } from 'node:crypto';
+import { config } from '../shared/config';
+import { getItem, updateItem } from '../shared/db/ops';
+import { GatewayError } from '../shared/errors';
+import { TtlCache } from '../shared/stores/ttl-cache';
+import { log } from '../shared/telemetry/logger';
+import { METADATA_PREFIX, UNIT_MS, UNIT_WORDS, WILDCARD, type PolicyType, type PolicyUnit, type RateLimitPolicy } from './model';
+import { listWorkspacePolicies } from './store';
+
+/**
+ * The rate limiter: fixed windows, counters only in DynamoDB (the `usage` table), so a
+ * limit holds exactly across any number of Lambda containers.
+ *
+ * - Policies: a workspace's ACTIVE policies are cached per container for
+ *   `config().policyCacheTtlMs` (at most 10 s): a created, changed or archived policy takes
+ *   effect everywhere within that time (at once in the container that wrote it).
+ * - Matching: a policy applies when every condition matches; a condition matches when the
+ *   request has a value for its key equal to the condition's value, or any value for `*`.
+ *   A request without a value for a condition's key does not match.
+ * - Buckets: one counter per policy, `group_by` tuple and window. A request without a
+ *   value for a `group_by` key counts under the value '' (all such requests share one
+ *   bucket), so leaving a key out never escapes the limit.
+ * - Windows: start = floor(now / unit) * unit (minute, hour, UTC day); counter items expire
+ *   (TTL) a minute after their window ends.
+ * - `requests`: ONE conditional atomic increment per bucket (ADD count 1 if count < limit).
+ *   Concurrent requests are serialised by DynamoDB, so exactly `value` are admitted per
+ *   window. When several request policies apply and one refuses, the increments already
+ *   made by the others are undone (ADD -1): a refused request does not consume another
+ *   bucket's budget. While that undo is in flight a concurrent request may see the
+ *   briefly higher count and be refused: the limiter errs on refusing, never on admitting.
+ * - `tokens`: admission reads the window's consumed tokens and refuses once they reach the
+ *   limit; the caller adds the actual usage afterwards with `recordTokenUsage`. Overshoot
+ *   bound: requests admitted while the window was under the limit each add their full
+ *   usage, so a window can exceed its limit by at most (requests in flight at the moment
+ *   the limit is crossed) x (their tokens each). Nothing more is admitted after that.
+ */
+
+export interface LimitSubject {
+  workspaceId: string;
+  organisationId: string;
+  /** The gateway key's id (`key_...`), never its secret. */
+  apiKeyId: string;
+  provider?: string;
+  model?: string;
+  metadata: Record<string, string>;
+}
+
+/** Where a tokens policy counts: opaque to callers, handed back to `recordTokenUsage`. */
+export interface TokenBucket {
+  readonly policyId: string;
+  readonly pk: string;
+  readonly type: PolicyType;
+  readonly unit: PolicyUnit;
+}
+
+export interface RateLimitGrant {
+  /** `x-ratelimit-limit|remaining|reset` of the tightest request policy; empty when none applies. */
+  readonly headers: Record<string, string>;
+  readonly tokenBuckets: readonly TokenBucket[];
+}
+
+const TTL_SLACK_SECONDS = 60;
+
+// ---- policies (cached) -----------------------------------------------------------------
+
+interface ActivePolicy {
+  id: string;
+  name: string | null;
+  type: PolicyType;
+  unit: PolicyUnit;
+  value: number;
+  conditions: ReadonlyArray<{ key: string; value: string }>;
+  groupBy: readonly string[];
+}
+
+const toActive = (p: RateLimitPolicy): ActivePolicy => ({
+  id: p.id,
+  name: p.name,
+  type: p.type,
+  unit: p.unit,
+  value: p.value,
+  conditions: p.conditions,
+  groupBy: p.group_by.map((g) => g.key),
+});
+
+const policyCache = new TtlCache<ActivePolicy[]>(() => config().policyCacheTtlMs);
+
+async function activePolicies(workspaceId: string): Promise<ActivePolicy[]> {
+  const policies = await policyCache.get(workspaceId, async () =>
+    (await listWorkspacePolicies(workspaceId)).filter((p) => p.status === 'active').map(toActive),
+  );
+  return policies ?? [];
+}
+
+/** Drop cached policies: of one workspace (after a write in this container) or all (tests). */
+export function clearPolicyCache(workspaceId?: string): void {
+  if (workspaceId === undefined) policyCache.clear();
+  else policyCache.delete(workspaceId);
+}
+
+// ---- matching and buckets ----------------------------------------------------------------
+
+function subjectValue(subject: LimitSubject, key: string): string | undefined {
+  switch (key) {
+    case 'api_key':
+      return subject.apiKeyId;
+    case 'workspace_id':
+      return subject.workspaceId;
+    case 'organisation_id':
+      return subject.organisationId;
+    case 'provider':
+      return subject.provider;
+    case 'model':
+      return subject.model;
+    default:
+      if (!key.startsWith(METADATA_PREFIX)) return undefined;
+      return Object.hasOwn(subject.metadata, key.slice(METADATA_PREFIX.length))
+        ? subject.metadata[key.slice(METADATA_PREFIX.length)]
+        : undefined;
+  }
+}
+
+function applies(policy: ActivePolicy, subject: LimitSubject): boolean {
+  return policy.conditions.every((c) => {
+    const actual = subjectValue(subject, c.key);
+    return actual !== undefined && (c.value === WILDCARD || c.value === actual);
+  });
+}
+
+/** The bucket's partition key: policy plus a hash of the group-by values (bounded length). */
+function bucketPk(subject: LimitSubject, policy: ActivePolicy): string {
+  const values = policy.groupBy.map((key) => subjectValue(subject, key) ?? '');
+  const bucket = values.length ? createHash('sha256').update(JSON.stringify(values)).digest('base64url') : 'all';
+  return `WS#${subject.workspaceId}#RL#${policy.id}#${bucket}`;
+}
+
+interface Window {
+  sk: string;
+  /** Seconds until the window ends, at least 1. */
+  resetSeconds: number;
+  ttl: number;
+}
+
+function windowOf(type: PolicyType, unit: PolicyUnit, now: number): Window {
+  const length = UNIT_MS[unit];
+  const start = Math.floor(now / length) * length;
+  const end = start + length;
+  return {
+    sk: `${type}#${unit}#${start}`,
+    resetSeconds: Math.max(1, Math.ceil((end - now) / 1000)),
+    ttl: Math.ceil(end / 1000) + TTL_SLACK_SECONDS,
+  };
+}
+
+// ---- enforcement --------------------------------------------------------------------------
+
+interface Checked {
+  policy: ActivePolicy;
+  pk: string;
+  window: Window;
+  /** Count after this request (requests) or consumed so far (tokens). */
+  count: number;
+  admitted: boolean;
+}
+
+async function incrementRequests(policy: ActivePolicy, pk: string, now: number): Promise<Checked> {
+  const window = windowOf(policy.type, policy.unit, now);
+  const updated = await updateItem<{ count: number }>(
+    'usage',
+    { pk, sk: window.sk },
+    {
+      set: { ttl: window.ttl },
+      add: { count: 1 },
+      condition: 'attribute_not_exists(#count) OR #count < :limit',
+      conditionValues: { ':limit': policy.value },
+    },
+  );
+  return updated
+    ? { policy, pk, window, count: Number(updated.count), admitted: true }
+    : { policy, pk, window, count: policy.value, admitted: false };
+}
+
+async function readTokens(policy: ActivePolicy, pk: string, now: number): Promise<Checked> {
+  const window = windowOf(policy.type, policy.unit, now);
+  const item = await getItem<{ count?: number }>('usage', { pk, sk: window.sk }, true);
+  const count = Number(item?.count ?? 0);
+  return { policy, pk, window, count, admitted: count < policy.value };
+}
+
+async function undoIncrement(c: Checked): Promise<void> {
+  try {
+    await updateItem('usage', { pk: c.pk, sk: c.window.sk }, { add: { count: -1 } });
+  } catch (err) {
+    log.warn('rate limit: could not undo an increment', { policy_id: c.policy.id, error: (err as Error).message });
+  }
+}
+
+function headersOf(limit: number, remaining: number, resetSeconds: number): Record<string, string> {
+  return {
+    'x-ratelimit-limit': String(limit),
+    'x-ratelimit-remaining': String(Math.max(0, remaining)),
+    'x-ratelimit-reset': String(resetSeconds),
+  };
+}
+
+function exceeded(c: Checked): GatewayError {
+  const { policy } = c;
+  const label = policy.name ? `'${policy.name}' (${policy.id})` : policy.id;
+  const what = policy.type === 'requests' ? 'requests' : 'tokens';
+  return new GatewayError(
+    429,
+    'rate_limit_error',
+    `Rate limit exceeded: policy ${label} allows ${policy.value} ${what} per ${UNIT_WORDS[policy.unit]}. Retry after ${c.window.resetSeconds} s.`,
+    null,
+    'rate_limit_exceeded',
+    { 'retry-after': String(c.window.resetSeconds), ...headersOf(policy.value, 0, c.window.resetSeconds) },
+  );
+}
+
+const settledValue = <T>(r: PromiseSettledResult<T>): T | undefined => (r.status === 'fulfilled' ? r.value : undefined);
+
+/**
+ * Admit or refuse one request under the workspace's active policies. Throws a 429
+ * `rate_limit_error` (code `rate_limit_exceeded`, `retry-after` and `x-ratelimit-*`
+ * headers) naming the refusing policy; when several refuse, the one whose window ends
+ * last. Storage errors propagate after undoing any increment already made.
+ */
+export async function enforceRateLimits(subject: LimitSubject, now = Date.now()): Promise<RateLimitGrant> {
+  const matching = (await activePolicies(subject.workspaceId)).filter((p) => applies(p, subject));
+  if (matching.length === 0) return { headers: {}, tokenBuckets: [] };
+
+  const results = await Promise.allSettled(
+    matching.map((policy) => {
+      const pk = bucketPk(subject, policy);
+      return policy.type === 'requests' ? incrementRequests(policy, pk, now) : readTokens(policy, pk, now);
+    }),
+  );
+  const checked = results.map(settledValue).filter((c): c is Checked => c !== undefined);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  const refused = checked.filter((c) => !c.admitted);
+
+  if (failed || refused.length) {
+    await Promise.all(checked.filter((c) => c.admitted && c.policy.type === 'requests').map(undoIncrement));
+    if (failed) throw failed.reason;
+    const binding = refused.reduce((a, b) => (b.window.resetSeconds > a.window.resetSeconds ? b : a));
+    log.debug('rate limit exceeded', { policy_id: binding.policy.id, type: binding.policy.type, unit: binding.policy.unit });
+    throw exceeded(binding);
+  }
+
+  const requests = checked.filter((c) => c.policy.type === 'requests');
+  const tightest = requests.reduce<Checked | undefined>(
+    (a, b) => (a === undefined || b.policy.value - b.count < a.policy.value - a.count ? b : a),
+    undefined,
+  );
+  return {
+    headers: tightest ? headersOf(tightest.policy.value, tightest.policy.value - tightest.count, tightest.window.resetSeconds) : {},
+    tokenBuckets: checked
+      .filter((c) => c.policy.type === 'tokens')
+      .map((c) => ({ policyId: c.policy.id, pk: c.pk, type: c.policy.type, unit: c.policy.unit })),
+  };
+}
+
+/**
+ * Add a request's actual token usage to every tokens bucket of its grant, in the window
+ * current at `now` (when the usage became known). A no-op for a grant without token
+ * buckets or a usage of zero or less.
+ */
+export async function recordTokenUsage(grant: RateLimitGrant, totalTokens: number, now = Date.now()): Promise<void> {
+  const tokens = Math.round(totalTokens);
+  if (!Number.isFinite(tokens) || tokens <= 0 || grant.tokenBuckets.length === 0) return;
+  await Promise.all(
+    grant.tokenBuckets.map((bucket) => {
+      const window = windowOf(bucket.type, bucket.unit, now);
+      return updateItem('usage', { pk: bucket.pk, sk: window.sk }, { set: { ttl: window.ttl }, add: { count: tokens } });
+    }),
+  );
+}
