@@ -17,20 +17,16 @@ function audioRoute(operation: AudioOperation) {
     withRequestLog(req, `audio.${operation}`, async (facts): Promise<HttpResponse> => {
       const d = await dispatch({
         req,
+        facts,
         build: ({ adapter, target }) => {
           if (!adapter.audio?.[operation]) {
             throw badRequest(`Provider '${adapter.slug}' does not support audio ${operation}.`, 'x-gateway-provider', 'unsupported_operation');
           }
-          return proxyRequest(req, adapter, target, `audio/${operation}`);
+          const upstream = proxyRequest(req, adapter, target, `audio/${operation}`);
+          // Some providers (Azure) put audio under a per-deployment URL.
+          const url = adapter.audio.url?.(operation, target);
+          return url ? { ...upstream, url: url + (req.rawQuery ? `${url.includes('?') ? '&' : '?'}${req.rawQuery}` : '') } : upstream;
         },
-      });
-      Object.assign(facts, {
-        metadata: d.options.metadata,
-        provider: d.resolved.adapter.slug,
-        managedProvider: d.resolved.managedProvider,
-        retries: d.routing.retries,
-        attempts: d.routing.attempts,
-        upstreamLatencyMs: d.upstreamLatencyMs,
       });
       if (!succeeded(d)) return failureResponse(d, facts);
       const upstream = d.routing.result.response!;

@@ -32,6 +32,8 @@ export async function runChat(req: GatewayRequest, body: ChatRequest, facts: Req
   let effective: ChatRequest = body;
   const d = await dispatch({
     req,
+    facts,
+    model: body.model,
     params: body,
     build({ adapter, target }, leaf) {
       if (!adapter.chat) throw badRequest(`Provider '${adapter.slug}' does not support chat completions.`, 'x-gateway-provider', 'unsupported_operation');
@@ -40,13 +42,7 @@ export async function runChat(req: GatewayRequest, body: ChatRequest, facts: Req
       return adapter.chat.request(effective, target);
     },
   });
-  facts.metadata = d.options.metadata;
-  facts.provider = d.resolved.adapter.slug;
-  facts.managedProvider = d.resolved.managedProvider;
   facts.model = effective.model;
-  facts.retries = d.routing.retries;
-  facts.attempts = d.routing.attempts;
-  facts.upstreamLatencyMs = d.upstreamLatencyMs;
   if (!succeeded(d)) return failureResponse(d, facts);
 
   const chat = d.resolved.adapter.chat!;

@@ -24,6 +24,8 @@ export const embeddings = (req: GatewayRequest) =>
     let effective = body;
     const d = await dispatch({
       req,
+      facts,
+      model: body.model,
       params: body,
       build({ adapter, target }, leaf) {
         if (!adapter.embeddings) throw badRequest(`Provider '${adapter.slug}' does not support embeddings.`, 'x-gateway-provider', 'unsupported_operation');
@@ -32,15 +34,7 @@ export const embeddings = (req: GatewayRequest) =>
         return adapter.embeddings.request(effective, target);
       },
     });
-    Object.assign(facts, {
-      metadata: d.options.metadata,
-      provider: d.resolved.adapter.slug,
-      managedProvider: d.resolved.managedProvider,
-      model: effective.model,
-      retries: d.routing.retries,
-      attempts: d.routing.attempts,
-      upstreamLatencyMs: d.upstreamLatencyMs,
-    });
+    facts.model = effective.model;
     if (!succeeded(d)) return failureResponse(d, facts);
     let parsed: unknown;
     try {

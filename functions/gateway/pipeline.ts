@@ -5,13 +5,22 @@ import type { ConfigNode } from '../shared/gateway-config';
 import type { GatewayRequest } from '../shared/http/types';
 import { sendUpstream } from '../shared/net/http-client';
 import type { ProviderAdapter, ProviderTarget, UpstreamRequest } from '../providers/types';
+import { enforceRateLimits, recordTokenUsage } from '../policies/limiter';
+import { afterResponse } from '../shared/telemetry/context';
+import type { GatewayConfigSpec } from '../shared/gateway-config';
+import { resolveManagedProvider } from '../shared/stores/providers';
 import { parseGatewayOptions, type GatewayOptions } from './headers';
+import type { RequestFacts } from './request-log';
 import { routeRequest, type AttemptResult, type Leaf, type RoutingDeps, type RoutingResult } from './routing';
 import { resolveConfig, resolveLeaf, type ResolvedConfig, type ResolvedTarget } from './target';
 
 /** What an inference route needs from the pipeline to reach a provider. */
 export interface DispatchSpec {
   req: GatewayRequest;
+  /** The request's facts for its log record; dispatch fills provider, routing and usage hooks. */
+  facts: RequestFacts;
+  /** Model named in the body, for rate-limit conditions and logs. */
+  model?: string;
   /** Request body fields for conditional routing (`params.*`). */
   params?: Record<string, unknown>;
   /** Build the provider request for one resolved target (throws 400 if unsupported). */
@@ -27,6 +36,8 @@ export interface Dispatched {
   /** Milliseconds until the caller's timeout, for the body phase (undefined: none). */
   remainingMs(): number | undefined;
   upstreamLatencyMs: number;
+  /** x-ratelimit-* of the tightest request policy that applied. */
+  rateLimitHeaders: Record<string, string>;
 }
 
 export const routingDeps: RoutingDeps = {
@@ -58,7 +69,25 @@ async function prepare(adapter: ProviderAdapter, target: ProviderTarget, upstrea
 export async function dispatch(spec: DispatchSpec): Promise<Dispatched> {
   const { req } = spec;
   const options = parseGatewayOptions(req.headers);
+  const { facts } = spec;
+  facts.metadata = options.metadata;
+  facts.model = spec.model;
   const resolvedConfig = await resolveConfig(req);
+  const grant = await enforceRateLimits({
+    workspaceId: req.auth.workspaceId,
+    organisationId: req.auth.organisationId,
+    apiKeyId: req.auth.keyId,
+    provider: await primaryProvider(resolvedConfig.config, req.auth.workspaceId),
+    model: spec.model,
+    metadata: options.metadata,
+  }).catch((err: unknown) => {
+    facts.rateLimited = (err as { status?: number }).status === 429;
+    throw err;
+  });
+  if (grant.tokenBuckets.length) {
+    // Token policies learn the actual usage once the response (or stream) has ended.
+    afterResponse(() => recordTokenUsage(grant, facts.usage?.total_tokens ?? 0));
+  }
   const startedAt = Date.now();
   const deadline = options.timeoutMs !== undefined ? startedAt + options.timeoutMs : undefined;
   let last: ResolvedTarget | undefined;
@@ -88,14 +117,30 @@ export async function dispatch(spec: DispatchSpec): Promise<Dispatched> {
     attempt,
     routingDeps,
   );
+  Object.assign(facts, {
+    provider: last!.adapter.slug,
+    managedProvider: last!.managedProvider,
+    retries: routing.retries,
+    attempts: routing.attempts,
+    upstreamLatencyMs,
+  });
   return {
     routing,
     resolved: last!,
     options,
     resolvedConfig,
     upstreamLatencyMs,
+    rateLimitHeaders: grant.headers,
     remainingMs: () => (deadline === undefined ? undefined : Math.max(0, deadline - Date.now())),
   };
+}
+
+/** The provider a request will most likely reach: the first leaf of its config. */
+async function primaryProvider(node: GatewayConfigSpec, workspaceId: string): Promise<string | undefined> {
+  while (node.targets?.length) node = node.targets[0]!;
+  const managed = node.virtual_key ?? (node.provider?.startsWith('@') ? node.provider.slice(1) : undefined);
+  if (!managed) return node.provider;
+  return (await resolveManagedProvider(workspaceId, managed))?.provider;
 }
 
 const lower = (names: string[] | undefined) => (names ?? []).map((n) => n.toLowerCase());
@@ -110,6 +155,7 @@ function attemptTimeout(node: ConfigNode, deadline: number | undefined): number 
 /** Response headers the gateway adds to every proxied or unified answer. */
 export function gatewayHeaders(d: Dispatched): Record<string, string> {
   return {
+    ...d.rateLimitHeaders,
     'x-gateway-provider': d.resolved.adapter.slug,
     'x-gateway-retry-attempt-count': String(d.routing.retries),
     ...(d.resolvedConfig.source === 'config' ? { 'x-gateway-last-used-option-index': d.routing.leaf.path } : {}),

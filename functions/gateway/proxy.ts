@@ -27,6 +27,17 @@ export function proxyRequest(req: GatewayRequest, adapter: ProviderAdapter, targ
   };
 }
 
+/** `model` of a JSON body, when there is one (for rate-limit conditions and logs). */
+function modelOf(req: GatewayRequest): string | undefined {
+  if (!req.body.length || !String(req.headers['content-type'] ?? '').includes('json')) return undefined;
+  try {
+    const model = (JSON.parse(req.body.toString('utf8')) as { model?: unknown }).model;
+    return typeof model === 'string' ? model : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The generic proxy (spec §4.1): any provider endpoint, forwarded unchanged, the response
  * streamed back chunk by chunk with the provider's status and headers.
@@ -35,16 +46,9 @@ export const genericProxy = (req: GatewayRequest) =>
   withRequestLog(req, 'proxy', async (facts): Promise<HttpResponse> => {
     const path = req.params.proxy ?? '';
     if (!path) throw badRequest('Name the provider endpoint after /v1, e.g. /v1/models.', null, 'missing_path');
-    const d = await dispatch({ req, build: ({ adapter, target }) => proxyRequest(req, adapter, target, path) });
-    Object.assign(facts, {
-      metadata: d.options.metadata,
-      provider: d.resolved.adapter.slug,
-      managedProvider: d.resolved.managedProvider,
-      retries: d.routing.retries,
-      attempts: d.routing.attempts,
-      upstreamLatencyMs: d.upstreamLatencyMs,
-      stream: String(d.routing.result.response?.headers['content-type'] ?? '').includes('text/event-stream'),
-    });
+    const model = modelOf(req);
+    const d = await dispatch({ req, facts, model, build: ({ adapter, target }) => proxyRequest(req, adapter, target, path) });
+    facts.stream = String(d.routing.result.response?.headers['content-type'] ?? '').includes('text/event-stream');
     if (!succeeded(d)) return failureResponse(d, facts);
     const upstream = d.routing.result.response!;
     facts.status = upstream.status;

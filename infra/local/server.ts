@@ -22,6 +22,8 @@ export interface LocalGatewayOptions {
   trustedHosts?: string[];
   /** Use a running DynamoDB (e.g. another local gateway's) instead of starting one. */
   dynamodbEndpoint?: string;
+  /** Use a running local KMS (another local gateway's) so stored credentials decrypt here too. */
+  kmsEndpoint?: string;
   /** Prefix of the local table names (tests give each file its own). Default `gateway-`. */
   tablePrefix?: string;
   /** Extra environment for the functions (settings of functions/shared/config.ts). */
@@ -37,6 +39,7 @@ export interface LocalGateway {
   organisationId: string;
   workspaceId: string;
   dynamodbEndpoint: string;
+  kmsEndpoint: string;
   stop(): Promise<void>;
 }
 
@@ -67,20 +70,22 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
   const stops: Array<() => Promise<void>> = [];
 
   try {
-    const dynamo = options.dynamodbEndpoint
-      ? { endpoint: options.dynamodbEndpoint, stop: async () => undefined }
+    const sharedEndpoint = options.dynamodbEndpoint ?? process.env.GATEWAY_DYNAMODB_ENDPOINT;
+    const dynamo = sharedEndpoint
+      ? { endpoint: sharedEndpoint, stop: async () => undefined }
       : await startDynamoDbLocal(dir ? join(dir, 'dynamodb') : null);
     if (dir) mkdirSync(join(dir, 'dynamodb'), { recursive: true });
     stops.push(dynamo.stop);
 
-    const masterKey = Buffer.from(
-      loadOrCreate(dir && join(dir, 'kms-master.key'), () => randomBytes(32).toString('base64')),
-      'base64',
-    );
-    const kms = await startLocalKms(masterKey);
+    const sharedKms = options.kmsEndpoint ?? process.env.GATEWAY_KMS_ENDPOINT;
+    const kms = sharedKms
+      ? { endpoint: sharedKms, stop: async () => undefined }
+      : await startLocalKms(
+          Buffer.from(loadOrCreate(dir && join(dir, 'kms-master.key'), () => randomBytes(32).toString('base64')), 'base64'),
+        );
     stops.push(kms.stop);
 
-    const prefix = options.tablePrefix ?? 'gateway-';
+    const prefix = options.tablePrefix ?? process.env.GATEWAY_TABLE_PREFIX ?? 'gateway-';
     const tableNames = Object.fromEntries(TABLE_SPECS.map((t) => [t.name, `${prefix}${t.name}`]));
     Object.assign(process.env, {
       AWS_REGION: 'us-east-1',
@@ -119,6 +124,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
       organisationId: boot.organisationId,
       workspaceId: boot.workspace.id,
       dynamodbEndpoint: dynamo.endpoint,
+      kmsEndpoint: kms.endpoint,
       stop: async () => {
         for (const stop of stops.reverse()) await stop().catch(() => undefined);
         started = false;

@@ -1,0 +1,48 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+
+/**
+ * A second gateway in its own process (like another Lambda container), sharing this test
+ * file's DynamoDB tables. Resolves with its base URL once it is listening.
+ */
+export async function startChildGateway(parent: { adminKey: string; kmsEndpoint: string }, env: Record<string, string> = {}): Promise<{ url: string; stop: () => Promise<void> }> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, '../../infra/local/main.ts')], {
+    env: {
+      ...process.env,
+      PORT: '0',
+      GATEWAY_DATA_DIR: 'memory',
+      GATEWAY_ADMIN_KEY: parent.adminKey,
+      GATEWAY_KMS_ENDPOINT: parent.kmsEndpoint,
+      GATEWAY_DYNAMODB_ENDPOINT: process.env.AWS_ENDPOINT_URL_DYNAMODB!,
+      GATEWAY_TABLE_PREFIX: process.env.GATEWAY_TEST_TABLE_PREFIX!,
+      GATEWAY_TRUSTED_HOSTS: '127.0.0.1,localhost',
+      POWERTOOLS_LOG_LEVEL: 'ERROR',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    const timer = setTimeout(() => reject(new Error(`child gateway did not start:\n${output}`)), 60_000);
+    const onData = (d: Buffer) => {
+      output += d.toString();
+      const match = /running at (http:\/\/\S+)\/v1/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolveUrl(match[1]!);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    child.once('exit', (code) => reject(new Error(`child gateway exited with ${code}:\n${output}`)));
+  });
+  return {
+    url,
+    stop: () =>
+      new Promise<void>((r) => {
+        if (child.exitCode !== null) return r();
+        child.once('exit', () => r());
+        child.kill('SIGTERM');
+      }),
+  };
+}
