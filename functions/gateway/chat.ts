@@ -34,6 +34,7 @@ export async function runChat(req: GatewayRequest, body: ChatRequest, facts: Req
     req,
     facts,
     model: body.model,
+    cacheRoute: 'chat.completions',
     params: body,
     build({ adapter, target }, leaf) {
       if (!adapter.chat) throw badRequest(`Provider '${adapter.slug}' does not support chat completions.`, 'x-gateway-provider', 'unsupported_operation');

@@ -26,6 +26,7 @@ export const embeddings = (req: GatewayRequest) =>
       req,
       facts,
       model: body.model,
+      cacheRoute: 'embeddings',
       params: body,
       build({ adapter, target }, leaf) {
         if (!adapter.embeddings) throw badRequest(`Provider '${adapter.slug}' does not support embeddings.`, 'x-gateway-provider', 'unsupported_operation');

@@ -9,6 +9,7 @@ import { enforceRateLimits, recordTokenUsage } from '../policies/limiter';
 import { afterResponse } from '../shared/telemetry/context';
 import type { GatewayConfigSpec } from '../shared/gateway-config';
 import { resolveManagedProvider } from '../shared/stores/providers';
+import { planCache, readCache, storeWhileStreaming, type CacheStatus } from './cache';
 import { parseGatewayOptions, type GatewayOptions } from './headers';
 import type { RequestFacts } from './request-log';
 import { routeRequest, type AttemptResult, type Leaf, type RoutingDeps, type RoutingResult } from './routing';
@@ -21,6 +22,8 @@ export interface DispatchSpec {
   facts: RequestFacts;
   /** Model named in the body, for rate-limit conditions and logs. */
   model?: string;
+  /** Route name for the cache key; set only on cacheable routes (chat, embeddings, rerank). */
+  cacheRoute?: string;
   /** Request body fields for conditional routing (`params.*`). */
   params?: Record<string, unknown>;
   /** Build the provider request for one resolved target (throws 400 if unsupported). */
@@ -38,6 +41,8 @@ export interface Dispatched {
   upstreamLatencyMs: number;
   /** x-ratelimit-* of the tightest request policy that applied. */
   rateLimitHeaders: Record<string, string>;
+  /** Set on cacheable routes: HIT, MISS, REFRESH or DISABLED. */
+  cacheStatus?: CacheStatus;
 }
 
 export const routingDeps: RoutingDeps = {
@@ -92,18 +97,29 @@ export async function dispatch(spec: DispatchSpec): Promise<Dispatched> {
   const deadline = options.timeoutMs !== undefined ? startedAt + options.timeoutMs : undefined;
   let last: ResolvedTarget | undefined;
   let upstreamLatencyMs = 0;
+  let cacheStatus: CacheStatus | undefined = spec.cacheRoute ? 'DISABLED' : undefined;
 
   const attempt = async (leaf: Leaf): Promise<AttemptResult> => {
     const resolved = await resolveLeaf(leaf.node, req.auth.workspaceId);
     resolved.target.forwardHeaders = forwarded(req, [...options.forwardHeaders, ...lower(leaf.node.forward_headers)]);
     last = resolved;
-    const upstream = await prepare(resolved.adapter, resolved.target, spec.build(resolved, leaf));
+    const built = spec.build(resolved, leaf);
+    const cache = spec.cacheRoute
+      ? planCache(leaf.node, options, req.headers, req.auth.workspaceId, spec.cacheRoute, resolved.adapter.slug, built)
+      : undefined;
+    if (cache) {
+      const hit = cache.refresh ? undefined : await readCache(cache);
+      cacheStatus = hit ? 'HIT' : cache.refresh ? 'REFRESH' : 'MISS';
+      if (hit) return { response: hit };
+    }
+    const upstream = await prepare(resolved.adapter, resolved.target, built);
     const timeoutMs = attemptTimeout(leaf.node, deadline);
     const sent = Date.now();
     try {
       const response = await sendUpstream({ ...upstream, timeoutMs, trustedHosts: config().trustedHosts });
       upstreamLatencyMs = Date.now() - sent;
-      return { response: { status: response.status, headers: response.headers, body: response.body } };
+      const outcome = { status: response.status, headers: response.headers, body: response.body };
+      return { response: cache && outcome.status < 300 ? storeWhileStreaming(cache, outcome) : outcome };
     } catch (err) {
       upstreamLatencyMs = Date.now() - sent;
       if (err instanceof GatewayError) return { error: err };
@@ -123,6 +139,7 @@ export async function dispatch(spec: DispatchSpec): Promise<Dispatched> {
     retries: routing.retries,
     attempts: routing.attempts,
     upstreamLatencyMs,
+    cacheStatus,
   });
   return {
     routing,
@@ -131,6 +148,7 @@ export async function dispatch(spec: DispatchSpec): Promise<Dispatched> {
     resolvedConfig,
     upstreamLatencyMs,
     rateLimitHeaders: grant.headers,
+    cacheStatus,
     remainingMs: () => (deadline === undefined ? undefined : Math.max(0, deadline - Date.now())),
   };
 }
@@ -159,6 +177,7 @@ export function gatewayHeaders(d: Dispatched): Record<string, string> {
     'x-gateway-provider': d.resolved.adapter.slug,
     'x-gateway-retry-attempt-count': String(d.routing.retries),
     ...(d.resolvedConfig.source === 'config' ? { 'x-gateway-last-used-option-index': d.routing.leaf.path } : {}),
+    ...(d.cacheStatus ? { 'x-gateway-cache-status': d.cacheStatus } : {}),
   };
 }
 

@@ -316,7 +316,7 @@ describe('managed providers', () => {
 });
 
 describe('saved configs', () => {
-  const routing = { retry: { attempts: 2 }, targets: [{ provider: '@openai-prod' }], nested: { deep: [1, 2.5, 'x', null, true] } };
+  const routing = { retry: { attempts: 2 }, targets: [{ provider: '@openai-prod' }], override_params: { deep: [1, 2.5, 'x', null, true] } };
 
   it('creates with a pc- id, reads by id or slug, lists, updates and deletes', async () => {
     const created = await call(gw, 'POST', '/v1/configs', { body: { name: 'Prod routing', slug: 'prod-routing', config: routing } });
@@ -329,10 +329,10 @@ describe('saved configs', () => {
     expect((await call(gw, 'GET', `/v1/configs/${created.body.id}`)).body).toEqual(created.body);
     expect((await call(gw, 'GET', '/v1/configs/prod-routing')).body).toEqual(created.body);
 
-    const second = await call(gw, 'POST', '/v1/configs', { body: { name: 'Prod routing', config: {} } });
+    const second = await call(gw, 'POST', '/v1/configs', { body: { name: 'Prod routing', config: { provider: 'openai' } } });
     expect(second.status).toBe(200);
     expect(second.body.slug).toMatch(/^prod-routing-[0-9a-z]{6}$/);
-    const third = await call(gw, 'POST', '/v1/configs', { body: { name: 'Fallbacks!', config: {} } });
+    const third = await call(gw, 'POST', '/v1/configs', { body: { name: 'Fallbacks!', config: { provider: 'openai' } } });
     expect(third.body.slug).toBe('fallbacks');
 
     const page1 = await call(gw, 'GET', '/v1/configs?limit=2');
@@ -341,23 +341,23 @@ describe('saved configs', () => {
     const ids = [...page1.body.data, ...page2.body.data].map((c: { id: string }) => c.id);
     expect(ids).toEqual([created.body.id, second.body.id, third.body.id]);
 
-    const updated = await call(gw, 'PUT', '/v1/configs/prod-routing', { body: { config: { cache: { mode: 'simple' } } } });
+    const updated = await call(gw, 'PUT', '/v1/configs/prod-routing', { body: { config: { provider: 'openai', cache: { mode: 'simple' } } } });
     expect(updated.status).toBe(200);
-    expect(updated.body).toMatchObject({ id: created.body.id, name: 'Prod routing', config: { cache: { mode: 'simple' } } });
+    expect(updated.body).toMatchObject({ id: created.body.id, name: 'Prod routing', config: { provider: 'openai', cache: { mode: 'simple' } } });
     const renamed = await call(gw, 'PUT', `/v1/configs/${created.body.id}`, { body: { name: 'Renamed' } });
-    expect(renamed.body).toMatchObject({ name: 'Renamed', slug: 'prod-routing', config: { cache: { mode: 'simple' } } });
+    expect(renamed.body).toMatchObject({ name: 'Renamed', slug: 'prod-routing', config: { provider: 'openai', cache: { mode: 'simple' } } });
 
     const deleted = await call(gw, 'DELETE', '/v1/configs/prod-routing');
     expect(deleted.body).toEqual({ object: 'config.deleted', id: created.body.id, slug: 'prod-routing', deleted: true });
     expect((await call(gw, 'GET', `/v1/configs/${created.body.id}`)).status).toBe(404);
     expect((await call(gw, 'GET', '/v1/configs/prod-routing')).status).toBe(404);
     // The slug is free again.
-    expect((await call(gw, 'POST', '/v1/configs', { body: { name: 'again', slug: 'prod-routing', config: {} } })).status).toBe(200);
+    expect((await call(gw, 'POST', '/v1/configs', { body: { name: 'again', slug: 'prod-routing', config: { provider: 'openai' } } })).status).toBe(200);
   });
 
   it('409 for a slug that is taken', async () => {
-    await call(gw, 'POST', '/v1/configs', { body: { name: 'a', slug: 'taken', config: {} } });
-    const dup = await call(gw, 'POST', '/v1/configs', { body: { name: 'b', slug: 'taken', config: {} } });
+    await call(gw, 'POST', '/v1/configs', { body: { name: 'a', slug: 'taken', config: { provider: 'openai' } } });
+    const dup = await call(gw, 'POST', '/v1/configs', { body: { name: 'b', slug: 'taken', config: { provider: 'openai' } } });
     expect(dup.status).toBe(409);
     expect(errorOf(dup)).toMatchObject({ type: 'conflict_error', code: 'slug_taken' });
   });
@@ -365,18 +365,18 @@ describe('saved configs', () => {
   it('resolveSavedConfig serves the warm path from cache and sees local updates', async () => {
     const { resolveSavedConfig } = await import('../../functions/shared/stores/configs');
     const { storageCalls } = await import('../../functions/shared/db/client');
-    const created = await call(gw, 'POST', '/v1/configs', { body: { name: 'cached', config: { v: 1 } } });
+    const created = await call(gw, 'POST', '/v1/configs', { body: { name: 'cached', config: { provider: '@v1' } } });
     const byId = await resolveSavedConfig(gw.workspaceId, created.body.id);
     const bySlug = await resolveSavedConfig(gw.workspaceId, 'cached');
-    expect(byId?.config).toEqual({ v: 1 });
+    expect(byId?.config).toEqual({ provider: '@v1' });
     expect(bySlug?.id).toBe(created.body.id);
     const before = { ...storageCalls };
     expect(await resolveSavedConfig(gw.workspaceId, created.body.id)).toBe(byId);
     expect(await resolveSavedConfig(gw.workspaceId, 'cached')).toBe(bySlug);
     expect(storageCalls).toEqual(before);
-    await call(gw, 'PUT', '/v1/configs/cached', { body: { config: { v: 2 } } });
-    expect((await resolveSavedConfig(gw.workspaceId, created.body.id))?.config).toEqual({ v: 2 });
-    expect((await resolveSavedConfig(gw.workspaceId, 'cached'))?.config).toEqual({ v: 2 });
+    await call(gw, 'PUT', '/v1/configs/cached', { body: { config: { provider: '@v2' } } });
+    expect((await resolveSavedConfig(gw.workspaceId, created.body.id))?.config).toEqual({ provider: '@v2' });
+    expect((await resolveSavedConfig(gw.workspaceId, 'cached'))?.config).toEqual({ provider: '@v2' });
     await call(gw, 'DELETE', `/v1/configs/${created.body.id}`);
     expect(await resolveSavedConfig(gw.workspaceId, 'cached')).toBeUndefined();
     expect(await resolveSavedConfig(other.workspaceId, created.body.id)).toBeUndefined();
@@ -386,14 +386,15 @@ describe('saved configs', () => {
   it('400s naming the field', async () => {
     const big = { blob: 'x'.repeat(64 * 1024) };
     const cases: Array<[unknown, string]> = [
-      [{ config: {} }, 'name'],
+      [{ config: { provider: 'openai' } }, 'name'],
       [{ name: 'x' }, 'config'],
       [{ name: 'x', config: [] }, 'config'],
       [{ name: 'x', config: 'pc-abc' }, 'config'],
       [{ name: 'x', config: null }, 'config'],
       [{ name: 'x', config: big }, 'config'],
-      [{ name: 'x', slug: 'Not OK', config: {} }, 'slug'],
-      [{ name: 'x', slug: 'pc-looks-like-an-id', config: {} }, 'slug'],
+      [{ name: 'x', slug: 'Not OK', config: { provider: 'openai' } }, 'slug'],
+      [{ name: 'x', slug: 'pc-looks-like-an-id', config: { provider: 'openai' } }, 'slug'],
+      [{ name: 'x', config: { strategy: { mode: 'fallback' }, targets: [{ provider: 'openai', retry: { attempts: 9 } }] } }, 'config.targets[0].retry.attempts'],
     ];
     for (const [body, param] of cases) {
       const res = await call(gw, 'POST', '/v1/configs', { body });
@@ -402,7 +403,7 @@ describe('saved configs', () => {
       expect(err.param).toBe(param);
       expect(err.message).toContain(`\`${param}\``);
     }
-    await call(gw, 'POST', '/v1/configs', { body: { name: 'upd', slug: 'upd', config: {} } });
+    await call(gw, 'POST', '/v1/configs', { body: { name: 'upd', slug: 'upd', config: { provider: 'openai' } } });
     const empty = await call(gw, 'PUT', '/v1/configs/upd', { body: {} });
     expect(empty.status).toBe(400);
     const badConfig = await call(gw, 'PUT', '/v1/configs/upd', { body: { config: [1] } });
@@ -415,7 +416,7 @@ describe('workspace isolation: another workspace gets 404, never 403', () => {
   it('keys, providers and configs of one workspace are invisible to another', async () => {
     const key = await call(gw, 'POST', '/v1/api-keys', { body: { name: 'mine' } });
     await call(gw, 'POST', '/v1/providers', { body: { slug: 'private-openai', provider: 'openai', api_key: 'sk-x' } });
-    const config = await call(gw, 'POST', '/v1/configs', { body: { name: 'Private', slug: 'private-config', config: { a: 1 } } });
+    const config = await call(gw, 'POST', '/v1/configs', { body: { name: 'Private', slug: 'private-config', config: { provider: '@a1' } } });
 
     const attempts: Array<[string, string, unknown?]> = [
       ['GET', `/v1/api-keys/${key.body.id}`],

@@ -1,3 +1,4 @@
+import { parseGatewayConfig } from '../gateway-config';
 import { config as gatewayConfig } from '../config';
 import { tableName } from '../db/client';
 import { getItem, transactWrite, updateItem } from '../db/ops';
@@ -64,6 +65,9 @@ export function validateGatewayConfig(config: unknown): void {
   if (bytes > MAX_CONFIG_BYTES) {
     throw badRequest(`Invalid \`config\`: ${bytes} bytes exceeds the limit of ${MAX_CONFIG_BYTES} bytes.`, 'config', 'too_large');
   }
+  // The same schema the data plane applies to x-gateway-config: a saved config that would
+  // fail at request time is refused when it is saved.
+  parseGatewayConfig(config, 'config');
 }
 
 function fromItem(item: ConfigItem): SavedConfig {
