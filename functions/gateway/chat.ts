@@ -7,6 +7,8 @@ import { dispatch, withOverrides } from './pipeline';
 import { withRequestLog, type RequestFacts } from './request-log';
 import { failureResponse, jsonResponse, sseResponse, succeeded, upstreamJson } from './responses';
 import { passThroughStream, translatedStream } from './streaming';
+import { ChatGuardrails, completionText } from './guardrails';
+import { reframeOpenAIStream } from '../providers/openai-compatible';
 
 /**
  * The minimum the gateway itself needs to route and translate; everything else is the
@@ -30,18 +32,20 @@ export async function runChat(req: GatewayRequest, body: ChatRequest, facts: Req
   const stream = body.stream === true;
   facts.stream = stream;
   let effective: ChatRequest = body;
+  const guards = new ChatGuardrails(req, facts);
   const d = await dispatch({
     req,
     facts,
     model: body.model,
     cacheRoute: 'chat.completions',
     params: body,
-    build({ adapter, target }, leaf) {
+    async beforeAttempt({ adapter }, leaf) {
       if (!adapter.chat) throw badRequest(`Provider '${adapter.slug}' does not support chat completions.`, 'x-gateway-provider', 'unsupported_operation');
       effective = withOverrides(body, leaf);
       if (!effective.model) throw badRequest('`model` is required (in the body or the config override_params).', 'model', 'missing_model');
-      return adapter.chat.request(effective, target);
+      effective = await guards.checkInput(leaf, effective);
     },
+    build: ({ adapter, target }) => adapter.chat!.request(effective, target),
   });
   facts.model = effective.model;
   if (!succeeded(d)) return failureResponse(d, facts);
@@ -54,12 +58,21 @@ export async function runChat(req: GatewayRequest, body: ChatRequest, facts: Req
     includeUsage: effective.stream_options?.include_usage === true,
   };
   const upstream = d.routing.result.response!;
-  facts.status = 200;
+  const leaf = d.routing.leaf;
+  facts.status = guards.status();
   if (stream) {
-    const sse = chat.stream
-      ? translatedStream(upstream.body, chat.stream(ctx), facts, d.remainingMs())
+    const checksOutput = Boolean(leaf.node.output_guardrails?.length);
+    const finale = checksOutput || guards.ran
+      ? async (text: string) => {
+          await guards.checkOutput(leaf, text, ctx.model);
+          return { id: ctx.id, object: 'chat.completion.chunk' as const, created: ctx.created, model: ctx.model, choices: [], hook_results: guards.hookResults() };
+        }
+      : undefined;
+    const translator = chat.stream ? chat.stream(ctx) : finale ? reframeOpenAIStream(ctx, d.resolved.adapter.name) : undefined;
+    const sse = translator
+      ? translatedStream(upstream.body, translator, facts, d.remainingMs(), finale)
       : passThroughStream(upstream.body, facts, d.remainingMs());
-    return sseResponse(d, sse);
+    return { ...sseResponse(d, sse), statusCode: guards.status() };
   }
   let parsed: unknown;
   try {
@@ -70,7 +83,9 @@ export async function runChat(req: GatewayRequest, body: ChatRequest, facts: Req
   }
   const completion = chat.response(parsed, ctx);
   facts.usage = completion.usage;
-  return jsonResponse(d, completion);
+  await guards.checkOutput(leaf, completionText(completion), ctx.model);
+  facts.status = guards.status();
+  return jsonResponse(d, guards.ran ? { ...completion, hook_results: guards.hookResults() } : completion, guards.status());
 }
 
 export const chatCompletions = (req: GatewayRequest) =>

@@ -26,6 +26,8 @@ export interface DispatchSpec {
   cacheRoute?: string;
   /** Request body fields for conditional routing (`params.*`). */
   params?: Record<string, unknown>;
+  /** Async work per routed target before it is built (input guardrails); may throw. */
+  beforeAttempt?(resolved: ResolvedTarget, leaf: Leaf): Promise<void>;
   /** Build the provider request for one resolved target (throws 400 if unsupported). */
   build(resolved: ResolvedTarget, leaf: Leaf): UpstreamRequest;
 }
@@ -103,6 +105,7 @@ export async function dispatch(spec: DispatchSpec): Promise<Dispatched> {
     const resolved = await resolveLeaf(leaf.node, req.auth.workspaceId);
     resolved.target.forwardHeaders = forwarded(req, [...options.forwardHeaders, ...lower(leaf.node.forward_headers)]);
     last = resolved;
+    await spec.beforeAttempt?.(resolved, leaf);
     const built = spec.build(resolved, leaf);
     const cache = spec.cacheRoute
       ? planCache(leaf.node, options, req.headers, req.auth.workspaceId, spec.cacheRoute, resolved.adapter.slug, built)

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { createParser } from 'eventsource-parser';
-import type { ErrorBody } from '../shared/errors';
+import { GatewayError, type ErrorBody } from '../shared/errors';
 import { SseWriter } from '../shared/http/sse';
 import type { ChatCompletionChunk, StreamError, StreamTranslator, Usage } from '../providers/types';
 import type { RequestFacts } from './request-log';
@@ -13,7 +13,7 @@ interface RelayHooks {
   /** Bytes from upstream; return false to stop (an in-stream error was reported). */
   onData(chunk: Buffer): boolean;
   /** Upstream ended cleanly. */
-  onEnd(): void;
+  onEnd(): void | Promise<void>;
 }
 
 /**
@@ -62,7 +62,14 @@ function relay(upstream: Readable, sse: SseWriter, facts: RequestFacts, remainin
     if (settled) return;
     settled = true;
     clearTimeout(timer);
-    hooks.onEnd();
+    void Promise.resolve()
+      .then(() => hooks.onEnd())
+      .catch((err: unknown) => {
+        const body = err instanceof GatewayError ? err.toBody() : errorBody('The gateway failed to finish the stream.', 'server_error', 'internal_error');
+        facts.streamError = body.error.message;
+        sse.error(body);
+        sse.end();
+      });
   });
   upstream.on('error', () => fail(errorBody('The provider connection broke before the response was complete.', 'upstream_error', 'upstream_stream_interrupted')));
   upstream.on('close', () => {
@@ -108,16 +115,27 @@ function streamErrorBody(e: StreamError): ErrorBody {
   return errorBody(e.message, e.type, e.code);
 }
 
+/**
+ * Checked once the whole answer is known, before `[DONE]`: returns a last chunk to send
+ * (e.g. guardrail results) or throws a GatewayError that ends the stream with an error event.
+ */
+export type StreamFinale = (text: string) => Promise<ChatCompletionChunk | undefined>;
+
 /** Foreign upstream format -> OpenAI chunks, then the gateway's own `data: [DONE]`. */
 export function translatedStream(
   upstream: Readable,
   translator: StreamTranslator,
   facts: RequestFacts,
   remainingMs: number | undefined,
+  finale?: StreamFinale,
 ): SseWriter {
   const sse = new SseWriter();
+  let text = '';
   const emit = (out: { chunks: ChatCompletionChunk[]; error?: StreamError }): boolean => {
-    for (const chunk of out.chunks) sse.send(chunk);
+    for (const chunk of out.chunks) {
+      if (finale) for (const choice of chunk.choices) text += choice.delta.content ?? choice.delta.tool_calls?.map((t) => t.function?.arguments ?? '').join('') ?? '';
+      sse.send(chunk);
+    }
     facts.usage = translator.usage() ?? facts.usage;
     if (out.error) {
       facts.streamError = out.error.message;
@@ -129,8 +147,11 @@ export function translatedStream(
   };
   relay(upstream, sse, facts, remainingMs, {
     onData: (chunk) => emit(translator.push(chunk)),
-    onEnd() {
-      if (emit(translator.end())) sse.done();
+    async onEnd() {
+      if (!emit(translator.end())) return;
+      const last = finale ? await finale(text) : undefined;
+      if (last) sse.send(last);
+      sse.done();
     },
   });
   return sse;

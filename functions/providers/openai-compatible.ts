@@ -136,3 +136,6 @@ function compatStream(name: string, ctx: TranslateContext, fixFinish: (r: unknow
     },
   });
 }
+
+/** OpenAI chunks in, the same chunks out: lets the pipeline inspect a stream it would otherwise pipe. */
+export const reframeOpenAIStream = (ctx: TranslateContext, name = 'provider'): StreamTranslator => compatStream(name, ctx, (r) => r);
