@@ -9,13 +9,13 @@ import { call, errorOf, startTestGateway } from '../support/gateway';
 let gw: LocalGateway;
 let fake: FakeServer;
 let jwks: Server;
-let privateKey: CryptoKey;
+let privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 let configId: string;
 let blockingConfigId: string;
 
 beforeAll(async () => {
   const pair = await generateKeyPair('RS256');
-  privateKey = pair.privateKey as CryptoKey;
+  privateKey = pair.privateKey;
   const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
   jwks = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -77,7 +77,7 @@ const ask = (text: string) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user'
 describe('guardrails attached to a config', () => {
   it('blocks a request without a valid token with 446 and hook_results; the provider is not called', async () => {
     fake.reset();
-    for (const headers of [{}, { 'x-user-token': 'not-a-jwt' }]) {
+    for (const headers of [{}, { 'x-user-token': 'not-a-jwt' }] as Array<Record<string, string>>) {
       const res = await call(gw, 'POST', '/v1/chat/completions', { headers: { 'x-gateway-config': configId, ...headers }, body: ask('hello') });
       expect(res.status).toBe(446);
       expect(errorOf(res)).toMatchObject({ type: 'guardrail_error', message: 'A valid user token is required.' });
