@@ -9,6 +9,8 @@ import { TABLE_SPECS } from '../tables';
 import { LocalResponseStream, type StreamingHandler } from './awslambda-shim';
 import { createTables, startDynamoDbLocal } from './dynamodb';
 import { startLocalKms } from './kms';
+import { startLocalSqs, type LocalSqs } from './sqs';
+import { startLocalStepFunctions, type LocalStepFunctions } from './stepfunctions';
 
 export interface LocalGatewayOptions {
   /** 0 picks a free port. Default 8787. */
@@ -28,6 +30,11 @@ export interface LocalGatewayOptions {
   tablePrefix?: string;
   /** Extra environment for the functions (settings of functions/shared/config.ts). */
   env?: Record<string, string>;
+  /**
+   * Longest local Wait state / retry interval of the state machines, in ms, so polling
+   * workflows move along (default GATEWAY_WORKFLOW_MAX_WAIT_MS, else 2000).
+   */
+  workflowMaxWaitMs?: number;
 }
 
 export interface LocalGateway {
@@ -40,6 +47,10 @@ export interface LocalGateway {
   workspaceId: string;
   dynamodbEndpoint: string;
   kmsEndpoint: string;
+  /** Local Step Functions (infra/local/stepfunctions.ts): endpoint, machine ARNs, running(). */
+  stepFunctions: LocalStepFunctions;
+  /** Local SQS (infra/local/sqs.ts): endpoint and queue URLs. */
+  sqs: LocalSqs;
   stop(): Promise<void>;
 }
 
@@ -70,14 +81,14 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
   const stops: Array<() => Promise<void>> = [];
 
   try {
-    const sharedEndpoint = options.dynamodbEndpoint ?? process.env.GATEWAY_DYNAMODB_ENDPOINT;
+    if (dir) mkdirSync(join(dir, 'dynamodb'), { recursive: true });
+    const sharedEndpoint = (options.dynamodbEndpoint ?? process.env.GATEWAY_DYNAMODB_ENDPOINT) || undefined;
     const dynamo = sharedEndpoint
       ? { endpoint: sharedEndpoint, stop: async () => undefined }
       : await startDynamoDbLocal(dir ? join(dir, 'dynamodb') : null);
-    if (dir) mkdirSync(join(dir, 'dynamodb'), { recursive: true });
     stops.push(dynamo.stop);
 
-    const sharedKms = options.kmsEndpoint ?? process.env.GATEWAY_KMS_ENDPOINT;
+    const sharedKms = (options.kmsEndpoint ?? process.env.GATEWAY_KMS_ENDPOINT) || undefined;
     const kms = sharedKms
       ? { endpoint: sharedKms, stop: async () => undefined }
       : await startLocalKms(
@@ -100,6 +111,17 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     });
     await createTables(dynamo.endpoint, tableNames);
 
+    // Workflows (infra/workflows): state machines and queues, reached through the SDKs'
+    // endpoint settings. Queue consumers start once every handler is loaded (below).
+    const stepFunctions = await startLocalStepFunctions({
+      maxWaitMs: options.workflowMaxWaitMs ?? (Number(process.env.GATEWAY_WORKFLOW_MAX_WAIT_MS) || 2000),
+      dataDir: dir ? join(dir, 'stepfunctions') : null,
+    });
+    stops.push(stepFunctions.stop);
+    const sqs = await startLocalSqs({ deferConsumers: true });
+    stops.push(sqs.stop);
+    Object.assign(process.env, stepFunctions.env, sqs.env, options.env);
+
     // Handlers are imported only now: their module scope reads the settings above.
     const handlers = new Map<string, StreamingHandler>();
     for (const group of ENDPOINT_GROUPS) {
@@ -108,12 +130,14 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     }
 
     const { bootstrap } = await import('../../functions/admin/bootstrap');
-    const givenKey = options.adminKey ?? process.env.GATEWAY_ADMIN_KEY;
+    const givenKey = (options.adminKey ?? process.env.GATEWAY_ADMIN_KEY) || undefined;
     const keyFile = dir && join(dir, 'admin-key');
     const savedKey = !givenKey && keyFile && existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : undefined;
     const boot = await bootstrap(givenKey ?? savedKey);
     const adminKey = givenKey ?? savedKey ?? boot.createdSecret!;
     if (keyFile && !givenKey && boot.createdSecret) writeFileSync(keyFile, adminKey + '\n', { mode: 0o600 });
+
+    sqs.startConsumers();
 
     const { server, url } = await listen((path) => handlers.get(groupForPath(path))!, options.port ?? 8787, options.host ?? '127.0.0.1');
     stops.push(() => closeServer(server));
@@ -125,6 +149,8 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
       workspaceId: boot.workspace.id,
       dynamodbEndpoint: dynamo.endpoint,
       kmsEndpoint: kms.endpoint,
+      stepFunctions,
+      sqs,
       stop: async () => {
         for (const stop of stops.reverse()) await stop().catch(() => undefined);
         started = false;

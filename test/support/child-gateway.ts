@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
  * A second gateway in its own process (like another Lambda container), sharing this test
  * file's DynamoDB tables. Resolves with its base URL once it is listening.
  */
-export async function startChildGateway(parent: { adminKey: string; kmsEndpoint: string }, env: Record<string, string> = {}): Promise<{ url: string; stop: () => Promise<void> }> {
+export async function startChildGateway(parent: { adminKey: string; kmsEndpoint: string }, env: Record<string, string> = {}): Promise<{ url: string; adminKey: string; pid: number; stop: () => Promise<void> }> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, '../../infra/local/main.ts')], {
     env: {
       ...process.env,
@@ -27,7 +27,7 @@ export async function startChildGateway(parent: { adminKey: string; kmsEndpoint:
     const onData = (d: Buffer) => {
       output += d.toString();
       const match = /running at (http:\/\/\S+)\/v1/.exec(output);
-      if (match) {
+      if (match && /Admin key[^:]*: (\S+)/.test(output)) {
         clearTimeout(timer);
         resolveUrl(match[1]!);
       }
@@ -38,6 +38,8 @@ export async function startChildGateway(parent: { adminKey: string; kmsEndpoint:
   });
   return {
     url,
+    adminKey: /Admin key[^:]*: (\S+)/.exec(output)![1]!,
+    pid: child.pid!,
     stop: () =>
       new Promise<void>((r) => {
         if (child.exitCode !== null) return r();
