@@ -1,0 +1,84 @@
+import { badRequest } from '../shared/errors';
+import { json, ok } from '../shared/http/response';
+import type { GatewayRequest, HttpResponse, ResponseBody } from '../shared/http/types';
+import { readBody } from '../shared/net/http-client';
+import { parseChatBody, runChat } from '../gateway/chat';
+import { withRequestLog } from '../gateway/request-log';
+import { completionBody, composeChatBody, type ChatBody } from './compose';
+import { selectByRef } from './resolve';
+import { parseRunBody, type RunBody } from './schemas';
+import { renderMessages } from './template';
+import type { PromptVersion } from './types';
+
+/** `POST /prompts/{promptId}/render` (§4.3) and `POST /prompts/{promptId}/completions` (§4.2). */
+
+function renderBody(version: PromptVersion, body: RunBody): ChatBody {
+  const messages = renderMessages(version.string, body.variables, version.is_raw_template === 1);
+  return composeChatBody(version, messages, body);
+}
+
+/** §2.2: `{success: true, data}`, where data is a /v1/chat/completions body. */
+export async function render(req: GatewayRequest): Promise<HttpResponse> {
+  const body = parseRunBody(req.json());
+  const { version } = await selectByRef(req.auth.workspaceId, req.params.promptId!, true);
+  return ok({ success: true, data: renderBody(version, body) });
+}
+
+const PROVIDER_HEADERS = ['x-gateway-provider', 'x-gateway-virtual-key', 'x-gateway-config'] as const;
+
+/**
+ * The request the chat pipeline sees: the rendered body, and the version's managed
+ * provider as `x-gateway-provider: @slug` unless the caller named a provider themselves.
+ */
+function chatRequest(req: GatewayRequest, version: PromptVersion, body: ChatBody): GatewayRequest {
+  const callerNamedProvider = PROVIDER_HEADERS.some((h) => req.headers[h]?.trim());
+  if (!callerNamedProvider && !version.virtual_key) {
+    throw badRequest(
+      'This prompt template version has no `virtual_key` (managed provider); set one on the template or send `x-gateway-provider`, `x-gateway-virtual-key` or `x-gateway-config`.',
+      'x-gateway-provider',
+      'missing_provider',
+    );
+  }
+  const headers = callerNamedProvider ? req.headers : { ...req.headers, 'x-gateway-provider': `@${version.virtual_key}` };
+  return { ...req, headers, json: () => body };
+}
+
+async function bodyText(body: ResponseBody | undefined): Promise<string> {
+  if (body === undefined) return '';
+  if (typeof body === 'string') return body;
+  if (Buffer.isBuffer(body)) return body.toString('utf8');
+  return (await readBody(body, 20 * 1024 * 1024)).toString('utf8');
+}
+
+/** §2.1: `{status, headers, body}` around the chat completion; errors pass through unchanged. */
+async function wrapCompletion(res: HttpResponse): Promise<HttpResponse> {
+  const text = await bodyText(res.body);
+  if (res.statusCode !== 200) return { ...res, body: text };
+  let completion: unknown;
+  try {
+    completion = JSON.parse(text);
+  } catch {
+    return { ...res, body: text };
+  }
+  const headers = Object.fromEntries(Object.entries(res.headers ?? {}).filter(([name]) => name.toLowerCase() !== 'content-length'));
+  const gateway = Object.fromEntries(Object.entries(headers).filter(([name]) => name.startsWith('x-gateway-') || name.startsWith('x-ratelimit-')));
+  return json(200, { status: 'success', headers, body: completion }, gateway);
+}
+
+export const completions = (req: GatewayRequest): Promise<HttpResponse> =>
+  withRequestLog(req, 'prompts.completions', async (facts) => {
+    const body = parseRunBody(req.json());
+    const { prompt, version } = await selectByRef(req.auth.workspaceId, req.params.promptId!, true);
+    facts.extra = {
+      ...facts.extra,
+      prompt_id: prompt.id,
+      prompt_slug: prompt.slug,
+      prompt_version_id: version.prompt_version_id,
+      prompt_version: version.version,
+    };
+    const stream = body.stream === true;
+    const data = completionBody(renderBody(version, body), stream);
+    const chatReq = chatRequest(req, version, data);
+    const res = await runChat(chatReq, parseChatBody(chatReq), facts);
+    return stream ? res : wrapCompletion(res);
+  });
