@@ -2,6 +2,10 @@
  * Bedrock Rerank (contract §5.2): POST https://bedrock-agent-runtime.{region}.amazonaws.com/rerank,
  * SigV4 service `bedrock`. `top_n` -> numberOfResults; a bare model id becomes the
  * foundation-model ARN of the region. Bedrock reports no usage: search_units = ceil(docs/100).
+ * Sent: query, documents (INLINE TEXT sources; objects as their `text`), top_n, and
+ * `parameters` as `additionalModelRequestFields`. Dropped (Bedrock Rerank has no such field):
+ * return_documents (documents are filled from the request), max_tokens_per_doc, priority,
+ * rank_fields, truncation.
  */
 import { badRequest } from '../shared/errors';
 import { awsRegion } from './aws-sigv4';

@@ -14,6 +14,7 @@ import { togetherAi } from './together-ai';
 import { voyage } from './voyage';
 import type { ProviderAdapter } from './types';
 // Cloud adapters (azure-openai, vertex-ai, google, bedrock): one import line each here.
+import { azureAI } from './azure-ai';
 import { azureOpenAI } from './azure-openai';
 import { bedrock } from './bedrock';
 import { google } from './google';
@@ -35,6 +36,7 @@ const ADAPTERS: Record<string, ProviderAdapter> = {
   pinecone,
   // Cloud adapters: one entry each here, e.g. `'azure-openai': azureOpenAI,`.
   'azure-openai': azureOpenAI,
+  'azure-ai': azureAI,
   google,
   'vertex-ai': vertexAI,
   bedrock,

@@ -1,4 +1,4 @@
 import { createHttpHandler } from '../shared/http/handler';
+import { rerankRoutes } from './routes';
 
-/** Routes arrive with the issue that builds this endpoint group; until then every path is a 404. */
-export const handler = createHttpHandler([]);
+export const handler = createHttpHandler(rerankRoutes);

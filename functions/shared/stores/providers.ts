@@ -18,6 +18,7 @@ export const PROVIDER_SLUGS = [
   'openai',
   'anthropic',
   'azure-openai',
+  'azure-ai',
   'bedrock',
   'vertex-ai',
   'google',

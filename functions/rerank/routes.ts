@@ -1,0 +1,5 @@
+import type { Route } from '../shared/http/types';
+import { rerank } from './rerank';
+
+/** The rerank endpoint group (spec §4.13). */
+export const rerankRoutes: Route[] = [{ method: 'POST', path: '/v1/rerank', scope: 'gateway', name: 'rerank', handler: rerank }];
