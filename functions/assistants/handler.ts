@@ -1,4 +1,8 @@
 import { createHttpHandler } from '../shared/http/handler';
+import { assistantRoutes } from './assistants-routes';
+import { messageRoutes } from './messages-routes';
+import { runRoutes } from './runs-routes';
+import { threadRoutes } from './threads-routes';
 
-/** Routes arrive with the issue that builds this endpoint group; until then every path is a 404. */
-export const handler = createHttpHandler([]);
+/** Assistants v2: `/v1/assistants...` and `/v1/threads...` (threads, messages, runs, steps). */
+export const handler = createHttpHandler([...assistantRoutes, ...threadRoutes, ...messageRoutes, ...runRoutes]);

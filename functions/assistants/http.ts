@@ -1,0 +1,43 @@
+import { notFound } from '../shared/errors';
+import type { GatewayRequest, HttpMethod, HttpResponse, Route } from '../shared/http/types';
+import { parseInput, type z } from '../shared/validation';
+import { managedProviderFromHeaders } from './credentials';
+import { MAX_ID_LENGTH } from './db';
+import { rejectUnsupportedTools } from './schemas';
+
+/** What every assistant-group handler gets besides the request. */
+export interface AssistantContext {
+  workspaceId: string;
+  /** Managed provider slug named by the request headers (already checked for raw keys). */
+  headerProvider: string | undefined;
+}
+
+type Handler = (req: GatewayRequest, ctx: AssistantContext) => Promise<HttpResponse>;
+
+/**
+ * A route of the assistants group: the credentials rule runs first on every route, so a
+ * raw provider key is refused the same way everywhere (`Vendor-Beta` / `OpenAI-Beta`
+ * headers are accepted and not required).
+ */
+export function route(method: HttpMethod, path: string, handler: Handler): Route {
+  return {
+    method,
+    path,
+    scope: 'gateway',
+    handler: (req) => handler(req, { workspaceId: req.auth.workspaceId, headerProvider: managedProviderFromHeaders(req) }),
+  };
+}
+
+/** A JSON body (an empty body counts as `{}`), tool types checked, then parsed by `schema`. */
+export function parseBody<T extends z.ZodMiniType>(req: GatewayRequest, schema: T): z.infer<T> {
+  const raw = req.body.length === 0 ? {} : req.json();
+  rejectUnsupportedTools(raw);
+  return parseInput(schema, raw);
+}
+
+/** A path id; an over-long one cannot exist, so it is a 404 like any unknown id. */
+export function pathId(req: GatewayRequest, name: string, what: string): string {
+  const value = req.params[name]!;
+  if (value.length > MAX_ID_LENGTH) throw notFound(`No ${what} '${value.slice(0, 64)}...' found.`, name);
+  return value;
+}
