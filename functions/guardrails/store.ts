@@ -4,7 +4,7 @@ import { buildUpdate, deleteItem, getItem, queryAll, transactWrite } from '../sh
 import { listPage, type Page, type PageRequest } from '../shared/db/list';
 import { conflict } from '../shared/errors';
 import { timeOrderedId } from '../shared/ids';
-import { TtlCache } from '../shared/stores/ttl-cache';
+import { WorkspaceCache } from '../shared/stores/ttl-cache';
 import { slugify } from '../shared/stores/workspaces';
 import type { GuardrailDefinition } from './types';
 
@@ -120,13 +120,9 @@ function fromVersionItem(item: VersionItem): GuardrailVersion {
 
 // ---- data-plane read path -------------------------------------------------------------
 
-const cache = new TtlCache<Guardrail>(() => config().controlCacheTtlMs);
-const cacheKey = (workspaceId: string, ref: string) => `${workspaceId}\u0000${ref}`;
+const cache = new WorkspaceCache<Guardrail>(() => config().controlCacheTtlMs);
 
-function forget(g: { workspace_id: string; id: string; slug: string }): void {
-  cache.delete(cacheKey(g.workspace_id, g.id));
-  cache.delete(cacheKey(g.workspace_id, g.slug));
-}
+const forget = (g: { workspace_id: string; id: string; slug: string }) => cache.forget(g.workspace_id, g.id, g.slug);
 
 /**
  * The latest version of a guardrail by id or slug, for evaluation. Cached per container
@@ -134,7 +130,7 @@ function forget(g: { workspace_id: string; id: string; slug: string }): void {
  * within the TTL.
  */
 export function resolveGuardrail(workspaceId: string, ref: string): Promise<Guardrail | undefined> {
-  return cache.get(cacheKey(workspaceId, ref), () => findItem(workspaceId, ref, false).then((i) => i && fromItem(i)));
+  return cache.get(workspaceId, ref, () => findItem(workspaceId, ref, false).then((i) => i && fromItem(i)));
 }
 
 export function clearGuardrailCache(): void {

@@ -6,7 +6,7 @@ import { listPage, type Page, type PageRequest } from '../shared/db/list';
 import { buildUpdate, deleteItem, getItem, updateItem, type Key } from '../shared/db/ops';
 import { conflict } from '../shared/errors';
 import { uuid } from '../shared/ids';
-import { TtlCache } from '../shared/stores/ttl-cache';
+import { TtlCache, WorkspaceCache } from '../shared/stores/ttl-cache';
 import { slugify } from '../shared/stores/workspaces';
 import { isPromptId, MAX_PROMPT_REF_LENGTH, type VersionSelector } from './ref';
 import type { PromptRecord, PromptVersion, VersionFields } from './types';
@@ -106,15 +106,12 @@ async function transact(items: NonNullable<TransactWriteCommandInput['TransactIt
 // ---- caches for the data plane (render, completions) ---------------------------------------
 
 /** Template records by id and by slug: short TTL, dropped by writers in this container. */
-const heads = new TtlCache<PromptRecord>(() => config().controlCacheTtlMs);
+const heads = new WorkspaceCache<PromptRecord>(() => config().controlCacheTtlMs);
 /** Versions never change once written, so they may stay cached much longer. */
 const versions = new TtlCache<PromptVersion>(() => 3_600_000, 2_000);
 const cacheKey = (...parts: Array<string | number>) => parts.join('\u0000');
 
-function forget(ws: string, p: Pick<PromptRecord, 'id' | 'slug'>): void {
-  heads.delete(cacheKey(ws, p.id));
-  heads.delete(cacheKey(ws, p.slug));
-}
+const forget = (ws: string, p: Pick<PromptRecord, 'id' | 'slug'>) => heads.forget(ws, p.id, p.slug);
 
 export function clearPromptCache(): void {
   heads.clear();
@@ -137,7 +134,7 @@ export async function findPrompt(ws: string, ref: string, opts: { cached?: boole
     const item = await getItem<HeadItem>(TABLE, headKey(ws, id), consistent);
     return item ? fromHead(item) : undefined;
   };
-  return opts.cached ? heads.get(cacheKey(ws, ref), load) : load();
+  return opts.cached ? heads.get(ws, ref, load) : load();
 }
 
 /** The version number a selector names, or undefined when there is none. */

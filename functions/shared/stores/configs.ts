@@ -5,7 +5,7 @@ import { getItem, transactWrite, updateItem } from '../db/ops';
 import { listPage, type Page, type PageRequest } from '../db/list';
 import { badRequest, conflict } from '../errors';
 import { ID_PREFIX, newId } from '../ids';
-import { TtlCache } from './ttl-cache';
+import { WorkspaceCache } from './ttl-cache';
 import { slugify } from './workspaces';
 
 /**
@@ -85,13 +85,9 @@ function fromItem(item: ConfigItem): SavedConfig {
 
 // ---- data-plane read path -------------------------------------------------------------
 
-const cache = new TtlCache<SavedConfig>(() => gatewayConfig().controlCacheTtlMs);
-const cacheKey = (workspaceId: string, ref: string) => `${workspaceId}\u0000${ref}`;
+const cache = new WorkspaceCache<SavedConfig>(() => gatewayConfig().controlCacheTtlMs);
 
-function forget(c: { workspace_id: string; id: string; slug: string }): void {
-  cache.delete(cacheKey(c.workspace_id, c.id));
-  cache.delete(cacheKey(c.workspace_id, c.slug));
-}
+const forget = (c: { workspace_id: string; id: string; slug: string }) => cache.forget(c.workspace_id, c.id, c.slug);
 
 /**
  * A saved config by id or slug, for the data plane. Cached per container for
@@ -100,7 +96,7 @@ function forget(c: { workspace_id: string; id: string; slug: string }): void {
  */
 export function resolveSavedConfig(workspaceId: string, idOrSlug: string): Promise<SavedConfig | undefined> {
   if (!idOrSlug || idOrSlug.length > MAX_CONFIG_REF_LENGTH) return Promise.resolve(undefined);
-  return cache.get(cacheKey(workspaceId, idOrSlug), () => findConfigItem(workspaceId, idOrSlug, false).then((i) => i && fromItem(i)));
+  return cache.get(workspaceId, idOrSlug, () => findConfigItem(workspaceId, idOrSlug, false).then((i) => i && fromItem(i)));
 }
 
 export function clearConfigCache(): void {

@@ -4,7 +4,7 @@ import { deleteItem, getItem, putNew, updateItem } from '../db/ops';
 import { listPage, type Page, type PageRequest } from '../db/list';
 import { conflict } from '../errors';
 import { uuid } from '../ids';
-import { TtlCache } from './ttl-cache';
+import { WorkspaceCache } from './ttl-cache';
 
 /**
  * Managed providers (Portkey "virtual keys"): a provider slug plus stored settings and
@@ -141,8 +141,7 @@ async function unseal(item: ProviderItem): Promise<ProviderSecrets> {
 
 // ---- data-plane read path -------------------------------------------------------------
 
-const cache = new TtlCache<ManagedProviderWithSecrets>(() => config().controlCacheTtlMs);
-const cacheKey = (workspaceId: string, slug: string) => `${workspaceId}\u0000${slug}`;
+const cache = new WorkspaceCache<ManagedProviderWithSecrets>(() => config().controlCacheTtlMs);
 
 /**
  * A managed provider with its decrypted credentials, for the data plane. Cached per
@@ -151,7 +150,7 @@ const cacheKey = (workspaceId: string, slug: string) => `${workspaceId}\u0000${s
  */
 export function resolveManagedProvider(workspaceId: string, slug: string): Promise<ManagedProviderWithSecrets | undefined> {
   if (!MANAGED_PROVIDER_SLUG.test(slug)) return Promise.resolve(undefined);
-  return cache.get(cacheKey(workspaceId, slug), async () => {
+  return cache.get(workspaceId, slug, async () => {
     const item = await getItem<ProviderItem>('control', providerKey(workspaceId, slug));
     if (!item) return undefined;
     return { ...fromItem(item), secrets: await unseal(item) };
@@ -199,7 +198,7 @@ export async function createProvider(workspaceId: string, input: ProviderInput):
   if (!(await putNew('control', item as unknown as ProviderItem & Record<string, unknown>))) {
     throw conflict(`A provider with slug '${input.slug}' already exists in this workspace.`, 'slug_taken');
   }
-  cache.delete(cacheKey(workspaceId, input.slug));
+  cache.forget(workspaceId, input.slug);
   return record;
 }
 
@@ -273,7 +272,7 @@ export async function updateProvider(
     condition: 'attribute_exists(pk) AND #version = :expected',
     conditionValues: { ':expected': current.version },
   });
-  cache.delete(cacheKey(workspaceId, slug));
+  cache.forget(workspaceId, slug);
   if (updated) return fromItem(updated);
   if (!(await getItem('control', key, true))) return undefined;
   throw conflict(`Provider '${slug}' was changed by another request; read it again and retry.`, 'concurrent_update');
@@ -299,6 +298,6 @@ export async function deleteProvider(workspaceId: string, slug: string): Promise
   const key = providerKey(workspaceId, slug);
   const item = await getItem<ProviderItem>('control', key, true);
   const deleted = item ? await deleteItem('control', key, 'attribute_exists(pk)') : false;
-  cache.delete(cacheKey(workspaceId, slug));
+  cache.forget(workspaceId, slug);
   return item && deleted ? fromItem(item) : undefined;
 }

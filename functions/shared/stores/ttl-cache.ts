@@ -48,3 +48,27 @@ export class TtlCache<V> {
     this.entries.clear();
   }
 }
+
+/**
+ * A workspace's records found by name (an id or a slug). Writers `forget` every name of
+ * the record they changed, so this container sees the change at once.
+ */
+export class WorkspaceCache<V> {
+  private readonly cache: TtlCache<V>;
+
+  constructor(ttlMs: () => number, maxEntries?: number) {
+    this.cache = new TtlCache<V>(ttlMs, maxEntries);
+  }
+
+  get(workspaceId: string, name: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
+    return this.cache.get(`${workspaceId}\u0000${name}`, load);
+  }
+
+  forget(workspaceId: string, ...names: string[]): void {
+    for (const name of names) this.cache.delete(`${workspaceId}\u0000${name}`);
+  }
+
+  clear(): void {
+    this.cache.clear();
+  }
+}
