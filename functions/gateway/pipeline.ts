@@ -103,7 +103,11 @@ export async function dispatch(spec: DispatchSpec): Promise<Dispatched> {
 
   const attempt = async (leaf: Leaf): Promise<AttemptResult> => {
     const resolved = await resolveLeaf(leaf.node, req.auth.workspaceId);
-    resolved.target.forwardHeaders = forwarded(req, [...options.forwardHeaders, ...lower(leaf.node.forward_headers)]);
+    resolved.target.forwardHeaders = forwarded(req, [
+      ...options.forwardHeaders,
+      ...lower(leaf.node.forward_headers),
+      ...(resolved.adapter.callerHeaders ?? []),
+    ]);
     last = resolved;
     await spec.beforeAttempt?.(resolved, leaf);
     const built = spec.build(resolved, leaf);

@@ -217,6 +217,8 @@ export interface ProviderAdapter {
    * `target.customHost`. Throws a GatewayError 400 when required settings are missing.
    */
   baseUrl(target: ProviderTarget): string;
+  /** Caller headers this provider always receives on unified routes (lower-case names). */
+  callerHeaders?: readonly string[];
   /** The provider's own auth headers built from the target (e.g. `x-api-key`). */
   authHeaders(target: ProviderTarget): Record<string, string>;
   /**

@@ -82,6 +82,8 @@ interface PredictResponse {
 export const vertexAI: ProviderAdapter = {
   slug: 'vertex-ai',
   name: 'Google Vertex AI',
+  // Selects dedicated vs shared (Provisioned Throughput) capacity; spec §5.4.
+  callerHeaders: ['x-vertex-ai-llm-request-type'],
   baseUrl: (target) => locationUrl(target),
   authHeaders,
   chat: {

@@ -297,3 +297,45 @@ describe('request logs', () => {
     expect(records[0]).toMatchObject({ status: 400, route: 'chat.completions' });
   });
 });
+
+describe('client disconnect', () => {
+  it('aborts the upstream request when the caller goes away mid-stream', async () => {
+    const { createServer } = await import('node:http');
+    let upstreamClosedEarly!: () => void;
+    const closed = new Promise<void>((r) => (upstreamClosedEarly = r));
+    const slow = createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const chunk = (n: number) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: `${n} ` }, finish_reason: null }] })}\n\n`;
+      let n = 0;
+      const timer = setInterval(() => res.write(chunk(n++)), 20);
+      res.on('close', () => {
+        clearInterval(timer);
+        if (!res.writableEnded) upstreamClosedEarly();
+      });
+    });
+    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+    try {
+      const controller = new AbortController();
+      const res = await fetch(`${gw.baseUrl}/chat/completions`, {
+        method: 'POST',
+        signal: controller.signal,
+        headers: {
+          'content-type': 'application/json',
+          'x-gateway-api-key': gw.adminKey,
+          'x-gateway-provider': 'openai',
+          'x-gateway-custom-host': `http://127.0.0.1:${(slow.address() as { port: number }).port}/v1`,
+          authorization: 'Bearer sk-x',
+        },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'long' }], stream: true }),
+      });
+      const reader = res.body!.getReader();
+      await reader.read();
+      controller.abort();
+      // Resolves only if the gateway closed its upstream connection; otherwise the test times out.
+      await closed;
+    } finally {
+      slow.closeAllConnections();
+      await new Promise((r) => slow.close(r));
+    }
+  });
+});

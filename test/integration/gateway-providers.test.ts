@@ -140,6 +140,19 @@ describe('provider specifics', () => {
     expect(req.path).toBe(`/model/${encodeURIComponent(models.bedrock!)}/converse`);
   });
 
+  it('Vertex receives X-Vertex-AI-LLM-Request-Type from the caller on unified routes', async () => {
+    gemini.reset();
+    const c = new OpenAI({
+      baseURL: gw.baseUrl,
+      apiKey: 'unused',
+      maxRetries: 0,
+      defaultHeaders: { 'x-gateway-api-key': gw.adminKey, ...providers['vertex-ai']!(), 'X-Vertex-AI-LLM-Request-Type': 'dedicated' },
+    });
+    await c.chat.completions.create({ model: models['vertex-ai']!, messages: [{ role: 'user', content: 'pt' }] });
+    expect(gemini.last()!.headers['x-vertex-ai-llm-request-type']).toBe('dedicated');
+    expect(gemini.last()!.path).toBe('/v1/projects/my-project/locations/us-central1/publishers/google/models/gemini-2.0-flash:generateContent');
+  });
+
   it('Azure calls the deployment URL with api-version and the api-key header', async () => {
     openai.reset();
     await client('azure-openai').chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'az' }] });
