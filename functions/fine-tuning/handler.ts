@@ -1,4 +1,5 @@
 import { createHttpHandler } from '../shared/http/handler';
+import { fineTuningRoutes } from './routes';
 
-/** Routes arrive with the issue that builds this endpoint group; until then every path is a 404. */
-export const handler = createHttpHandler([]);
+/** `/v1/fine_tuning/jobs...`: the fine-tuning endpoint group (one Lambda). */
+export const handler = createHttpHandler(fineTuningRoutes);

@@ -39,6 +39,8 @@ const schema = z.object({
   RUN_STATE_MACHINE_ARN: z.optional(z.string()),
   FINE_TUNING_STATE_MACHINE_ARN: z.optional(z.string()),
   FINE_TUNING_POLL_SECONDS: intFromEnv(60, 1),
+  /** Queue of new fine-tuning jobs; its consumer starts one execution per job. */
+  FINE_TUNING_QUEUE_URL: z.optional(z.string()),
   SERVICE_NAME: z._default(z.string(), 'ai-gateway'),
 });
 
@@ -57,6 +59,7 @@ export interface GatewayConfig {
   runStateMachineArn: string | undefined;
   fineTuningStateMachineArn: string | undefined;
   fineTuningPollSeconds: number;
+  fineTuningQueueUrl: string | undefined;
   serviceName: string;
 }
 
@@ -85,6 +88,7 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     runStateMachineArn: e.RUN_STATE_MACHINE_ARN,
     fineTuningStateMachineArn: e.FINE_TUNING_STATE_MACHINE_ARN,
     fineTuningPollSeconds: e.FINE_TUNING_POLL_SECONDS,
+    fineTuningQueueUrl: e.FINE_TUNING_QUEUE_URL,
     serviceName: e.SERVICE_NAME,
   };
 }

@@ -49,8 +49,9 @@ export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
     tables: { ...PIPELINE_TABLES, control: 'readWrite', threads: 'readWrite' },
     providerCredentials: 'read',
   },
-  // Jobs talk to the provider's fine-tuning API with a managed provider's credentials.
-  'fine-tuning': { tables: { control: 'read', jobs: 'readWrite' }, providerCredentials: 'read' },
+  // Jobs are created, listed and cancelled here; the provider is called by the workflow's
+  // workers (WORKER_ACCESS), so this function never decrypts a provider credential.
+  'fine-tuning': { tables: { control: 'read', jobs: 'readWrite' }, providerCredentials: 'none' },
   // Rerank is a model call through the pipeline, so it gets the pipeline's tables.
   rerank: { tables: PIPELINE_TABLES, providerCredentials: 'read' },
   // CRUD on policy documents only; they never call a provider.
@@ -77,6 +78,27 @@ export const KMS_ACTIONS: Record<CredentialsAccess, readonly string[]> = {
   read: ['kms:Decrypt'],
   readWrite: ['kms:Decrypt', 'kms:GenerateDataKey'],
 };
+
+/**
+ * The workflow workers (infra/workflows/registry.ts), by worker name. Their Step Functions,
+ * SQS and EventBridge permissions come from the registry (who starts, stops, answers,
+ * produces); these are their table and key uses.
+ */
+export const WORKER_ACCESS: Readonly<Record<string, FunctionAccess>> = {
+  // Reads the job and its managed provider (Decrypt to call the provider), writes the job's
+  // transitions and events.
+  'fine-tune-step': { tables: { control: 'read', jobs: 'readWrite' }, providerCredentials: 'read' },
+  // Reads the job (a cancelled one is not started) and starts its execution.
+  'fine-tune-start': { tables: { jobs: 'read' }, providerCredentials: 'none' },
+  // Fails a job whose execution ended without a terminal state.
+  'fine-tune-finalize': { tables: { jobs: 'readWrite' }, providerCredentials: 'none' },
+};
+
+export function workerAccessFor(worker: string): FunctionAccess {
+  const access = WORKER_ACCESS[worker];
+  if (!access) throw new Error(`infra/stacks/access.ts has no WORKER_ACCESS entry for worker '${worker}'.`);
+  return access;
+}
 
 export function accessFor(group: string): FunctionAccess {
   const access = FUNCTION_ACCESS[group];

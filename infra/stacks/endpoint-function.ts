@@ -4,10 +4,11 @@ import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { GSI1, type TableName } from '../../functions/shared/tables';
+import { PRODUCTION_BUNDLING } from '../bundling';
 import type { EndpointGroup } from '../endpoint-groups';
 import { TABLE_SPECS } from '../tables';
 import { accessFor, DYNAMODB_READ_ACTIONS, DYNAMODB_WRITE_ACTIONS, KMS_ACTIONS } from './access';
@@ -16,14 +17,6 @@ import { acknowledge } from './nag';
 export const REPO_ROOT = resolve(import.meta.dirname, '../..');
 
 export const LAMBDA_RUNTIME = Runtime.NODEJS_22_X;
-
-/**
- * ESM bundles load CommonJS dependencies through esbuild's `__require` shim, which needs a
- * real `require` in scope; the banner provides one. The import alias is long on purpose so
- * it cannot collide with minified identifiers.
- */
-export const ESM_REQUIRE_BANNER =
-  "import { createRequire as __gatewayCreateRequire } from 'node:module'; const require = __gatewayCreateRequire(import.meta.url);";
 
 export interface EndpointFunctionProps {
   group: EndpointGroup;
@@ -105,20 +98,8 @@ export class EndpointFunction extends Construct {
         // Stack traces in the logs point at the TypeScript sources.
         NODE_OPTIONS: '--enable-source-maps',
       },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node22',
-        mainFields: ['module', 'main'],
-        minify: true,
-        sourceMap: true,
-        sourceMapMode: SourceMapMode.DEFAULT,
-        sourcesContent: false,
-        banner: ESM_REQUIRE_BANNER,
-        // Bundle the AWS SDK instead of loading the runtime's copy: faster cold starts and a
-        // pinned SDK version (aws-stack-notes §6).
-        bundleAwsSDK: true,
-        externalModules: [],
-      },
+      // The production esbuild settings, shared with the benchmarks' bundles (infra/bundling.ts).
+      bundling: PRODUCTION_BUNDLING,
     });
 
     acknowledge(this.function, 'AwsSolutions-L1');

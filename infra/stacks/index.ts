@@ -3,14 +3,17 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { ApiStack } from './api-stack';
 import { DataStack } from './data-stack';
 import type { GatewayAppOptions } from './options';
+import { WorkflowsStack } from './workflows-stack';
 
 export { ApiStack } from './api-stack';
 export { DataStack } from './data-stack';
+export { WorkflowsStack } from './workflows-stack';
 export { DEFAULT_OPTIONS, optionsFromContext, resolveOptions, type GatewayAppOptions } from './options';
 
 export interface GatewayStacks {
   data: DataStack;
   api: ApiStack;
+  workflows: WorkflowsStack;
 }
 
 /**
@@ -37,9 +40,23 @@ export function buildApp(app: App, options: GatewayAppOptions): GatewayStacks {
     providerCredentialsKey: data.providerCredentialsKey,
   });
 
+  // State machines, their workers and queues (infra/workflows/registry.ts). It hands env
+  // vars and grants to the API functions that feed or stop workflows, so the API stack
+  // depends on it (never the other way: no cycle).
+  const workflows = new WorkflowsStack(app, `${prefix}-Workflows`, {
+    stackName: `${prefix}-Workflows`,
+    description: `AI gateway (${stage}): Step Functions workflows, their worker Lambdas, queues and dead-letter queues`,
+    stage,
+    memorySize: options.memorySize,
+    logRetentionDays: options.logRetentionDays,
+    tables: data.tables,
+    providerCredentialsKey: data.providerCredentialsKey,
+    apiFunctions: api.functions,
+  });
+
   Tags.of(app).add('application', 'ai-gateway');
   Tags.of(app).add('ai-gateway:stage', stage);
 
   if (options.nag ?? true) Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-  return { data, api };
+  return { data, api, workflows };
 }

@@ -1,0 +1,29 @@
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { config } from '../shared/config';
+import { log } from '../shared/telemetry/logger';
+import { startExecution } from '../shared/workflows/sfn';
+import { createQueueConsumer } from '../shared/workflows/sqs';
+import { getJob } from '../fine-tuning/store';
+import { isTerminal } from '../fine-tuning/types';
+import type { FineTuningExecutionInput, StartJobMessage } from '../fine-tuning/workflow';
+
+/**
+ * Consumer of the fine-tuning jobs queue: one execution per job, named after the job, so a
+ * redelivered message starts nothing new. A job cancelled before its turn is not started.
+ */
+const consume = createQueueConsumer(async (body) => {
+  const msg = body as Partial<StartJobMessage>;
+  if (typeof msg?.workspaceId !== 'string' || typeof msg.jobId !== 'string') {
+    log.error('fine-tuning start message without workspaceId/jobId; dropped');
+    return;
+  }
+  const job = await getJob(msg.workspaceId, msg.jobId);
+  if (!job || isTerminal(job.status)) return;
+  const machine = config().fineTuningStateMachineArn;
+  if (!machine) throw new Error('FINE_TUNING_STATE_MACHINE_ARN is not set');
+  const input: FineTuningExecutionInput = { workspaceId: msg.workspaceId, jobId: msg.jobId };
+  const started = await startExecution(machine, msg.jobId, input);
+  log.info('fine-tuning execution started', { job_id: msg.jobId, created: started.created });
+});
+
+export const handler = (event: SQSEvent): Promise<SQSBatchResponse> => consume(event);

@@ -1,0 +1,172 @@
+/**
+ * Every asynchronous piece of the gateway in one place (DESIGN.md §5): state machines, the
+ * Lambda workers they invoke, the queues that feed them, and who may start, stop or answer
+ * them. The CDK workflows stack (infra/stacks/workflows-stack.ts) and the local runtime
+ * (infra/local/stepfunctions.ts, infra/local/sqs.ts) both build from these lists, so a
+ * workflow added here runs the same way in AWS and on one machine.
+ *
+ * Adding a workflow (e.g. assistant runs):
+ *   1. write its definition with ./asl.ts in infra/workflows/<name>.ts;
+ *   2. add its workers (functions/workers/<worker>.ts, each exporting `handler`) to WORKERS
+ *      and their table/KMS grants to WORKER_ACCESS in infra/stacks/access.ts;
+ *   3. add a StateMachineSpec to STATE_MACHINES and, if it is fed by a queue, a QueueSpec to
+ *      QUEUES; name the env vars of functions/shared/config.ts that carry the ARN / URL.
+ * Rule (aws-stack-notes §5): a worker invoked by a state machine never appears among that
+ * machine's starters, stoppers or task responders (that is a dependency cycle in CDK).
+ */
+import { workersOf, type StateMachineDefinition } from './asl';
+import {
+  FINE_TUNE_FINALIZE_WORKER,
+  FINE_TUNE_START_WORKER,
+  FINE_TUNE_STEP_WORKER,
+  fineTuningDefinition,
+} from './fine-tuning';
+
+/** An endpoint-group Lambda (`api:<group>`, infra/endpoint-groups.ts) or a worker (`worker:<name>`). */
+export type Principal = `api:${string}` | `worker:${string}`;
+
+export type WorkerKind =
+  /** Invoked by a state machine's Task states (event = the task's Parameters). */
+  | 'task'
+  /** Lambda SQS event source mapping (SQSEvent in, `{batchItemFailures}` out). */
+  | 'queue-consumer'
+  /** EventBridge "Step Functions Execution Status Change" for FAILED, TIMED_OUT, ABORTED. */
+  | 'execution-finalizer';
+
+export interface WorkerSpec {
+  name: string;
+  /** Module exporting `handler`, relative to the repository root. */
+  entry: string;
+  kind: WorkerKind;
+  description: string;
+  timeoutSeconds: number;
+}
+
+export interface StateMachineSpec {
+  /** Short name: the physical name is `ai-gateway-<stage>-<name>`. */
+  name: string;
+  /** Env var (functions/shared/config.ts) through which functions learn the ARN. */
+  envVar: string;
+  description: string;
+  definition(): StateMachineDefinition;
+  /** Receives execution status changes FAILED / TIMED_OUT / ABORTED (hard stops, crashes). */
+  finalizer?: string;
+  /** May StartExecution (an existing name counts as started: functions/shared/workflows/sfn.ts). */
+  starters: readonly Principal[];
+  /** May StopExecution (hard stop) and DescribeExecution. */
+  stoppers: readonly Principal[];
+  /** May SendTaskSuccess / SendTaskFailure / SendTaskHeartbeat. */
+  taskResponders: readonly Principal[];
+}
+
+export interface QueueSpec {
+  /** Short name: the physical name is `ai-gateway-<stage>-<name>` (+ `.fifo`). */
+  name: string;
+  fifo: boolean;
+  /** Env var (functions/shared/config.ts) through which producers learn the queue URL. */
+  envVar: string;
+  /** Worker of kind `queue-consumer`. */
+  consumer: string;
+  batchSize: number;
+  /** Receives before a message moves to the queue's dead-letter queue. */
+  maxReceiveCount: number;
+  /** Should be at least 6x the consumer timeout (AWS guidance for event source mappings). */
+  visibilityTimeoutSeconds: number;
+  /** May SendMessage. */
+  producers: readonly Principal[];
+}
+
+export const WORKERS: readonly WorkerSpec[] = [
+  {
+    name: FINE_TUNE_STEP_WORKER,
+    entry: 'functions/workers/fine-tune-step.ts',
+    kind: 'task',
+    description: 'fine-tuning job steps: validate files, submit, poll the provider, mark failed',
+    timeoutSeconds: 170,
+  },
+  {
+    name: FINE_TUNE_START_WORKER,
+    entry: 'functions/workers/fine-tune-start.ts',
+    kind: 'queue-consumer',
+    description: 'starts one fine-tuning execution per queued job (execution name = job id)',
+    timeoutSeconds: 30,
+  },
+  {
+    name: FINE_TUNE_FINALIZE_WORKER,
+    entry: 'functions/workers/fine-tune-finalize.ts',
+    kind: 'execution-finalizer',
+    description: 'marks a job failed when its execution failed, timed out or was stopped without a terminal state',
+    timeoutSeconds: 30,
+  },
+];
+
+export const STATE_MACHINES: readonly StateMachineSpec[] = [
+  {
+    name: 'fine-tuning',
+    envVar: 'FINE_TUNING_STATE_MACHINE_ARN',
+    description: 'fine-tuning jobs: validating_files -> provider job -> polls -> succeeded | failed | cancelled',
+    definition: fineTuningDefinition,
+    finalizer: FINE_TUNE_FINALIZE_WORKER,
+    starters: [`worker:${FINE_TUNE_START_WORKER}`],
+    // The cancel API stops an execution that has not reached the provider yet (hard stop).
+    stoppers: ['api:fine-tuning'],
+    taskResponders: [],
+  },
+];
+
+export const QUEUES: readonly QueueSpec[] = [
+  {
+    name: 'fine-tuning-jobs',
+    fifo: false,
+    envVar: 'FINE_TUNING_QUEUE_URL',
+    consumer: FINE_TUNE_START_WORKER,
+    batchSize: 5,
+    maxReceiveCount: 5,
+    visibilityTimeoutSeconds: 180,
+    producers: ['api:fine-tuning'],
+  },
+];
+
+export const workerSpec = (name: string): WorkerSpec => {
+  const spec = WORKERS.find((w) => w.name === name);
+  if (!spec) throw new Error(`infra/workflows/registry.ts has no worker '${name}'.`);
+  return spec;
+};
+
+/** Task workers a machine's definition invokes. */
+export const taskWorkersOf = (machine: StateMachineSpec): string[] =>
+  workersOf(machine.definition(), WORKERS.filter((w) => w.kind === 'task').map((w) => w.name));
+
+/** Physical names, shared by CDK and the local runtime. */
+export const stateMachineName = (stage: string, machine: string) => `ai-gateway-${stage}-${machine}`;
+export const queueName = (stage: string, q: QueueSpec) => `ai-gateway-${stage}-${q.name}${q.fifo ? '.fifo' : ''}`;
+export const deadLetterQueueName = (stage: string, q: QueueSpec) => `ai-gateway-${stage}-${q.name}-dlq${q.fifo ? '.fifo' : ''}`;
+
+/** Principals that act on a machine (for the cycle rule and for grants). */
+export function actorsOf(machine: StateMachineSpec): Principal[] {
+  return [...new Set([...machine.starters, ...machine.stoppers, ...machine.taskResponders])];
+}
+
+/** Throws when the registry breaks its own rules (checked by the tests and at synth). */
+export function validateRegistry(): void {
+  const problems: string[] = [];
+  const names = new Set(WORKERS.map((w) => w.name));
+  if (names.size !== WORKERS.length) problems.push('duplicate worker names');
+  const workerPrincipal = (p: Principal) => (p.startsWith('worker:') ? p.slice('worker:'.length) : undefined);
+  for (const m of STATE_MACHINES) {
+    const tasks = taskWorkersOf(m);
+    if (tasks.length === 0) problems.push(`${m.name}: its definition invokes no registered task worker`);
+    for (const p of actorsOf(m)) {
+      const w = workerPrincipal(p);
+      if (w && !names.has(w)) problems.push(`${m.name}: unknown worker ${p}`);
+      if (w && tasks.includes(w)) problems.push(`${m.name}: task worker ${w} must not start, stop or answer its own machine (CDK dependency cycle)`);
+    }
+    if (m.finalizer && workerSpec(m.finalizer).kind !== 'execution-finalizer') problems.push(`${m.name}: finalizer ${m.finalizer} is not an execution-finalizer`);
+  }
+  for (const q of QUEUES) {
+    if (!names.has(q.consumer) || workerSpec(q.consumer).kind !== 'queue-consumer') problems.push(`${q.name}: consumer ${q.consumer} is not a queue-consumer worker`);
+    const consumerTimeout = names.has(q.consumer) ? workerSpec(q.consumer).timeoutSeconds : 0;
+    if (q.visibilityTimeoutSeconds < consumerTimeout) problems.push(`${q.name}: visibility timeout below the consumer timeout`);
+  }
+  if (problems.length) throw new Error(`infra/workflows/registry.ts: ${problems.join('; ')}`);
+}
