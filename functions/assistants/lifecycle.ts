@@ -1,4 +1,3 @@
-import { badRequest } from '../shared/errors';
 import type { RunRecord } from './runs-store';
 import type { Run, ToolOutput } from './types';
 
@@ -6,7 +5,8 @@ import type { Run, ToolOutput } from './types';
  * Where the API hands runs to the asynchronous lifecycle (DESIGN.md §5). The routes
  * validate, write the record (queued / cancelling) and then call these hooks; the
  * lifecycle (SQS FIFO + Step Functions) is plugged in here. Until then they do nothing.
- * Tests (and the local runtime) can swap them with setLifecycleHooks.
+ * Tests (and the local runtime) can swap them with setLifecycleHooks. Streamed runs
+ * (`stream: true`) do not go through these hooks: the engine (engine.ts) runs them inline.
  */
 export interface LifecycleHooks {
   /** A run was written `queued` and holds its thread's claim: enqueue it. */
@@ -40,14 +40,3 @@ export function setLifecycleHooks(replacement: Partial<LifecycleHooks>): () => v
 export const startRun = (record: RunRecord) => hooks.startRun(record);
 export const submitToolOutputs = (record: RunRecord, outputs: ToolOutput[]) => hooks.submitToolOutputs(record, outputs);
 export const cancelRun = (record: RunRecord) => hooks.cancelRun(record);
-
-/**
- * `stream: true` on create run, create thread-and-run and submit_tool_outputs: the
- * streaming engine is not plugged in yet, so it is refused before anything is written
- * (never silently answered without a stream).
- */
-export function checkStreaming(stream: boolean | null | undefined): void {
-  if (stream) {
-    throw badRequest('Invalid `stream`: streamed runs are not available yet on this gateway; create the run without `stream` and poll it.', 'stream', 'unsupported_value');
-  }
-}

@@ -23,6 +23,8 @@ export interface NewMessage {
   run_id?: string | null;
   /** Default `completed` (a message created through the API is complete at once). */
   status?: MessageStatus;
+  /** A fixed id (the run engine's deterministic ids); default a new time-ordered id. */
+  id?: string;
 }
 
 interface MessageItem {
@@ -92,7 +94,7 @@ export function messageFromItem(item: MessageItem): Message {
 
 /** The item for a new message (written by the caller, alone or inside a transaction). */
 export function messageItem(workspaceId: string, threadId: string, m: NewMessage, createdAt = nowSeconds()): MessageItem {
-  const id = newId(ID_PREFIX.message);
+  const id = m.id ?? newId(ID_PREFIX.message);
   const status = m.status ?? 'completed';
   return {
     ...messageKey(workspaceId, threadId, id),
@@ -157,8 +159,18 @@ export interface MessagePatch {
   incomplete_details?: { reason: string } | null;
 }
 
-/** Change a message (metadata via the API; status and content by a run). Undefined when absent. */
-export async function updateMessage(workspaceId: string, threadId: string, id: string, patch: MessagePatch): Promise<Message | undefined> {
+/**
+ * Change a message (metadata via the API; status and content by a run). Undefined when
+ * absent, or with `whileInProgress` when the message is no longer `in_progress` (a run
+ * finishes its message once: a late or duplicate engine task changes nothing).
+ */
+export async function updateMessage(
+  workspaceId: string,
+  threadId: string,
+  id: string,
+  patch: MessagePatch,
+  opts: { whileInProgress?: boolean } = {},
+): Promise<Message | undefined> {
   const set: Record<string, unknown> = {
     status: patch.status,
     completed_at: patch.completed_at,
@@ -168,8 +180,24 @@ export async function updateMessage(workspaceId: string, threadId: string, id: s
     content_json: patch.content && toJson(patch.content),
   };
   if (Object.values(set).every((v) => v === undefined)) return getMessage(workspaceId, threadId, id);
-  const item = await updateItem<MessageItem>('threads', messageKey(workspaceId, threadId, id), { set, condition: 'attribute_exists(pk)' });
+  const item = await updateItem<MessageItem>('threads', messageKey(workspaceId, threadId, id), {
+    set,
+    condition: opts.whileInProgress ? 'attribute_exists(pk) AND #status = :open' : 'attribute_exists(pk)',
+    conditionValues: opts.whileInProgress ? { ':open': 'in_progress' } : undefined,
+  });
   return item ? messageFromItem(item) : undefined;
+}
+
+/**
+ * Write a run's message under its fixed id unless it exists (a retried engine task), with
+ * a check that the thread still exists. The stored message either way; undefined when
+ * the thread is gone.
+ */
+export async function addMessageOnce(workspaceId: string, threadId: string, m: NewMessage & { id: string }): Promise<Message | undefined> {
+  const item = messageItem(workspaceId, threadId, m);
+  const outcome = await transact([txCheck('threads', threadKey(workspaceId, threadId), 'attribute_exists(pk)'), txPut('threads', asItem(item))]);
+  if (outcome === 'ok') return messageFromItem(item);
+  return getMessage(workspaceId, threadId, m.id);
 }
 
 export function deleteMessage(workspaceId: string, threadId: string, id: string): Promise<boolean> {

@@ -6,11 +6,14 @@ import { log } from '../shared/telemetry/logger';
 import { z } from '../shared/validation';
 import { getAssistant } from './assistants-store';
 import { parseBody, pathId, route, type AssistantContext } from './http';
-import { cancelRun, checkStreaming, startRun, submitToolOutputs } from './lifecycle';
+import { cancelRunNow } from './engine';
+import { loadRunState } from './engine-state';
+import { cancelRun, startRun, submitToolOutputs } from './lifecycle';
 import { newMessageFrom } from './messages-store';
 import { buildRunSpec, createRunSchema, createThreadAndRunSchema } from './run-input';
 import { createRun, createThreadAndRun, getRun, listRuns, runRef, transitionRun, updateRunMetadata, type RunRecord, type RunRef } from './runs-store';
 import { metadataSchema } from './schemas';
+import { streamNewRun, streamSubmit, submitInline } from './runs-stream';
 import { getStep, listSteps } from './steps-store';
 import { threadIdOf, threadNotFound } from './threads-routes';
 import { getThreadItem } from './threads-store';
@@ -19,7 +22,9 @@ import type { ToolOutput } from './types';
 /**
  * Runs: create (on a thread, or with a new thread §4.6), list (§4.5), retrieve, modify
  * metadata, cancel, submit_tool_outputs, steps. The routes write the run record and hand
- * it to the lifecycle hooks (lifecycle.ts); execution happens there.
+ * it to the lifecycle hooks (lifecycle.ts); execution happens there. With `stream: true`
+ * the engine runs inline instead and the answer is the run's event stream (runs-stream.ts);
+ * such an "inline" run is also continued and cancelled here, since no workflow holds it.
  */
 
 const updateSchema = z.strictObject({ metadata: z.optional(z.nullable(metadataSchema)) });
@@ -64,22 +69,21 @@ async function start(record: RunRecord) {
 async function create(req: GatewayRequest, ctx: AssistantContext) {
   const threadId = threadIdOf(req);
   const body = parseBody(req, createRunSchema);
-  checkStreaming(body.stream);
   const assistant = await loadAssistant(ctx.workspaceId, body.assistant_id);
   const spec = await buildRunSpec(ctx.workspaceId, body, assistant, ctx.headerProvider);
   const messages = (body.additional_messages ?? []).map((m, i) => newMessageFrom(m, `additional_messages[${i}]`));
-  return start(await createRun(ctx.workspaceId, threadId, spec, messages));
+  const record = await createRun(ctx.workspaceId, threadId, spec, messages);
+  return body.stream ? streamNewRun(record) : start(record);
 }
 
 async function createWithThread(req: GatewayRequest, ctx: AssistantContext) {
   const body = parseBody(req, createThreadAndRunSchema);
-  checkStreaming(body.stream);
   const assistant = await loadAssistant(ctx.workspaceId, body.assistant_id);
   const spec = await buildRunSpec(ctx.workspaceId, body, assistant, ctx.headerProvider);
   const messages = (body.thread?.messages ?? []).map((m, i) => newMessageFrom(m, `thread.messages[${i}]`));
   const fields = { metadata: body.thread?.metadata ?? {}, tool_resources: body.thread?.tool_resources ?? {} };
-  const { record } = await createThreadAndRun(ctx.workspaceId, fields, messages, spec);
-  return start(record);
+  const { thread, record } = await createThreadAndRun(ctx.workspaceId, fields, messages, spec);
+  return body.stream ? streamNewRun(record, thread) : start(record);
 }
 
 async function list(req: GatewayRequest, ctx: AssistantContext) {
@@ -105,13 +109,20 @@ async function update(req: GatewayRequest, ctx: AssistantContext) {
 
 async function cancel(req: GatewayRequest, ctx: AssistantContext) {
   const ref = refOf(req, ctx);
+  const before = await loadRunState(ref);
   const record = await transitionRun(ref, CANCELLABLE, { status: 'cancelling' });
   if (!record) {
     const current = await loadRun(ref);
     throw conflict(`Cannot cancel run ${ref.runId}: its status is '${current.run.status}' (cancellable: ${CANCELLABLE.join(', ')}).`, 'run_not_cancellable');
   }
-  await cancelRun(record);
   log.info('run cancelling', { run_id: ref.runId, thread_id: ref.threadId });
+  if (before?.state.inline) {
+    // A streamed run: its request finishes the cancel if it is still calling the model;
+    // waiting for tool outputs, nothing executes it, so it is cancelled now.
+    if (before.record.run.status !== 'in_progress') return ok((await cancelRunNow(record))?.run ?? record.run);
+    return ok(record.run);
+  }
+  await cancelRun(record);
   return ok(record.run);
 }
 
@@ -132,12 +143,15 @@ function checkOutputs(record: RunRecord, outputs: ToolOutput[]): void {
 async function submit(req: GatewayRequest, ctx: AssistantContext) {
   const ref = refOf(req, ctx);
   const body = parseBody(req, submitSchema);
-  checkStreaming(body.stream);
-  const record = await loadRun(ref);
+  const loaded = await loadRunState(ref);
+  if (!loaded) throw runNotFound(ref.runId);
+  const { record } = loaded;
   if (record.run.status !== 'requires_action') {
     throw conflict(`Run ${ref.runId} is '${record.run.status}'; tool outputs are accepted only in 'requires_action'.`, 'run_not_requires_action');
   }
   checkOutputs(record, body.tool_outputs);
+  if (body.stream) return streamSubmit(record, body.tool_outputs);
+  if (loaded.state.inline) return ok(await submitInline(record, body.tool_outputs));
   const after = await submitToolOutputs(record, body.tool_outputs);
   return ok(after ?? record.run);
 }

@@ -193,6 +193,9 @@ export async function createThreadAndRun(
   return { thread: threadFromItem(tItem), record: fromItem(rItem) };
 }
 
+/** A raw run item -> its record (the engine reads its internal attributes off the same item). */
+export const runRecordFromItem = (item: Record<string, unknown>): RunRecord => fromItem(item as unknown as RunItem);
+
 export async function getRun(ref: RunRef): Promise<RunRecord | undefined> {
   const item = await getItem<RunItem>('threads', runKey(ref.workspaceId, ref.threadId, ref.runId), true);
   return item ? fromItem(item) : undefined;
@@ -210,6 +213,17 @@ export async function updateRunMetadata(ref: RunRef, metadata: Metadata): Promis
     condition: 'attribute_exists(pk)',
   });
   return item ? fromItem(item) : undefined;
+}
+
+/**
+ * Extra terms of a transition, for the run engine (engine-state.ts): a further condition
+ * on the run item (`#attr` names, `:value` placeholders not starting with `:from`) and
+ * internal attributes written in the same conditional update. They never appear in `Run`.
+ */
+export interface TransitionGuard {
+  condition: string;
+  values?: Record<string, unknown>;
+  set?: Record<string, unknown>;
 }
 
 /** What a transition writes: the patch plus the fields the new status implies. */
@@ -234,16 +248,16 @@ function transitionSet(patch: RunPatch): Record<string, unknown> {
  * Implied fields unless the patch sets them: `required_action` null outside
  * requires_action; `cancelled_at` / `failed_at` / `completed_at` = now on cancelled /
  * failed / completed; `expires_at` null once terminal. `started_at` and `usage` are the
- * caller's to set.
+ * caller's to set. An optional `guard` adds a condition and internal attributes.
  */
-export async function transitionRun(ref: RunRef, from: readonly RunStatus[], patch: RunPatch): Promise<RunRecord | undefined> {
+export async function transitionRun(ref: RunRef, from: readonly RunStatus[], patch: RunPatch, guard?: TransitionGuard): Promise<RunRecord | undefined> {
   const allowed = [...new Set(from)].filter((s) => !isTerminal(s));
   if (!allowed.length) return undefined;
   const conditionValues = Object.fromEntries(allowed.map((s, i) => [`:from${i}`, s]));
   const spec = {
-    set: transitionSet(patch),
-    condition: `attribute_exists(pk) AND #status IN (${Object.keys(conditionValues).join(', ')})`,
-    conditionValues,
+    set: { ...guard?.set, ...transitionSet(patch) },
+    condition: `attribute_exists(pk) AND #status IN (${Object.keys(conditionValues).join(', ')})${guard ? ` AND (${guard.condition})` : ''}`,
+    conditionValues: { ...guard?.values, ...conditionValues },
   };
   const key = runKey(ref.workspaceId, ref.threadId, ref.runId);
   if (isTerminal(patch.status)) {

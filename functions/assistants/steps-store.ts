@@ -41,11 +41,24 @@ function fromItem(item: StepItem): RunStep {
 }
 
 /** Write a new step (`in_progress` unless told otherwise) of a run. */
-export async function createStep(
-  ref: RunRef,
-  input: { assistantId: string; details: StepDetails; status?: StepStatus },
-): Promise<RunStep> {
-  const id = newId(ID_PREFIX.step);
+export async function createStep(ref: RunRef, input: NewStep): Promise<RunStep> {
+  return (await createStepOnce(ref, input)).step;
+}
+
+export interface NewStep {
+  assistantId: string;
+  details: StepDetails;
+  status?: StepStatus;
+  /** A fixed id (the run engine's deterministic ids); default a new time-ordered id. */
+  id?: string;
+}
+
+/**
+ * Write a step unless one with its id exists (a retried engine task): `created` says
+ * which, and `step` is the stored one either way.
+ */
+export async function createStepOnce(ref: RunRef, input: NewStep): Promise<{ step: RunStep; created: boolean }> {
+  const id = input.id ?? newId(ID_PREFIX.step);
   const item: StepItem = {
     ...stepKey(ref.workspaceId, ref.threadId, ref.runId, id),
     id,
@@ -64,8 +77,10 @@ export async function createStep(
     usage: null,
     metadata_json: toJson({}),
   };
-  await putNew('threads', asItem(item));
-  return fromItem(item);
+  if (await putNew('threads', asItem(item))) return { step: fromItem(item), created: true };
+  const existing = await getStep(ref, id);
+  if (!existing) throw new Error(`step ${id} exists and cannot be read`);
+  return { step: existing, created: false };
 }
 
 export async function getStep(ref: RunRef, stepId: string): Promise<RunStep | undefined> {
