@@ -15,6 +15,8 @@ export interface Resumed {
   record: RunRecord;
   /** The tool_calls step, now completed with the outputs. */
   step: RunStep;
+  /** `engine_calls` of the wait these outputs ended (run-steps.ts keys its task token by it). */
+  calls: number;
 }
 
 async function openToolStep(ref: RunRef, preferred: string | undefined): Promise<RunStep | undefined> {
@@ -63,5 +65,5 @@ export async function submitToolOutputsToRun(record: RunRecord, outputs: ToolOut
     { status: 'in_progress' },
     callsGuard(state.calls, { engine_pending_usage: null, ...(opts.inline ? { engine_inline: true } : {}) }),
   );
-  return resumed ? { record: resumed, step: stored } : undefined;
+  return resumed ? { record: resumed, step: stored, calls: state.calls } : undefined;
 }

@@ -37,6 +37,13 @@ const schema = z.object({
   DEFAULT_UPSTREAM_TIMEOUT_MS: intFromEnv(600_000, 1),
   RUN_QUEUE_URL: z.optional(z.string()),
   RUN_STATE_MACHINE_ARN: z.optional(z.string()),
+  /**
+   * How long a non-streamed run waits in requires_action for its tool outputs before it
+   * expires (OpenAI: 10 minutes). Read when the runs state machine is built (its
+   * WaitForToolOutputs TimeoutSeconds, infra/workflows/runs.ts): at synth in CDK, at
+   * start-up locally; the wait sets the run's expires_at from the same number.
+   */
+  RUN_TOOL_OUTPUT_TIMEOUT_SECONDS: intFromEnv(600, 1),
   FINE_TUNING_STATE_MACHINE_ARN: z.optional(z.string()),
   FINE_TUNING_POLL_SECONDS: intFromEnv(60, 1),
   /** Queue of new fine-tuning jobs; its consumer starts one execution per job. */
@@ -57,6 +64,7 @@ export interface GatewayConfig {
   defaultUpstreamTimeoutMs: number;
   runQueueUrl: string | undefined;
   runStateMachineArn: string | undefined;
+  runToolOutputTimeoutSeconds: number;
   fineTuningStateMachineArn: string | undefined;
   fineTuningPollSeconds: number;
   fineTuningQueueUrl: string | undefined;
@@ -86,6 +94,7 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     defaultUpstreamTimeoutMs: e.DEFAULT_UPSTREAM_TIMEOUT_MS,
     runQueueUrl: e.RUN_QUEUE_URL,
     runStateMachineArn: e.RUN_STATE_MACHINE_ARN,
+    runToolOutputTimeoutSeconds: e.RUN_TOOL_OUTPUT_TIMEOUT_SECONDS,
     fineTuningStateMachineArn: e.FINE_TUNING_STATE_MACHINE_ARN,
     fineTuningPollSeconds: e.FINE_TUNING_POLL_SECONDS,
     fineTuningQueueUrl: e.FINE_TUNING_QUEUE_URL,

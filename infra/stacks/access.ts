@@ -44,7 +44,8 @@ export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   // Templates and versions; `/prompts/{id}/completions` calls a model through the pipeline.
   prompts: { tables: { ...PIPELINE_TABLES, prompts: 'readWrite' }, providerCredentials: 'read' },
   // Assistants live in the control table (DESIGN.md §4); threads, messages and runs in threads;
-  // streamed runs call the model through the pipeline inline.
+  // streamed runs call the model through the pipeline inline. Its runs-workflow permissions
+  // (send to the runs queue, stop an execution, answer a task token) come from the registry.
   assistants: {
     tables: { ...PIPELINE_TABLES, control: 'readWrite', threads: 'readWrite' },
     providerCredentials: 'read',
@@ -92,6 +93,18 @@ export const WORKER_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   'fine-tune-start': { tables: { jobs: 'read' }, providerCredentials: 'none' },
   // Fails a job whose execution ended without a terminal state.
   'fine-tune-finalize': { tables: { jobs: 'readWrite' }, providerCredentials: 'none' },
+  // A run's model step calls the model through the inference pipeline (its tables, Decrypt
+  // of the run's managed provider) and writes the run, its steps and messages (threads).
+  'run-step': { tables: { ...PIPELINE_TABLES, threads: 'readWrite' }, providerCredentials: 'read' },
+  // Reads the run (an ended one is not started) and starts its execution.
+  'run-start': { tables: { threads: 'read' }, providerCredentials: 'none' },
+  // Cancels or fails a run (its steps and open message, the thread's claim) when its
+  // execution ended without finishing it.
+  'run-finalize': { tables: { threads: 'readWrite' }, providerCredentials: 'none' },
+  // The deploy-time custom resource of the bootstrap stack (functions/workers/bootstrap-admin.ts):
+  // creates the organisation, the default workspace and the admin key's hash. Its only other
+  // permission is secretsmanager:GetSecretValue on the one secret that holds that key.
+  'bootstrap-admin': { tables: { control: 'readWrite' }, providerCredentials: 'none' },
 };
 
 export function workerAccessFor(worker: string): FunctionAccess {

@@ -21,6 +21,7 @@ import {
   FINE_TUNE_STEP_WORKER,
   fineTuningDefinition,
 } from './fine-tuning';
+import { RUN_FINALIZE_WORKER, RUN_START_WORKER, RUN_STEP_WORKER, MODEL_STEP_TIMEOUT_SECONDS, runsDefinition } from './runs';
 
 /** An endpoint-group Lambda (`api:<group>`, infra/endpoint-groups.ts) or a worker (`worker:<name>`). */
 export type Principal = `api:${string}` | `worker:${string}`;
@@ -98,6 +99,28 @@ export const WORKERS: readonly WorkerSpec[] = [
     description: 'marks a job failed when its execution failed, timed out or was stopped without a terminal state',
     timeoutSeconds: 30,
   },
+  {
+    name: RUN_STEP_WORKER,
+    entry: 'functions/workers/run-step.ts',
+    kind: 'task',
+    description: 'assistant run steps: start, one model call, store the tool-output task token, expire, fail',
+    // One model call through the gateway (upstream timeout 600 s) and its writes.
+    timeoutSeconds: MODEL_STEP_TIMEOUT_SECONDS,
+  },
+  {
+    name: RUN_START_WORKER,
+    entry: 'functions/workers/run-start.ts',
+    kind: 'queue-consumer',
+    description: 'starts one run execution per queued run (execution name = run id)',
+    timeoutSeconds: 30,
+  },
+  {
+    name: RUN_FINALIZE_WORKER,
+    entry: 'functions/workers/run-finalize.ts',
+    kind: 'execution-finalizer',
+    description: 'cancels a cancelling run whose execution was stopped; fails an active run whose execution ended',
+    timeoutSeconds: 60,
+  },
 ];
 
 export const STATE_MACHINES: readonly StateMachineSpec[] = [
@@ -112,6 +135,17 @@ export const STATE_MACHINES: readonly StateMachineSpec[] = [
     stoppers: ['api:fine-tuning'],
     taskResponders: [],
   },
+  {
+    name: 'runs',
+    envVar: 'RUN_STATE_MACHINE_ARN',
+    description: 'assistant runs: in_progress -> model steps <-> tool-output waits -> completed | incomplete | failed | expired | cancelled',
+    definition: runsDefinition,
+    finalizer: RUN_FINALIZE_WORKER,
+    starters: [`worker:${RUN_START_WORKER}`],
+    // Cancel is a hard stop; submit_tool_outputs answers the WaitForToolOutputs task token.
+    stoppers: ['api:assistants'],
+    taskResponders: ['api:assistants'],
+  },
 ];
 
 export const QUEUES: readonly QueueSpec[] = [
@@ -124,6 +158,17 @@ export const QUEUES: readonly QueueSpec[] = [
     maxReceiveCount: 5,
     visibilityTimeoutSeconds: 180,
     producers: ['api:fine-tuning'],
+  },
+  {
+    // One message per new run; group = thread id (a thread's commands in order), dedup id = run id.
+    name: 'runs',
+    fifo: true,
+    envVar: 'RUN_QUEUE_URL',
+    consumer: RUN_START_WORKER,
+    batchSize: 1,
+    maxReceiveCount: 5,
+    visibilityTimeoutSeconds: 180,
+    producers: ['api:assistants'],
   },
 ];
 

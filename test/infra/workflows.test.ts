@@ -155,6 +155,59 @@ describe('workflows stack: workers', () => {
     expect(policies.flatMap(actions).some((a) => a.startsWith('states:') || a.startsWith('sqs:'))).toBe(false);
   });
 
+  it('wires assistant runs: the consumer starts, the assistants API enqueues, stops and answers tokens, the task worker touches nothing', () => {
+    const runs = STATE_MACHINES.find((m) => m.name === 'runs')!;
+    const machineRef = { Ref: logicalId(stacks.workflows, stacks.workflows.stateMachines.runs!.node.defaultChild) };
+    const queueArn = { 'Fn::GetAtt': [logicalId(stacks.workflows, stacks.workflows.queues.runs!.queue.node.defaultChild), 'Arn'] };
+
+    // run-start (queue consumer) starts executions of the runs machine, nothing else of it.
+    const start = policyOf(wf, stacks.workflows, stacks.workflows.workers['run-start']!.role);
+    expect(start.filter((s) => actions(s).some((a) => a.startsWith('states:'))).map((s) => [actions(s), s.Resource])).toEqual([[['states:StartExecution'], machineRef]]);
+    const startEnv = (wf.findResources('AWS::Lambda::Function')[workerFnId('run-start')]!.Properties as Json).Environment.Variables;
+    expect(startEnv[runs.envVar]).toEqual(machineRef);
+
+    // run-step (the machine's only task worker) and run-finalize neither start, stop, answer nor enqueue.
+    expect(taskWorkersOf(runs)).toEqual(['run-step']);
+    for (const w of ['run-step', 'run-finalize']) {
+      const own = policyOf(wf, stacks.workflows, stacks.workflows.workers[w]!.role).flatMap(actions);
+      expect(own.filter((a) => a.startsWith('states:') || a.startsWith('sqs:')), w).toEqual([]);
+    }
+
+    // The assistants API function: send to the runs queue, stop (and describe) its executions,
+    // answer its task tokens; never start an execution.
+    const fn = stacks.api.functions.assistants!;
+    const statements = policyOf(api, stacks.api, fn.role);
+    const stop = statements.find((s) => actions(s).includes('states:StopExecution') && JSON.stringify(s.Resource).includes(stateMachineName('test', 'runs')))!;
+    expect(actions(stop).sort()).toEqual(['states:DescribeExecution', 'states:StopExecution']);
+    expect(JSON.stringify(stop.Resource)).toContain(`:execution:${stateMachineName('test', 'runs')}:*`);
+    const respond = statements.find((s) => actions(s).includes('states:SendTaskSuccess'))!;
+    expect(actions(respond).sort()).toEqual(['states:SendTaskFailure', 'states:SendTaskHeartbeat', 'states:SendTaskSuccess']);
+    expect(JSON.stringify(respond.Resource)).toContain('RunsStateMachine');
+    expect(statements.flatMap(actions)).not.toContain('states:StartExecution');
+    const send = statements.find((s) => actions(s).includes('sqs:SendMessage'))!;
+    expect(JSON.stringify(send.Resource)).toContain('RunsQueue');
+    expect(JSON.stringify(send.Resource)).not.toContain('DeadLetter');
+    const env = (api.findResources('AWS::Lambda::Function')[logicalId(stacks.api, fn.function.node.defaultChild)]!.Properties as Json).Environment.Variables;
+    expect(JSON.stringify(env.RUN_STATE_MACHINE_ARN)).toContain('RunsStateMachine');
+    expect(JSON.stringify(env.RUN_QUEUE_URL)).toContain('RunsQueue');
+
+    // The FIFO queue feeds run-start one message at a time.
+    const q = wf.findResources('AWS::SQS::Queue')[logicalId(stacks.workflows, stacks.workflows.queues.runs!.queue.node.defaultChild)]!.Properties as Json;
+    expect(q).toMatchObject({ FifoQueue: true, QueueName: 'ai-gateway-test-runs.fifo', ContentBasedDeduplication: false });
+    wf.hasResourceProperties('AWS::Lambda::EventSourceMapping', { EventSourceArn: queueArn, FunctionName: { Ref: workerFnId('run-start') }, BatchSize: 1 });
+
+    // The definition: token wait with the default 600 s timeout -> MarkExpired on States.Timeout.
+    const def = runs.definition();
+    expect(def.States.WaitForToolOutputs).toMatchObject({
+      Type: 'Task',
+      Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+      TimeoutSeconds: 600,
+      Parameters: { Payload: { action: 'wait', timeoutSeconds: 600, 'taskToken.$': '$$.Task.Token' } },
+      Catch: expect.arrayContaining([{ ErrorEquals: ['States.Timeout'], Next: 'MarkExpired', ResultPath: '$.error' }]),
+    });
+    expect(def.States.ModelStep).toMatchObject({ Catch: [{ ErrorEquals: ['States.ALL'], Next: 'MarkFailed', ResultPath: '$.error' }] });
+  });
+
   it('deploys before the API stack that references it (no dependency cycle)', () => {
     expect(stacks.api.dependencies).toContain(stacks.workflows);
     expect(stacks.workflows.dependencies).not.toContain(stacks.api);
