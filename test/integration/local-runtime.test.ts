@@ -50,5 +50,6 @@ describe('the local runtime (npm start)', () => {
     } finally {
       await second.stop();
     }
-  });
+    // Two full boots, each with its own JVM, queues and Step Functions endpoint.
+  }, 120_000);
 });
