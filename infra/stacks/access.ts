@@ -38,8 +38,9 @@ export const PIPELINE_TABLES: Partial<Record<TableName, TableAccess>> = {
 };
 
 export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
-  // Workspaces, API keys, managed providers (stores credentials), configs; reads and inserts logs.
-  admin: { tables: { control: 'readWrite', logs: 'readWrite' }, providerCredentials: 'readWrite' },
+  // Workspaces, API keys, managed providers (stores credentials), configs; reads the request
+  // log (GET /v1/logs). It never writes a log record: the pipeline does.
+  admin: { tables: { control: 'readWrite', logs: 'read' }, providerCredentials: 'readWrite' },
   gateway: { tables: PIPELINE_TABLES, providerCredentials: 'read' },
   // Templates and versions; `/prompts/{id}/completions` calls a model through the pipeline.
   prompts: { tables: { ...PIPELINE_TABLES, prompts: 'readWrite' }, providerCredentials: 'read' },
@@ -53,8 +54,9 @@ export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   // Jobs are created, listed and cancelled here; the provider is called by the workflow's
   // workers (WORKER_ACCESS), so this function never decrypts a provider credential.
   'fine-tuning': { tables: { control: 'read', jobs: 'readWrite' }, providerCredentials: 'none' },
-  // Rerank is a model call through the pipeline, so it gets the pipeline's tables.
-  rerank: { tables: PIPELINE_TABLES, providerCredentials: 'read' },
+  // Rerank is a model call through the pipeline (keys, policies, cache, request log), but it
+  // evaluates no guardrails (those run on chat and completions), so no guardrails table.
+  rerank: { tables: { control: 'read', policies: 'read', usage: 'readWrite', cache: 'readWrite', logs: 'readWrite' }, providerCredentials: 'read' },
   // CRUD on policy documents only; they never call a provider.
   guardrails: { tables: { control: 'read', guardrails: 'readWrite' }, providerCredentials: 'none' },
   policies: { tables: { control: 'read', policies: 'readWrite' }, providerCredentials: 'none' },

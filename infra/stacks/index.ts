@@ -1,12 +1,21 @@
-import { Tags, Validations, type App } from 'aws-cdk-lib';
+import { Duration, Tags, Token, Validations, type App } from 'aws-cdk-lib';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import type { CfnQueue } from 'aws-cdk-lib/aws-sqs';
+import type { CfnStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { GSI1 } from '../../functions/shared/tables';
+import { TABLE_SPECS } from '../tables';
 import { ApiStack } from './api-stack';
+import { BootstrapStack } from './bootstrap-stack';
 import { DataStack } from './data-stack';
+import { ObservabilityStack, type MonitoredFunction } from './observability-stack';
 import type { GatewayAppOptions } from './options';
 import { WorkflowsStack } from './workflows-stack';
 
 export { ApiStack } from './api-stack';
+export { BootstrapStack } from './bootstrap-stack';
 export { DataStack } from './data-stack';
+export { ObservabilityStack } from './observability-stack';
 export { WorkflowsStack } from './workflows-stack';
 export { DEFAULT_OPTIONS, optionsFromContext, resolveOptions, type GatewayAppOptions } from './options';
 
@@ -14,6 +23,8 @@ export interface GatewayStacks {
   data: DataStack;
   api: ApiStack;
   workflows: WorkflowsStack;
+  bootstrap: BootstrapStack;
+  observability: ObservabilityStack;
 }
 
 /**
@@ -54,9 +65,61 @@ export function buildApp(app: App, options: GatewayAppOptions): GatewayStacks {
     apiFunctions: api.functions,
   });
 
+  // The first admin key, created at deploy time and kept in Secrets Manager.
+  const bootstrap = new BootstrapStack(app, `${prefix}-Bootstrap`, {
+    stackName: `${prefix}-Bootstrap`,
+    description: `AI gateway (${stage}): deploy-time bootstrap (organisation, default workspace, admin key in Secrets Manager)`,
+    stage,
+    logRetentionDays: options.logRetentionDays,
+    tables: data.tables,
+    providerCredentialsKey: data.providerCredentialsKey,
+  });
+
+  // Alarms, their SNS topic and the dashboard, over every function, queue, machine and table.
+  // Fixed physical names are passed literally (no cross-stack reference at all).
+  const timeoutOf = (fn: { timeout?: Duration }) => fn.timeout ?? Duration.seconds(3);
+  const functions: MonitoredFunction[] = [
+    ...Object.entries(api.functions).map(([name, f]) => ({ name, functionName: f.function.functionName, timeout: timeoutOf(f.function) })),
+    ...Object.entries(workflows.workers).map(([name, w]) => ({
+      name,
+      functionName: fixedName((w.function.node.defaultChild as CfnFunction).functionName) ?? w.function.functionName,
+      timeout: timeoutOf(w.function),
+    })),
+  ];
+  const observability = new ObservabilityStack(app, `${prefix}-Observability`, {
+    stackName: `${prefix}-Observability`,
+    description: `AI gateway (${stage}): alarms, alarm topic and CloudWatch dashboard`,
+    stage,
+    apiName: api.restApi.restApiName,
+    apiStageName: stage,
+    functions,
+    deadLetterQueues: Object.fromEntries(
+      Object.entries(workflows.queues).map(([name, q]) => [name, required(fixedName((q.deadLetterQueue.node.defaultChild as CfnQueue).queueName), `queue ${name}`)]),
+    ),
+    stateMachines: Object.fromEntries(
+      Object.entries(workflows.stateMachines).map(([name, m]) => [name, required(fixedName((m.node.defaultChild as CfnStateMachine).stateMachineName), `state machine ${name}`)]),
+    ),
+    tables: TABLE_SPECS.map((t) => ({ name: t.name, tableName: data.tables[t.name].tableName, ...(t.gsi1 ? { indexName: GSI1 } : {}) })),
+    ...(options.alarmEmail ? { alarmEmail: options.alarmEmail } : {}),
+    ...(options.alarmTopicArn ? { alarmTopicArn: options.alarmTopicArn } : {}),
+  });
+  // Metrics name functions, queues and machines: deploy after them, so new ones have names.
+  observability.addStackDependency(api);
+  observability.addStackDependency(workflows);
+
   Tags.of(app).add('application', 'ai-gateway');
   Tags.of(app).add('ai-gateway:stage', stage);
 
   if (options.nag ?? true) Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-  return { data, api, workflows };
+  return { data, api, workflows, bootstrap, observability };
+}
+
+/** A physical name given literally in the template, or undefined when CloudFormation generates it. */
+function fixedName(value: string | undefined): string | undefined {
+  return value !== undefined && !Token.isUnresolved(value) ? value : undefined;
+}
+
+function required(value: string | undefined, what: string): string {
+  if (value === undefined) throw new Error(`The observability stack needs a fixed name for the ${what}.`);
+  return value;
 }

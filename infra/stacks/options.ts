@@ -15,6 +15,16 @@ export interface GatewayAppOptions {
   memorySize: number;
   /** Run the cdk-nag AwsSolutions checks at synthesis (violations make synth throw). */
   nag?: boolean;
+  /**
+   * Email address subscribed to the alarm topic (SNS sends a confirmation mail first).
+   * Optional: without it and without `alarmTopicArn` the topic is created with no subscriber.
+   */
+  alarmEmail?: string;
+  /**
+   * An existing SNS topic (same account and region) for the alarms instead of a new one. It
+   * must let CloudWatch publish (and, if encrypted, let cloudwatch.amazonaws.com use its key).
+   */
+  alarmTopicArn?: string;
 }
 
 export const DEFAULT_OPTIONS = {
@@ -24,6 +34,9 @@ export const DEFAULT_OPTIONS = {
 } as const satisfies GatewayAppOptions;
 
 const STAGE = /^[a-z][a-z0-9-]{0,23}$/;
+/** Deliberately plain: SNS validates the address and sends a confirmation mail anyway. */
+const EMAIL = /^[^\s@,;]+@[^\s@,;]+\.[^\s@,;]+$/;
+const SNS_TOPIC_ARN = /^arn:aws[a-z-]*:sns:[a-z]{2}(-[a-z]+)+-\d:\d{12}:[A-Za-z0-9_-]{1,256}$/;
 const RETENTIONS = new Set(Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'));
 
 /** Validates options; the CDK CLI hands context values over as strings. */
@@ -32,6 +45,8 @@ export function resolveOptions(raw: {
   logRetentionDays?: unknown;
   memorySize?: unknown;
   nag?: unknown;
+  alarmEmail?: unknown;
+  alarmTopicArn?: unknown;
 }): GatewayAppOptions {
   const stage = String(raw.stage ?? DEFAULT_OPTIONS.stage);
   if (!STAGE.test(stage)) {
@@ -48,10 +63,32 @@ export function resolveOptions(raw: {
     throw new Error(`Context 'memorySize' must be an integer number of MB between 128 and 10240; got '${String(raw.memorySize)}'.`);
   }
   const nag = raw.nag === undefined ? true : raw.nag !== false && raw.nag !== 'false';
-  return { stage, logRetentionDays: logRetentionDays as RetentionDays, memorySize, nag };
+  const alarmEmail = optionalString(raw.alarmEmail);
+  if (alarmEmail !== undefined && !EMAIL.test(alarmEmail)) {
+    throw new Error(`Context 'alarmEmail' must be one email address; got '${alarmEmail}'.`);
+  }
+  const alarmTopicArn = optionalString(raw.alarmTopicArn);
+  if (alarmTopicArn !== undefined && !SNS_TOPIC_ARN.test(alarmTopicArn)) {
+    throw new Error(`Context 'alarmTopicArn' must be the ARN of a standard (not FIFO) SNS topic, arn:aws:sns:<region>:<account>:<name>; got '${alarmTopicArn}'.`);
+  }
+  return {
+    stage,
+    logRetentionDays: logRetentionDays as RetentionDays,
+    memorySize,
+    nag,
+    ...(alarmEmail !== undefined ? { alarmEmail } : {}),
+    ...(alarmTopicArn !== undefined ? { alarmTopicArn } : {}),
+  };
 }
 
-/** Reads `stage`, `logRetentionDays`, `memorySize` and `nag` from the app's context. */
+/** Unset, empty and whitespace-only context values all mean "not given". */
+function optionalString(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const s = String(value).trim();
+  return s === '' ? undefined : s;
+}
+
+/** Reads `stage`, `logRetentionDays`, `memorySize`, `nag`, `alarmEmail` and `alarmTopicArn` from the app's context. */
 export function optionsFromContext(app: App): GatewayAppOptions {
   const ctx = (key: string): unknown => app.node.tryGetContext(key);
   return resolveOptions({
@@ -59,5 +96,7 @@ export function optionsFromContext(app: App): GatewayAppOptions {
     logRetentionDays: ctx('logRetentionDays'),
     memorySize: ctx('memorySize'),
     nag: ctx('nag'),
+    alarmEmail: ctx('alarmEmail'),
+    alarmTopicArn: ctx('alarmTopicArn'),
   });
 }

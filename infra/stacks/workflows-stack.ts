@@ -216,8 +216,11 @@ function nagResource(arn: string, stack: Stack): string {
   return parts.map((p) => (typeof p === 'string' ? p : `<${String((p as { Ref?: string }).Ref)}>`)).join('');
 }
 
+/** What a WorkerFunction needs of a worker: registry workers and the bootstrap stack's custom resource. */
+export type WorkerFunctionSpec = Pick<WorkerSpec, 'name' | 'entry' | 'description' | 'timeoutSeconds'>;
+
 export interface WorkerFunctionProps {
-  spec: WorkerSpec;
+  spec: WorkerFunctionSpec;
   stage: string;
   memorySize: number;
   logRetentionDays: RetentionDays;
@@ -230,7 +233,7 @@ export interface WorkerFunctionProps {
  * entry, its own log group and role with the table and key grants of WORKER_ACCESS.
  */
 export class WorkerFunction extends Construct {
-  readonly spec: WorkerSpec;
+  readonly spec: WorkerFunctionSpec;
   readonly function: NodejsFunction;
   readonly role: Role;
   readonly logGroup: LogGroup;

@@ -1,0 +1,379 @@
+import { Arn, ArnFormat, Aws, CfnOutput, CrossStackReferences, Duration, ReferenceStrength, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import {
+  Alarm,
+  AlarmStatusWidget,
+  ComparisonOperator,
+  Dashboard,
+  GraphWidget,
+  MathExpression,
+  Metric,
+  SearchExpression,
+  TextWidget,
+  TreatMissingData,
+  type IMetric,
+  type IWidget,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
+import { Topic, type ITopic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { Construct } from 'constructs';
+import { pascal } from './names';
+
+/** EMF namespace of functions/shared/telemetry/metrics.ts (POWERTOOLS_METRICS_NAMESPACE on every function). */
+export const METRICS_NAMESPACE = 'AiGateway';
+
+/**
+ * The EMF metrics of functions/shared/telemetry/metrics.ts and how the dashboard aggregates
+ * them. Powertools adds the `service` dimension; a request that named a provider carries
+ * {service, route, provider}, one that did not (admin, CRUD) {service, route}.
+ */
+export const EMF_METRICS = {
+  Requests: 'Sum',
+  Errors: 'Sum',
+  ClientErrors: 'Sum',
+  Latency: 'p99',
+  UpstreamLatency: 'p99',
+  PromptTokens: 'Sum',
+  CompletionTokens: 'Sum',
+  CacheHits: 'Sum',
+  RateLimitRejections: 'Sum',
+  GuardrailBlocks: 'Sum',
+} as const;
+export type EmfMetric = keyof typeof EMF_METRICS;
+
+/** Alarm thresholds, in one place (README "Deploy to AWS" describes them). */
+export const THRESHOLDS = {
+  /** Share of API requests answered 5XX, in %, over 5 minutes, 2 of 3 periods. */
+  api5xxRatePercent: 5,
+  /** Fewer requests than this in a period never raise the 5XX-rate alarm (one error in two requests is no outage). */
+  api5xxMinRequests: 20,
+  /**
+   * p99 duration as a share of the function's timeout: near it, invocations are about to be
+   * killed (a stream cut off, a task retried).
+   */
+  durationShareOfTimeout: 0.8,
+} as const;
+
+const PERIOD = Duration.minutes(5);
+
+/** One Lambda under watch: its alarms need its timeout. */
+export interface MonitoredFunction {
+  /** Short name: the endpoint group or worker (`gateway`, `fine-tune-step`). */
+  name: string;
+  /** Physical function name (a literal where the function has a fixed name). */
+  functionName: string;
+  timeout: Duration;
+}
+
+export interface MonitoredTable {
+  name: string;
+  tableName: string;
+  /** Global secondary index whose throttles count too. */
+  indexName?: string;
+}
+
+export interface ObservabilityStackProps extends StackProps {
+  stage: string;
+  /** REST API name and stage: AWS/ApiGateway metrics by ApiName and Stage. */
+  apiName: string;
+  apiStageName: string;
+  /** Endpoint-group functions, then workers. */
+  functions: readonly MonitoredFunction[];
+  /** Dead-letter queue names, by the name of the queue they serve. */
+  deadLetterQueues: Readonly<Record<string, string>>;
+  /** State machine names (fixed names, same account and region), by registry name. */
+  stateMachines: Readonly<Record<string, string>>;
+  tables: readonly MonitoredTable[];
+  alarmEmail?: string;
+  /** Use this topic instead of creating one. */
+  alarmTopicArn?: string;
+}
+
+/**
+ * Alarms, the alarm topic and the dashboard (DESIGN.md, issue «AWS deployment and
+ * observability»). Every alarm notifies the topic when it fires and when it recovers:
+ * - API: share of 5XX answers (math over Count and 5XXError);
+ * - every function: Errors (handlers answer every request themselves, so an invocation error
+ *   is a crash or a timeout), Throttles, and p99 Duration near the timeout;
+ * - every dead-letter queue: any visible message;
+ * - every state machine: failed and timed-out executions;
+ * - every table: throttle events (reads and writes, table and index).
+ * The dashboard shows those figures plus the gateway's EMF metrics by route and provider.
+ *
+ * Alarms and widgets only need names. Resources with fixed names (workers, queues, state
+ * machines, the API) are named literally; generated names (endpoint-group functions, tables)
+ * are read through weak references (Fn::GetStackOutput), so monitoring never holds an export
+ * that would block replacing a function.
+ */
+export class ObservabilityStack extends Stack {
+  readonly topic: ITopic;
+  readonly alarms: readonly Alarm[];
+  readonly dashboard: Dashboard;
+  /** The KMS key of the created topic (none when an existing topic is used). */
+  readonly topicKey?: Key;
+
+  constructor(scope: Construct, id: string, props: ObservabilityStackProps) {
+    super(scope, id, props);
+    CrossStackReferences.of(this).consume(ReferenceStrength.WEAK);
+    const prefix = `ai-gateway-${props.stage}`;
+    const metric = (namespace: string, metricName: string, dimensionsMap: Record<string, string>, statistic: string, label?: string, period = PERIOD) =>
+      new Metric({ namespace, metricName, dimensionsMap, statistic, period, ...(label ? { label } : {}) });
+    const apiMetric = (metricName: string, statistic: string, label?: string) =>
+      metric('AWS/ApiGateway', metricName, { ApiName: props.apiName, Stage: props.apiStageName }, statistic, label);
+    const lambdaMetric = (f: MonitoredFunction, metricName: string, statistic: string, label?: string) =>
+      metric('AWS/Lambda', metricName, { FunctionName: f.functionName }, statistic, label);
+    const dlqDepth = (queueName: string, label?: string) =>
+      metric('AWS/SQS', 'ApproximateNumberOfMessagesVisible', { QueueName: queueName }, 'Maximum', label, Duration.minutes(1));
+    const machineArn = (name: string) =>
+      Arn.format({ service: 'states', resource: 'stateMachine', resourceName: name, arnFormat: ArnFormat.COLON_RESOURCE_NAME }, this);
+    const executions = (name: string, metricName: string, label?: string) =>
+      metric('AWS/States', metricName, { StateMachineArn: machineArn(props.stateMachines[name]!) }, 'Sum', label);
+
+    // ---- topic ------------------------------------------------------------------------------
+    // Only this stack's alarms (named `${prefix}-...`) may use the topic and its key.
+    const alarmArns = `arn:${Aws.PARTITION}:cloudwatch:${Aws.REGION}:${Aws.ACCOUNT_ID}:alarm:${prefix}-*`;
+    if (props.alarmTopicArn) {
+      this.topic = Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn);
+    } else {
+      // CloudWatch cannot use the AWS-managed SNS key (aws/sns), so the topic gets its own key
+      // whose policy lets CloudWatch encrypt the notifications it publishes.
+      this.topicKey = new Key(this, 'AlarmTopicKey', {
+        description: `AI gateway (${props.stage}): encrypts the alarm topic`,
+        alias: `alias/ai-gateway/${props.stage}/alarms`,
+        enableKeyRotation: true,
+        // It protects notifications in flight only; nothing stored needs it after a teardown.
+        removalPolicy: RemovalPolicy.DESTROY,
+        pendingWindow: Duration.days(7),
+      });
+      this.topicKey.addToResourcePolicy(
+        new PolicyStatement({
+          sid: 'CloudWatchAlarmsPublish',
+          principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+          actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+          resources: ['*'],
+          conditions: { StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID }, ArnLike: { 'aws:SourceArn': alarmArns } },
+        }),
+      );
+      const topic = new Topic(this, 'AlarmTopic', {
+        topicName: `${prefix}-alarms`,
+        displayName: `AI gateway (${props.stage}) alarms`,
+        masterKey: this.topicKey,
+        enforceSSL: true,
+      });
+      // enforceSSL writes a topic policy, which replaces SNS's default one: allow CloudWatch
+      // alarms of this account explicitly.
+      topic.addToResourcePolicy(
+        new PolicyStatement({
+          sid: 'CloudWatchAlarmsPublish',
+          principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+          actions: ['sns:Publish'],
+          resources: [topic.topicArn],
+          conditions: {
+            StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID },
+            ArnLike: { 'aws:SourceArn': alarmArns },
+          },
+        }),
+      );
+      this.topic = topic;
+    }
+    if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
+    const action = new SnsAction(this.topic);
+
+    const alarms: Alarm[] = [];
+    const alarm = (
+      id: string,
+      name: string,
+      description: string,
+      metric: IMetric,
+      threshold: number,
+      options: { evaluationPeriods?: number; datapointsToAlarm?: number } = {},
+    ): Alarm => {
+      const a = new Alarm(this, id, {
+        alarmName: `${prefix}-${name}`,
+        alarmDescription: `AI gateway (${props.stage}): ${description}`,
+        metric,
+        threshold,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: options.evaluationPeriods ?? 1,
+        datapointsToAlarm: options.datapointsToAlarm ?? options.evaluationPeriods ?? 1,
+        // No data means no traffic, no messages, no executions: not a problem.
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+      a.addAlarmAction(action);
+      a.addOkAction(action);
+      alarms.push(a);
+      return a;
+    };
+
+    // ---- API --------------------------------------------------------------------------------
+    const requests = apiMetric('Count', 'Sum');
+    const serverErrors = apiMetric('5XXError', 'Sum');
+    const clientErrors = apiMetric('4XXError', 'Sum');
+    const api5xxRate = new MathExpression({
+      expression: `IF(requests >= ${THRESHOLDS.api5xxMinRequests}, 100 * errors / requests, 0)`,
+      usingMetrics: { requests, errors: serverErrors },
+      label: 'API 5XX rate (%)',
+      period: PERIOD,
+    });
+    const api5xxAlarm = alarm(
+      'Api5xxRateAlarm',
+      'api-5xx-rate',
+      `at least ${THRESHOLDS.api5xxRatePercent}% of API requests answered 5XX in 2 of 3 five-minute periods (periods with fewer than ${THRESHOLDS.api5xxMinRequests} requests never count)`,
+      api5xxRate,
+      THRESHOLDS.api5xxRatePercent,
+      { evaluationPeriods: 3, datapointsToAlarm: 2 },
+    );
+
+    // ---- functions --------------------------------------------------------------------------
+    for (const f of props.functions) {
+      const id = pascal(f.name);
+      alarm(`${id}ErrorsAlarm`, `lambda-errors-${f.name}`, `the ${f.name} function failed an invocation (crash or timeout)`, lambdaMetric(f, 'Errors', 'Sum'), 1);
+      alarm(`${id}ThrottlesAlarm`, `lambda-throttles-${f.name}`, `the ${f.name} function was throttled (concurrency limit)`, lambdaMetric(f, 'Throttles', 'Sum'), 1);
+      const limitMs = Math.round(f.timeout.toMilliseconds() * THRESHOLDS.durationShareOfTimeout);
+      alarm(
+        `${id}DurationAlarm`,
+        `lambda-duration-p99-${f.name}`,
+        `p99 duration of the ${f.name} function reached ${THRESHOLDS.durationShareOfTimeout * 100}% of its ${f.timeout.toSeconds()} s timeout, 2 periods in a row`,
+        lambdaMetric(f, 'Duration', 'p99'),
+        limitMs,
+        { evaluationPeriods: 2 },
+      );
+    }
+
+    // ---- dead-letter queues -----------------------------------------------------------------
+    for (const [name, queueName] of Object.entries(props.deadLetterQueues)) {
+      alarm(
+        `${pascal(name)}DeadLetterAlarm`,
+        `dlq-${name}`,
+        `messages of the ${name} queue reached its dead-letter queue (redrive them once the cause is fixed)`,
+        dlqDepth(queueName),
+        1,
+      );
+    }
+
+    // ---- state machines ---------------------------------------------------------------------
+    for (const name of Object.keys(props.stateMachines)) {
+      alarm(`${pascal(name)}FailedAlarm`, `sfn-failed-${name}`, `${name} executions failed`, executions(name, 'ExecutionsFailed'), 1);
+      alarm(`${pascal(name)}TimedOutAlarm`, `sfn-timed-out-${name}`, `${name} executions timed out`, executions(name, 'ExecutionsTimedOut'), 1);
+    }
+
+    // ---- tables -----------------------------------------------------------------------------
+    const throttleExpressions: Record<string, MathExpression> = {};
+    for (const { name, tableName, indexName } of props.tables) {
+      const m = (metricName: string, index?: string) =>
+        metric('AWS/DynamoDB', metricName, { TableName: tableName, ...(index ? { GlobalSecondaryIndexName: index } : {}) }, 'Sum');
+      // Ids are unique across tables: the dashboard graphs all tables' expressions together.
+      const key = name.replace(/[^a-zA-Z0-9]/g, '').toLowerCase();
+      const usingMetrics: Record<string, IMetric> = { [`${key}Reads`]: m('ReadThrottleEvents'), [`${key}Writes`]: m('WriteThrottleEvents') };
+      if (indexName) {
+        usingMetrics[`${key}IndexReads`] = m('ReadThrottleEvents', indexName);
+        usingMetrics[`${key}IndexWrites`] = m('WriteThrottleEvents', indexName);
+      }
+      const expression = new MathExpression({
+        expression: Object.keys(usingMetrics).map((k) => `FILL(${k}, 0)`).join(' + '),
+        usingMetrics,
+        label: name,
+        period: PERIOD,
+      });
+      throttleExpressions[name] = expression;
+      alarm(`${pascal(name)}TableThrottlesAlarm`, `dynamodb-throttles-${name}`, `requests to the ${name} table were throttled (read or write, table or index)`, expression, 1);
+    }
+    this.alarms = alarms;
+
+    // ---- dashboard --------------------------------------------------------------------------
+    const search = (metric: EmfMetric, dims: string, label: string) =>
+      new SearchExpression({
+        expression: `SEARCH('{${METRICS_NAMESPACE},${dims}} MetricName="${metric}"', '${EMF_METRICS[metric]}', ${PERIOD.toSeconds()})`,
+        label,
+        period: PERIOD,
+      });
+    /** Per route and provider, plus per route for requests that named no provider. */
+    const byRouteAndProvider = (metric: EmfMetric) => [search(metric, 'provider,route,service', ''), search(metric, 'route,service', '')];
+    const byProvider = (metric: EmfMetric) => [search(metric, 'provider,route,service', '')];
+    const graph = (title: string, left: IMetric[], extra: Partial<ConstructorParameters<typeof GraphWidget>[0]> = {}) =>
+      new GraphWidget({ title, left, width: 8, height: 6, period: PERIOD, ...extra });
+    const fnMetric = (pick: (f: MonitoredFunction) => IMetric) => props.functions.map(pick);
+
+    this.dashboard = new Dashboard(this, 'Dashboard', {
+      dashboardName: prefix,
+      defaultInterval: Duration.hours(3),
+    });
+    const rows: IWidget[][] = [
+      [
+        new TextWidget({
+          markdown: [
+            `# AI gateway (${props.stage})`,
+            `Alarms notify the SNS topic \`${props.alarmTopicArn ?? `${prefix}-alarms`}\`. Gateway metrics are EMF, namespace \`${METRICS_NAMESPACE}\`, by route and provider;`,
+            'logs are JSON in each function\'s log group (CloudWatch Logs Insights: `fields @timestamp, level, message, trace_id | sort @timestamp desc`).',
+          ].join('\n'),
+          width: 24,
+          height: 3,
+        }),
+      ],
+      [new AlarmStatusWidget({ title: 'Alarms', alarms, width: 24, height: 6 })],
+      [
+        graph('API requests and errors', [requests.with({ label: 'requests' }), clientErrors.with({ label: '4XX' }), serverErrors.with({ label: '5XX' })]),
+        graph('API 5XX rate (%)', [api5xxRate], { leftAnnotations: [{ value: THRESHOLDS.api5xxRatePercent, label: api5xxAlarm.node.id, color: '#d62728' }] }),
+        graph('API latency (ms)', [
+          apiMetric('Latency', 'p50', 'latency p50'),
+          apiMetric('Latency', 'p99', 'latency p99'),
+          apiMetric('IntegrationLatency', 'p99', 'integration p99'),
+        ]),
+      ],
+      [
+        graph('Requests by route / provider', byRouteAndProvider('Requests')),
+        graph('Errors (5xx answers) by route / provider', byRouteAndProvider('Errors')),
+        graph('Client errors (4xx) by route / provider', byRouteAndProvider('ClientErrors')),
+      ],
+      [
+        graph('Latency p99 (ms) by route / provider', byRouteAndProvider('Latency')),
+        graph('Upstream latency p99 (ms) by provider', byProvider('UpstreamLatency')),
+        graph('Tokens by route / provider', [search('PromptTokens', 'provider,route,service', 'prompt'), search('CompletionTokens', 'provider,route,service', 'completion')]),
+      ],
+      [
+        graph('Cache hits by route / provider', byRouteAndProvider('CacheHits')),
+        graph('Rate-limit rejections (429) by route / provider', byRouteAndProvider('RateLimitRejections')),
+        graph('Guardrail blocks (446) by route / provider', byRouteAndProvider('GuardrailBlocks')),
+      ],
+      [
+        graph('Lambda errors', fnMetric((f) => lambdaMetric(f, 'Errors', 'Sum', f.name))),
+        graph('Lambda throttles', fnMetric((f) => lambdaMetric(f, 'Throttles', 'Sum', f.name))),
+        graph('Lambda duration p99 (ms)', fnMetric((f) => lambdaMetric(f, 'Duration', 'p99', f.name))),
+      ],
+      [
+        graph(
+          'Executions failed / timed out',
+          Object.keys(props.stateMachines).flatMap((name) => [
+            executions(name, 'ExecutionsFailed', `${name} failed`),
+            executions(name, 'ExecutionsTimedOut', `${name} timed out`),
+          ]),
+        ),
+        graph(
+          'Executions started / succeeded',
+          Object.keys(props.stateMachines).flatMap((name) => [
+            executions(name, 'ExecutionsStarted', `${name} started`),
+            executions(name, 'ExecutionsSucceeded', `${name} succeeded`),
+          ]),
+        ),
+        graph(
+          'Dead-letter queue depth',
+          Object.entries(props.deadLetterQueues).map(([name, queueName]) => dlqDepth(queueName, name)),
+        ),
+      ],
+      [graph('DynamoDB throttle events by table', Object.values(throttleExpressions), { width: 24 })],
+    ];
+    for (const row of rows) this.dashboard.addWidgets(...row);
+
+    new CfnOutput(this, 'DashboardUrl', {
+      value: `https://${Aws.REGION}.console.aws.amazon.com/cloudwatch/home?region=${Aws.REGION}#dashboards:name=${prefix}`,
+      description: 'CloudWatch dashboard of the gateway',
+    });
+    new CfnOutput(this, 'AlarmsUrl', {
+      value: `https://${Aws.REGION}.console.aws.amazon.com/cloudwatch/home?region=${Aws.REGION}#alarmsV2:?search=${prefix}-`,
+      description: `CloudWatch alarms of the gateway (names start with ${prefix}-)`,
+    });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.topic.topicArn, description: 'SNS topic the alarms notify' });
+  }
+}

@@ -1,0 +1,97 @@
+import { resolve } from 'node:path';
+import { build } from 'esbuild';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { TABLE_NAMES } from '../../functions/shared/tables';
+import { esbuildOptionsFor } from '../../infra/bundling';
+import { ENDPOINT_GROUPS } from '../../infra/endpoint-groups';
+import { FUNCTION_ACCESS, WORKER_ACCESS, type FunctionAccess } from '../../infra/stacks/access';
+import { BOOTSTRAP_WORKER } from '../../infra/stacks/bootstrap-stack';
+import { REPO_ROOT } from '../../infra/stacks/endpoint-function';
+import { WORKERS } from '../../infra/workflows/registry';
+
+// Least privilege, checked against the code that is deployed: each function's bundle (tree-
+// shaken like production, but not minified, so the storage helpers keep their names) must
+// touch exactly the tables and key uses that infra/stacks/access.ts grants it. A table the
+// code uses without a grant fails in AWS only (IAM is not enforced locally); a grant the code
+// does not use is wider than needed. Either way: change access.ts, on purpose.
+
+const FUNCTIONS: Array<{ name: string; entry: string; access: FunctionAccess }> = [
+  ...ENDPOINT_GROUPS.map((g) => ({ name: g.name, entry: g.entry, access: FUNCTION_ACCESS[g.name]! })),
+  ...WORKERS.map((w) => ({ name: w.name, entry: w.entry, access: WORKER_ACCESS[w.name]! })),
+  { name: BOOTSTRAP_WORKER.name, entry: BOOTSTRAP_WORKER.entry, access: WORKER_ACCESS[BOOTSTRAP_WORKER.name]! },
+];
+
+/** Storage helpers (functions/shared/db/ops.ts, list.ts, assistants/db.ts) by what they do. */
+const READS = new Set(['getItem', 'queryAll', 'txCheck', 'listPage']);
+const WRITES = new Set(['putNew', 'putItem', 'updateItem', 'deleteItem', 'txPut', 'txUpdate', 'txDelete', 'deletePartition', 'transactWrite']);
+
+type Use = 'read' | 'write' | 'unknown';
+interface Usage {
+  tables: Map<string, Set<Use>>;
+  kms: Set<string>;
+}
+
+const usage = new Map<string, Usage>();
+
+/** Which tables a bundle names, and how: calls with a table name (or a constant holding one) as first argument, `table:` targets. */
+function analyse(code: string): Usage {
+  const names = TABLE_NAMES.join('|');
+  const tables = new Map<string, Set<Use>>();
+  const add = (table: string, use: Use) => (tables.get(table) ?? tables.set(table, new Set()).get(table)!).add(use);
+  const classify = (fn: string): Use => {
+    const base = fn.split('.').pop()!.replace(/\d+$/, '');
+    return READS.has(base) ? 'read' : WRITES.has(base) ? 'write' : 'unknown';
+  };
+  // `const TABLE = "prompts"` (esbuild may suffix a renamed binding with digits).
+  const constants = new Map([...code.matchAll(new RegExp(`(?:var|let|const) ([\\w$]+) = "(${names})";`, 'g'))].map((m) => [m[1]!, m[2]!]));
+  for (const m of code.matchAll(new RegExp(`([\\w$.]+)\\(\\s*"(${names})"`, 'g'))) add(m[2]!, classify(m[1]!));
+  for (const [ident, table] of constants) {
+    for (const m of code.matchAll(new RegExp(`([\\w$.]+)\\(\\s*${ident.replace(/\$/g, '\\$')}\\b`, 'g'))) add(table, classify(m[1]!));
+    if (new RegExp(`table: ${ident.replace(/\$/g, '\\$')}\\b`).test(code)) add(table, 'read');
+  }
+  for (const m of code.matchAll(new RegExp(`table: "(${names})"`, 'g'))) add(m[1]!, 'read');
+  const kms = new Set(['Decrypt', 'GenerateDataKey', 'Encrypt'].filter((op) => new RegExp(`\\b${op}Command = class\\b`).test(code)).map((op) => `kms:${op}`));
+  return { tables, kms };
+}
+
+beforeAll(async () => {
+  const outdir = resolve(REPO_ROOT, 'cdk.out', 'bundle-access-test');
+  const { entryPoints: _e, outfile: _o, ...production } = esbuildOptionsFor('unused', resolve(outdir, 'index.mjs'));
+  const result = await build({
+    ...production,
+    minify: false,
+    sourcemap: false,
+    entryPoints: FUNCTIONS.map((f) => ({ in: resolve(REPO_ROOT, f.entry), out: `${f.name}/index` })),
+    outdir,
+    outExtension: { '.js': '.mjs' },
+    write: false,
+  });
+  for (const fn of FUNCTIONS) {
+    const out = result.outputFiles.find((f) => f.path === resolve(outdir, fn.name, 'index.mjs'));
+    if (!out) throw new Error(`no bundle for ${fn.name}`);
+    usage.set(fn.name, analyse(out.text));
+  }
+}, 120_000);
+
+const KMS_BY_ACCESS = { none: [], read: ['kms:Decrypt'], readWrite: ['kms:Decrypt', 'kms:GenerateDataKey'] } as const;
+
+describe('least privilege, checked against each function bundle', () => {
+  it.each(FUNCTIONS.map((f) => [f.name, f] as const))('%s uses exactly the tables access.ts grants it', (name, fn) => {
+    const used = usage.get(name)!.tables;
+    const summary = JSON.stringify(Object.fromEntries([...used].map(([t, u]) => [t, [...u]])));
+    for (const [table, uses] of used) {
+      const granted = fn.access.tables[table as keyof typeof fn.access.tables];
+      expect(granted, `${name} uses the ${table} table (${[...uses].join(', ')}) without a grant in infra/stacks/access.ts; bundle uses ${summary}`).toBeDefined();
+      if (uses.has('write')) expect(granted, `${name} writes ${table} but is granted '${granted}'`).toBe('readWrite');
+    }
+    for (const [table, granted] of Object.entries(fn.access.tables)) {
+      const uses = used.get(table);
+      expect(uses, `${name} is granted ${table}:${granted} but its bundle never touches that table; bundle uses ${summary}`).toBeDefined();
+      if (granted === 'readWrite') expect(uses!.has('write') || uses!.has('unknown'), `${name} is granted ${table}:readWrite but only reads it`).toBe(true);
+    }
+  });
+
+  it.each(FUNCTIONS.map((f) => [f.name, f] as const))('%s calls exactly the KMS operations its grant allows', (name, fn) => {
+    expect([...usage.get(name)!.kms].sort()).toEqual([...KMS_BY_ACCESS[fn.access.providerCredentials]].sort());
+  });
+});
