@@ -1,20 +1,17 @@
-import { resolve } from 'node:path';
 import { Arn, ArnFormat, CfnOutput, CrossStackReferences, Duration, ReferenceStrength, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement, Role, ServicePrincipal, type IRole } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import { Architecture, LoggingFormat, Tracing, type Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
+import type { Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct, type IConstruct } from 'constructs';
-import { GSI1, type TableName } from '../../functions/shared/tables';
-import { PRODUCTION_BUNDLING } from '../bundling';
-import { TABLE_SPECS } from '../tables';
+import type { TableName } from '../../functions/shared/tables';
 import { validateDefinition, workerArnKey } from '../workflows/asl';
 import {
   deadLetterQueueName,
@@ -30,9 +27,8 @@ import {
   type StateMachineSpec,
   type WorkerSpec,
 } from '../workflows/registry';
-import { DYNAMODB_READ_ACTIONS, DYNAMODB_WRITE_ACTIONS, KMS_ACTIONS, workerAccessFor } from './access';
-import { LAMBDA_RUNTIME, REPO_ROOT } from './endpoint-function';
-import { acknowledge } from './nag';
+import { workerAccessFor } from './access';
+import { createGatewayFunction } from './gateway-function';
 import { pascal } from './names';
 
 /** A function of another stack that a workflow hands permissions and settings to. */
@@ -242,54 +238,20 @@ export class WorkerFunction extends Construct {
     super(scope, id);
     const { spec } = props;
     this.spec = spec;
-    const access = workerAccessFor(spec.name);
-    this.logGroup = new LogGroup(this, 'LogGroup', { retention: props.logRetentionDays });
-    this.role = new Role(this, 'Role', {
-      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: `AI gateway (${props.stage}) ${spec.name} worker`,
-    });
-    this.logGroup.grantWrite(this.role);
-    for (const [name, mode] of Object.entries(access.tables) as Array<[TableName, 'read' | 'readWrite']>) {
-      const table = props.tables[name];
-      const tableSpec = TABLE_SPECS.find((s) => s.name === name)!;
-      this.role.addToPrincipalPolicy(
-        new PolicyStatement({
-          sid: `${mode === 'read' ? 'Read' : 'ReadWrite'}${pascal(name)}Table`,
-          actions: [...DYNAMODB_READ_ACTIONS, ...(mode === 'readWrite' ? DYNAMODB_WRITE_ACTIONS : [])],
-          resources: [table.tableArn, ...(tableSpec.gsi1 ? [`${table.tableArn}/index/${GSI1}`] : [])],
-        }),
-      );
-    }
-    const kmsActions = KMS_ACTIONS[access.providerCredentials];
-    if (kmsActions.length > 0) {
-      this.role.addToPrincipalPolicy(new PolicyStatement({ sid: 'ProviderCredentialsKey', actions: [...kmsActions], resources: [props.providerCredentialsKey.keyArn] }));
-    }
-
-    this.function = new NodejsFunction(this, 'Function', {
+    const created = createGatewayFunction(this, {
+      entry: spec.entry,
       functionName: `ai-gateway-${props.stage}-${spec.name}`,
       description: `AI gateway (${props.stage}): ${spec.description}`,
-      entry: resolve(REPO_ROOT, spec.entry),
-      handler: 'handler',
-      projectRoot: REPO_ROOT,
-      depsLockFilePath: resolve(REPO_ROOT, 'package-lock.json'),
-      runtime: LAMBDA_RUNTIME,
-      architecture: Architecture.ARM_64,
-      memorySize: props.memorySize,
+      roleDescription: `AI gateway (${props.stage}) ${spec.name} worker`,
+      access: workerAccessFor(spec.name),
       timeout: Duration.seconds(spec.timeoutSeconds),
-      role: this.role,
-      logGroup: this.logGroup,
-      loggingFormat: LoggingFormat.JSON,
-      tracing: Tracing.ACTIVE,
-      environment: {
-        ...Object.fromEntries(TABLE_SPECS.map((t) => [t.envVar, props.tables[t.name].tableName])),
-        PROVIDER_CREDENTIALS_KEY_ID: props.providerCredentialsKey.keyArn,
-        POWERTOOLS_SERVICE_NAME: 'ai-gateway',
-        POWERTOOLS_METRICS_NAMESPACE: 'AiGateway',
-        NODE_OPTIONS: '--enable-source-maps',
-      },
-      bundling: PRODUCTION_BUNDLING,
+      memorySize: props.memorySize,
+      logRetentionDays: props.logRetentionDays,
+      tables: props.tables,
+      providerCredentialsKey: props.providerCredentialsKey,
     });
-    acknowledge(this.function, 'AwsSolutions-L1');
-    acknowledge(this.role, 'AwsSolutions-IAM5[Resource::*]');
+    this.function = created.function;
+    this.role = created.role;
+    this.logGroup = created.logGroup;
   }
 }

@@ -1,0 +1,90 @@
+import { resolve } from 'node:path';
+import type { Duration } from 'aws-cdk-lib';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { GSI1, type TableName } from '../../functions/shared/tables';
+import { PRODUCTION_BUNDLING } from '../bundling';
+import { TABLE_SPECS } from '../tables';
+import { DYNAMODB_READ_ACTIONS, DYNAMODB_WRITE_ACTIONS, KMS_ACTIONS, type FunctionAccess } from './access';
+import { acknowledge } from './nag';
+import { pascal } from './names';
+
+export const REPO_ROOT = resolve(import.meta.dirname, '../..');
+
+export const LAMBDA_RUNTIME = Runtime.NODEJS_22_X;
+
+export interface GatewayFunctionProps {
+  /** Repository-relative handler module. */
+  entry: string;
+  description: string;
+  roleDescription: string;
+  functionName?: string;
+  access: FunctionAccess;
+  timeout: Duration;
+  memorySize: number;
+  logRetentionDays: RetentionDays;
+  tables: Readonly<Record<TableName, Table>>;
+  providerCredentialsKey: IKey;
+}
+
+/**
+ * What every Lambda of the gateway shares, endpoint group or workflow worker: its own log
+ * group with retention; its own role (instead of AWSLambdaBasicExecutionRole, which may
+ * write any log group) limited to that log group, the tables of its access entry and the
+ * KMS calls it makes; the production bundle; JSON logs and active tracing. Construct ids
+ * are fixed so the templates of both callers stay as they were.
+ */
+export function createGatewayFunction(scope: Construct, props: GatewayFunctionProps) {
+  const logGroup = new LogGroup(scope, 'LogGroup', { retention: props.logRetentionDays });
+  const role = new Role(scope, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com'), description: props.roleDescription });
+  logGroup.grantWrite(role);
+  for (const [name, mode] of Object.entries(props.access.tables) as Array<[TableName, 'read' | 'readWrite']>) {
+    const table = props.tables[name];
+    const spec = TABLE_SPECS.find((s) => s.name === name)!;
+    role.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: `${mode === 'read' ? 'Read' : 'ReadWrite'}${pascal(name)}Table`,
+        actions: [...DYNAMODB_READ_ACTIONS, ...(mode === 'readWrite' ? DYNAMODB_WRITE_ACTIONS : [])],
+        resources: [table.tableArn, ...(spec.gsi1 ? [`${table.tableArn}/index/${GSI1}`] : [])],
+      }),
+    );
+  }
+  const kmsActions = KMS_ACTIONS[props.access.providerCredentials];
+  if (kmsActions.length > 0) {
+    role.addToPrincipalPolicy(new PolicyStatement({ sid: 'ProviderCredentialsKey', actions: [...kmsActions], resources: [props.providerCredentialsKey.keyArn] }));
+  }
+  const fn = new NodejsFunction(scope, 'Function', {
+    ...(props.functionName ? { functionName: props.functionName } : {}),
+    description: props.description,
+    entry: resolve(REPO_ROOT, props.entry),
+    handler: 'handler',
+    projectRoot: REPO_ROOT,
+    depsLockFilePath: resolve(REPO_ROOT, 'package-lock.json'),
+    runtime: LAMBDA_RUNTIME,
+    architecture: Architecture.ARM_64,
+    memorySize: props.memorySize,
+    timeout: props.timeout,
+    role,
+    logGroup,
+    loggingFormat: LoggingFormat.JSON,
+    tracing: Tracing.ACTIVE,
+    environment: {
+      ...Object.fromEntries(TABLE_SPECS.map((spec) => [spec.envVar, props.tables[spec.name].tableName])),
+      PROVIDER_CREDENTIALS_KEY_ID: props.providerCredentialsKey.keyArn,
+      POWERTOOLS_SERVICE_NAME: 'ai-gateway',
+      POWERTOOLS_METRICS_NAMESPACE: 'AiGateway',
+      // Stack traces in the logs point at the TypeScript sources.
+      NODE_OPTIONS: '--enable-source-maps',
+    },
+    // The production esbuild settings, shared with the benchmarks' bundles (infra/bundling.ts).
+    bundling: PRODUCTION_BUNDLING,
+  });
+  acknowledge(fn, 'AwsSolutions-L1');
+  acknowledge(role, 'AwsSolutions-IAM5[Resource::*]');
+  return { function: fn, role, logGroup };
+}
