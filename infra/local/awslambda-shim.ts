@@ -22,7 +22,10 @@ export class LocalResponseStream extends Writable {
     super();
     res.on('close', () => {
       // The caller went away before we finished: tear the pipeline down like Lambda does.
-      if (!res.writableFinished) this.destroy(new Error('client disconnected'));
+      // No error object: nothing may be listening yet (the handler can still be waiting for
+      // the provider), and an unhandled 'error' would crash the process. The pipeline sees a
+      // premature close, which aborts the upstream call all the same.
+      if (!res.writableFinished) this.destroy();
     });
   }
 
@@ -50,8 +53,10 @@ export class LocalResponseStream extends Writable {
 
 type StreamingHandler = (event: unknown, stream: LocalResponseStream, context: unknown) => Promise<void>;
 
-const g = globalThis as unknown as { awslambda?: unknown };
-g.awslambda ??= {
+const g = globalThis as unknown as { awslambda?: Record<string, unknown> };
+// Replace anything that lacks streamifyResponse (another module may have defined a bare global).
+if (typeof g.awslambda?.streamifyResponse !== 'function') g.awslambda = {
+  ...g.awslambda,
   streamifyResponse: (fn: StreamingHandler) => fn,
   HttpResponseStream: {
     from(stream: LocalResponseStream, metadata: ResponseMetadata) {

@@ -122,7 +122,7 @@ describe('fallback with retries, through the OpenAI SDK', () => {
 /** The copy is stored after the first response has been sent: ask again until it is there. */
 async function untilHit<T extends { response: Response }>(send: () => Promise<T>): Promise<T> {
   let last = await send();
-  for (let i = 0; i < 40 && last.response.headers.get('x-gateway-cache-status') !== 'HIT'; i++) {
+  for (let i = 0; i < 200 && last.response.headers.get('x-gateway-cache-status') !== 'HIT'; i++) {
     await new Promise((r) => setTimeout(r, 25));
     last = await send();
   }
@@ -160,7 +160,7 @@ describe('simple cache', () => {
     const first = await read();
     let second = await read();
     // The copy is stored after the first response has been sent; wait for it.
-    for (let i = 0; i < 20 && second.status !== 'HIT'; i++) second = await read();
+    for (let i = 0; i < 200 && second.status !== 'HIT'; i++) second = await read();
     expect(first.status).toBe('MISS');
     expect(second).toEqual({ text: first.text, status: 'HIT' });
     expect(first.text).toContain('echo: stream cache');
