@@ -9,6 +9,11 @@ import type { TableName } from '../tables';
  */
 const base = new DynamoDBClient({ region: config().region, maxAttempts: 3 });
 
+// The SDK's logger middleware builds a redacted copy of every input and output (a walk of
+// the whole item against the schema) for a logger that, with none configured, discards it.
+// No logger is configured here, so it only costs CPU on every call (bench/README.md).
+base.middlewareStack.remove('loggerMiddleware');
+
 /** Storage round-trips by command name, for the benchmarks' warm-path count. */
 export const storageCalls: Record<string, number> = {};
 base.middlewareStack.add(

@@ -1,0 +1,78 @@
+/**
+ * Before/after comparison of gateway code on a noisy machine: two gateway processes, one
+ * run from a baseline copy of the repository (`--base=<dir>`, e.g. made with
+ * `git stash` + copy, or `git archive HEAD | tar -x -C <dir>` and a node_modules symlink)
+ * and one from this checkout, loaded in alternation, several short rounds each, so
+ * background load hits both alike. Reports medians of req/s, p50/p99 and the gateway
+ * process's CPU time per request (user + system), the steadiest of the four when other
+ * jobs share the CPUs.
+ *
+ *   npx tsx bench/ab.ts --base=/tmp/gateway-base [--after=<dir>, default this checkout] [--scenarios=gateway-proxy,...]
+ *                       [--rounds=5] [--seconds=4] [--connections=16] [--stream]
+ */
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+export {};
+
+const { startDynamoDbLocal } = await import('../infra/local/dynamodb');
+const { setUpGateway } = await import('./lib/admin');
+const { median, round, runLoad } = await import('./lib/load');
+const { loadAverage, spawnTsJson, startChildGateway } = await import('./lib/procs');
+const { requestFor } = await import('./lib/scenarios');
+type Upstreams = import('./lib/scenarios').Upstreams;
+type Scenario = import('./lib/scenarios').Scenario;
+type LoadResult = import('./lib/load').LoadResult;
+
+const args = process.argv.slice(2);
+const opt = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const base = opt('base');
+if (!base) throw new Error('--base=<dir of the baseline checkout> is required');
+const scenarios = (opt('scenarios') ?? 'gateway-proxy,gateway-chat-openai,gateway-chat-anthropic,gateway-proxy-ratelimit').split(',') as Scenario[];
+const rounds = Number(opt('rounds') ?? 5);
+const seconds = Number(opt('seconds') ?? 4);
+const connections = Number(opt('connections') ?? 16);
+const stream = args.includes('--stream');
+
+const dynamo = await startDynamoDbLocal(null);
+const upstream = await spawnTsJson<Upstreams>('bench/upstream.ts');
+const sides = {
+  before: await startChildGateway({ name: 'ab-before', dynamodbEndpoint: dynamo.endpoint, root: base }),
+  after: await startChildGateway({ name: 'ab-after', dynamodbEndpoint: dynamo.endpoint, root: opt('after') }),
+};
+const results: Record<string, Record<'before' | 'after', LoadResult[]>> = {};
+try {
+  const specs = {} as Record<'before' | 'after', (s: Scenario) => ReturnType<typeof requestFor>>;
+  for (const side of ['before', 'after'] as const) {
+    const gw = sides[side];
+    const setup = await setUpGateway(gw.url, gw.adminKey);
+    specs[side] = (s) => requestFor(s, { upstreams: upstream.info, bare: { openai0: '', openai50: '' }, gateway: gw.url, key: setup.key, limitedKey: setup.limitedKey }, 0, stream);
+    for (const s of scenarios) await runLoad(specs[side](s), { connections, durationS: 2, record: false });
+  }
+  for (let round = 0; round < rounds; round++) {
+    for (const s of scenarios) {
+      // Alternate which side goes first, so a drift in background load does not favour one.
+      const order = round % 2 === 0 ? (['before', 'after'] as const) : (['after', 'before'] as const);
+      for (const side of order) {
+        const r = await runLoad(specs[side](s), { connections, durationS: seconds, serverPid: sides[side].pid });
+        ((results[s] ??= { before: [], after: [] })[side]).push(r);
+        process.stdout.write(`round ${round + 1} ${s} ${side}: ${r.rps} req/s, p50 ${r.p50}, p99 ${r.p99} ms, CPU ${r.serverCpuMsPerReq} ms/req (load ${loadAverage()})\n`);
+      }
+    }
+  }
+} finally {
+  await sides.before.stop();
+  await sides.after.stop();
+  await upstream.stop();
+  await dynamo.stop();
+}
+
+process.stdout.write(`\nmedians of ${rounds} rounds x ${seconds} s, c=${connections}${stream ? ', SSE' : ''}\n`);
+process.stdout.write('| scenario | req/s before | req/s after | p50 before | p50 after | p99 before | p99 after | CPU ms/req before | CPU ms/req after | CPU change |\n|---|---|---|---|---|---|---|---|---|---|\n');
+for (const s of scenarios) {
+  const m = (side: 'before' | 'after', f: (r: LoadResult) => number) => round(median(results[s]![side].map(f)));
+  const cpuB = m('before', (r) => r.serverCpuMsPerReq!);
+  const cpuA = m('after', (r) => r.serverCpuMsPerReq!);
+  process.stdout.write(
+    `| ${s} | ${m('before', (r) => r.rps)} | ${m('after', (r) => r.rps)} | ${m('before', (r) => r.p50)} | ${m('after', (r) => r.p50)} | ${m('before', (r) => r.p99)} | ${m('after', (r) => r.p99)} | ${cpuB} | ${cpuA} | ${(((cpuA - cpuB) / cpuB) * 100).toFixed(0)} % |\n`,
+  );
+}
+process.exit(0);

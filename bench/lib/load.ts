@@ -1,0 +1,159 @@
+import autocannon, { type Options } from 'autocannon';
+import { cpuMs } from './procs';
+
+/** One HTTP request shape a scenario repeats. */
+export interface RequestSpec {
+  url: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface LoadResult {
+  connections: number;
+  /** Requests per second over the measured window (all statuses). */
+  rps: number;
+  requests: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  mean: number;
+  /** Connection errors (timeouts included) + non-2xx answers. */
+  errors: number;
+  non2xx: number;
+  durationS: number;
+  /** Target rate, when the run was rate-limited. */
+  overallRate?: number;
+  /** CPU time (user + system) of the server under test per request, ms. */
+  serverCpuMsPerReq?: number;
+}
+
+/** Percentile (nearest rank) of a sorted array. */
+export function percentile(sorted: ArrayLike<number>, p: number): number {
+  if (sorted.length === 0) return NaN;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank]!;
+}
+
+export const median = (values: number[]): number => percentile(Float64Array.from(values).sort(), 50);
+export const round = (v: number, digits = 2): number => (Number.isFinite(v) ? Math.round(v * 10 ** digits) / 10 ** digits : v);
+
+/**
+ * Drive one request shape with autocannon at a fixed concurrency. autocannon's own
+ * histograms store whole milliseconds, too coarse for sub-millisecond overheads, so the
+ * latency of every response (autocannon's hrtime measurement, fractional ms) is collected
+ * from its `response` event and the percentiles are computed here.
+ */
+export async function runLoad(
+  spec: RequestSpec,
+  opts: { connections: number; durationS: number; overallRate?: number; record?: boolean; serverPid?: number },
+): Promise<LoadResult> {
+  const samples: number[] = [];
+  const options: Options = {
+    url: spec.url,
+    method: spec.method,
+    headers: spec.headers,
+    body: spec.body,
+    connections: opts.connections,
+    duration: opts.durationS,
+    timeout: 10,
+    ...(opts.overallRate ? { overallRate: opts.overallRate } : {}),
+  };
+  const instance = autocannon(options);
+  if (opts.record !== false) {
+    (instance as unknown as NodeJS.EventEmitter).on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+      if (status < 400) samples.push(ms);
+    });
+  }
+  const cpuBefore = opts.serverPid ? cpuMs(opts.serverPid) : 0;
+  const result = await instance;
+  const cpuUsed = opts.serverPid ? cpuMs(opts.serverPid) - cpuBefore : NaN;
+  const sorted = Float64Array.from(samples).sort();
+  const total = result['1xx'] + result['2xx'] + result['3xx'] + result['4xx'] + result['5xx'];
+  const sum = samples.reduce((a, b) => a + b, 0);
+  return {
+    connections: opts.connections,
+    rps: round(total / result.duration, 0),
+    requests: total,
+    p50: round(percentile(sorted, 50)),
+    p90: round(percentile(sorted, 90)),
+    p99: round(percentile(sorted, 99)),
+    mean: round(sum / Math.max(1, samples.length)),
+    errors: result.errors + result.non2xx,
+    non2xx: result.non2xx,
+    durationS: result.duration,
+    ...(opts.overallRate ? { overallRate: opts.overallRate } : {}),
+    ...(opts.serverPid ? { serverCpuMsPerReq: round(cpuUsed / Math.max(1, total), 3) } : {}),
+  };
+}
+
+/**
+ * Open-loop load at a steady rate: one request every 1/rate s, evenly spaced (autocannon's
+ * `overallRate` starts every connection's timer together, so requests arrive in bursts of
+ * `connections`, which measures burst queueing rather than the latency at that rate).
+ * Latency is from the moment a request is sent to the end of its answer.
+ */
+export async function runPaced(spec: RequestSpec, opts: { rate: number; durationS: number; serverPid?: number }): Promise<LoadResult> {
+  const { default: http } = await import('node:http');
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  const url = new URL(spec.url);
+  const samples: number[] = [];
+  let errors = 0;
+  let non2xx = 0;
+  let done = 0;
+  const one = () =>
+    new Promise<void>((resolve) => {
+      const started = performance.now();
+      const req = http.request(
+        { hostname: url.hostname, port: url.port, path: url.pathname + url.search, method: spec.method, headers: spec.headers, agent },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            if ((res.statusCode ?? 0) < 400) samples.push(performance.now() - started);
+            else non2xx++;
+            done++;
+            resolve();
+          });
+          res.on('error', () => {
+            errors++;
+            resolve();
+          });
+        },
+      );
+      req.setTimeout(10_000, () => req.destroy(new Error('timeout')));
+      req.on('error', () => {
+        errors++;
+        resolve();
+      });
+      req.end(spec.body);
+    });
+  const cpuBefore = opts.serverPid ? cpuMs(opts.serverPid) : 0;
+  const total = Math.round(opts.rate * opts.durationS);
+  const interval = 1000 / opts.rate;
+  const t0 = performance.now();
+  const inflight: Array<Promise<void>> = [];
+  for (let i = 0; i < total; i++) {
+    const wait = t0 + i * interval - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    inflight.push(one());
+  }
+  await Promise.all(inflight);
+  const elapsedS = (performance.now() - t0) / 1000;
+  const cpuUsed = opts.serverPid ? cpuMs(opts.serverPid) - cpuBefore : NaN;
+  agent.destroy();
+  const sorted = Float64Array.from(samples).sort();
+  return {
+    connections: 0,
+    rps: round(done / elapsedS, 0),
+    requests: done,
+    p50: round(percentile(sorted, 50)),
+    p90: round(percentile(sorted, 90)),
+    p99: round(percentile(sorted, 99)),
+    mean: round(samples.reduce((a, b) => a + b, 0) / Math.max(1, samples.length)),
+    errors: errors + non2xx,
+    non2xx,
+    durationS: round(elapsedS),
+    overallRate: opts.rate,
+    ...(opts.serverPid ? { serverCpuMsPerReq: round(cpuUsed / Math.max(1, done), 3) } : {}),
+  };
+}

@@ -1,0 +1,179 @@
+import type { BundleInfo, ColdStartRow } from './cold-start';
+import type { LoadResult } from './load';
+import type { RssResult } from './rss';
+import type { Latency, Scenario } from './scenarios';
+import type { StorageRow } from './storage';
+import type { StreamStats } from './streams';
+
+export interface LoadRow extends LoadResult {
+  scenario: Scenario;
+  latencyMs: Latency;
+  baseline: Scenario;
+  /** p50 / p99 minus the baseline's at the same latency and concurrency (ms). */
+  addedP50: number;
+  addedP99: number;
+  loadAvg: string;
+}
+
+export interface StreamRow extends StreamStats {
+  scenario: Scenario;
+  baseline: Scenario;
+  ttfbAddedP50: number;
+  totalAddedP50: number;
+  loadAvg: string;
+}
+
+export interface HalfSaturation {
+  saturationRps: number;
+  rate: number;
+  direct: LoadResult;
+  gateway: LoadResult;
+  addedP50: number;
+  addedP99: number;
+}
+
+export interface Target {
+  name: string;
+  goal: string;
+  measured: string;
+  met: boolean;
+}
+
+export interface Results {
+  date: string;
+  machine: Record<string, string | number>;
+  method: Record<string, string | number>;
+  scenarios: Record<string, string>;
+  load: LoadRow[];
+  halfSaturation?: HalfSaturation;
+  streams: StreamRow[];
+  rss?: { gateway: RssResult; bareProxy: RssResult; route: string; chunkDelayMs: number };
+  storage: StorageRow[];
+  bundles: BundleInfo[];
+  coldStart: ColdStartRow[];
+  targets: Target[];
+  durationS: number;
+}
+
+const fmt = (v: number | undefined, d = 2) => (v === undefined || Number.isNaN(v) ? 'n/a' : v.toFixed(d));
+const signed = (v: number, d = 2) => (Number.isNaN(v) ? 'n/a' : `${v >= 0 ? '+' : ''}${v.toFixed(d)}`);
+
+function table(head: string[], rows: Array<Array<string | number>>): string {
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+export function loadTable(rows: LoadRow[], latency: Latency): string {
+  return table(
+    ['scenario', 'conc.', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'added p50', 'added p99', 'errors', 'server CPU ms/req', 'load avg'],
+    rows
+      .filter((r) => r.latencyMs === latency)
+      .map((r) => [r.scenario, r.connections, r.rps, fmt(r.p50), fmt(r.p90), fmt(r.p99), signed(r.addedP50), signed(r.addedP99), r.errors, fmt(r.serverCpuMsPerReq, 3), r.loadAvg]),
+  );
+}
+
+export function streamTable(rows: StreamRow[]): string {
+  return table(
+    ['scenario', 'TTFB p50 ms', 'TTFB p90', 'TTFB added', 'total p50 ms', 'total p90', 'total added', `conc. TTFB p50`, 'conc. total p50', 'errors'],
+    rows.map((r) => [
+      r.scenario,
+      fmt(r.ttfbP50),
+      fmt(r.ttfbP90),
+      signed(r.ttfbAddedP50),
+      fmt(r.totalP50),
+      fmt(r.totalP90),
+      signed(r.totalAddedP50),
+      fmt(r.concurrentTtfbP50),
+      fmt(r.concurrentTotalP50),
+      r.errors,
+    ]),
+  );
+}
+
+export function rssTable(rss: NonNullable<Results['rss']>): string {
+  const row = (name: string, r: RssResult) => [
+    name,
+    r.streams,
+    fmt(r.beforeMb, 1),
+    fmt(r.allOpenMb, 1),
+    fmt(r.peakMb, 1),
+    fmt(r.afterMb, 1),
+    fmt(r.perStreamKb, 1),
+    `${r.completed}/${r.streams}`,
+    r.medianStreamMs,
+  ];
+  return table(
+    ['process', 'streams', 'RSS before MB', 'RSS all open MB', 'RSS peak MB', 'RSS after MB', 'KB / stream', 'completed', 'median stream ms'],
+    [row('gateway (unified chat, OpenAI stream)', rss.gateway), row('bare proxy', rss.bareProxy)],
+  );
+}
+
+export function storageTable(rows: StorageRow[]): string {
+  const fmtCounts = (c: Record<string, number>) =>
+    Object.entries(c)
+      .map(([k, v]) => `${k.replace(/Command$/, '')} ${v}`)
+      .join(', ') || 'none';
+  return table(
+    ['scenario', 'requests', 'reads / req', 'writes / req', 'warm window commands', 'first request'],
+    rows.map((r) => [r.scenario, r.requests, fmt(r.readsPerRequest, 3), fmt(r.writesPerRequest, 3), fmtCounts(r.commands), fmtCounts(r.firstRequest)]),
+  );
+}
+
+export function coldTable(rows: ColdStartRow[], bundles: BundleInfo[]): string {
+  return table(
+    ['function', 'bundle KB', 'map KB', 'import ms', 'import ms (no maps)', 'ready ms (process start)', 'first response ms', 'first invocation ms', 'RSS MB', 'status', 'largest parts (KB)'],
+    rows.map((r) => {
+      const b = bundles.find((x) => x.name === r.name)!;
+      return [
+        r.name,
+        fmt(r.sizeKb, 1),
+        fmt(b.mapKb, 1),
+        fmt(r.importMs, 1),
+        fmt(r.importNoMapsMs, 1),
+        fmt(r.initMs, 1),
+        fmt(r.firstResponseMs, 1),
+        fmt(r.firstInvocationMs, 1),
+        fmt(r.rssMb, 1),
+        (r.status ? String(r.status) : '-') + (r.error ? ` (${r.error.slice(0, 40)})` : ''),
+        b.top.map((t) => `${t.source} ${t.kb}`).join(', '),
+      ];
+    }),
+  );
+}
+
+export function targetsTable(targets: Target[]): string {
+  return table(['target (issue 12, item 5)', 'goal', 'measured', 'met'], targets.map((t) => [t.name, t.goal, t.measured, t.met ? 'yes' : '**no**']));
+}
+
+export function renderTables(r: Results): string {
+  const parts = [
+    '### Targets',
+    targetsTable(r.targets),
+    '### Throughput and latency, JSON, upstream latency 0 ms',
+    loadTable(r.load, 0),
+    '### Throughput and latency, JSON, upstream latency 50 ms',
+    loadTable(r.load, 50),
+  ];
+  if (r.halfSaturation) {
+    const h = r.halfSaturation;
+    parts.push(
+      '### p99 at half of saturation',
+      table(
+        ['scenario', 'rate req/s (evenly spaced)', 'achieved req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'added p50', 'added p99', 'server CPU ms/req'],
+        [
+          ['direct-openai', h.rate, h.direct.rps, fmt(h.direct.p50), fmt(h.direct.p90), fmt(h.direct.p99), '', '', fmt(h.direct.serverCpuMsPerReq, 3)],
+          ['gateway-proxy-ratelimit', h.rate, h.gateway.rps, fmt(h.gateway.p50), fmt(h.gateway.p90), fmt(h.gateway.p99), signed(h.addedP50), signed(h.addedP99), fmt(h.gateway.serverCpuMsPerReq, 3)],
+        ],
+      ),
+      `Saturation (best req/s of gateway-proxy-ratelimit at 0 ms): ${h.saturationRps} req/s; half: ${h.rate} req/s.`,
+    );
+  }
+  parts.push('### Streaming (SSE, upstream latency 0 ms)', streamTable(r.streams));
+  if (r.rss) parts.push(`### RSS under ${r.rss.gateway.streams} concurrent streams (${r.rss.route}, fake chunk delay ${r.rss.chunkDelayMs} ms)`, rssTable(r.rss));
+  parts.push('### Storage calls per request (warm path)', storageTable(r.storage));
+  parts.push(
+    '### Cold start (production bundles, fresh node process per sample, medians)',
+    coldTable(r.coldStart, r.bundles),
+    'Workflow workers (`worker:…`) take Step Functions / SQS events: only their import is timed.',
+  );
+  return parts.join('\n\n') + '\n';
+}

@@ -1,0 +1,124 @@
+import type { RequestSpec } from './load';
+
+/** URLs of the fake upstreams (bench/upstream.ts). */
+export interface Upstreams {
+  openai0: string;
+  openai50: string;
+  anthropic0: string;
+  anthropic50: string;
+  openaiSlow: string;
+  cohere0: string;
+}
+
+export type Latency = 0 | 50;
+export const PROVIDER_KEY = 'sk-bench-provider-key-0123456789';
+export const ANTHROPIC_KEY = 'sk-ant-bench-provider-key-0123456789';
+
+/** A small, typical chat request (12 words in, the fake answers `echo: …`). */
+const PROMPT = 'Summarise the benefits of a gateway in front of model providers in one line';
+const openaiBody = (stream: boolean) =>
+  JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }], ...(stream ? { stream: true } : {}) });
+const anthropicBody = (stream: boolean) =>
+  JSON.stringify({ model: 'claude-3-5-haiku-latest', max_tokens: 256, messages: [{ role: 'user', content: PROMPT }], ...(stream ? { stream: true } : {}) });
+
+export interface Targets {
+  upstreams: Upstreams;
+  /** Bare proxy base URLs, one per upstream it fronts. */
+  bare: { openai0: string; openai50: string };
+  gateway: string;
+  key: string;
+  limitedKey: string;
+}
+
+export const SCENARIOS = [
+  'direct-openai',
+  'direct-anthropic',
+  'bare-proxy',
+  'gateway-proxy',
+  'gateway-chat-openai',
+  'gateway-chat-anthropic',
+  'gateway-proxy-ratelimit',
+] as const;
+export type Scenario = (typeof SCENARIOS)[number];
+
+/** Which direct scenario a scenario's added latency is measured against (same upstream call). */
+export const BASELINE: Record<Scenario, Scenario> = {
+  'direct-openai': 'direct-openai',
+  'direct-anthropic': 'direct-anthropic',
+  'bare-proxy': 'direct-openai',
+  'gateway-proxy': 'direct-openai',
+  'gateway-chat-openai': 'direct-openai',
+  'gateway-chat-anthropic': 'direct-anthropic',
+  'gateway-proxy-ratelimit': 'direct-openai',
+};
+
+export const DESCRIPTION: Record<Scenario, string> = {
+  'direct-openai': 'client -> fake OpenAI (POST /v1/chat/completions)',
+  'direct-anthropic': 'client -> fake Anthropic (POST /v1/messages)',
+  'bare-proxy': 'client -> bare node:http pass-through proxy -> fake OpenAI (the floor)',
+  'gateway-proxy':
+    'client -> gateway generic proxy (POST /v1/v1/chat/completions, custom host = fake root, so the upstream URL is exactly the direct one) -> fake OpenAI',
+  'gateway-chat-openai': 'client -> gateway unified chat (POST /v1/chat/completions, x-gateway-provider: openai) -> fake OpenAI',
+  'gateway-chat-anthropic': 'client -> gateway unified chat, OpenAI <-> Anthropic translation -> fake Anthropic',
+  'gateway-proxy-ratelimit': 'as gateway-proxy, with a key under one requests/minute rate-limit policy (never refuses)',
+};
+
+/** The request a scenario repeats, JSON (`stream` false) or SSE. */
+export function requestFor(s: Scenario, t: Targets, latency: Latency, stream = false): RequestSpec {
+  const openai = latency === 0 ? t.upstreams.openai0 : t.upstreams.openai50;
+  const anthropic = latency === 0 ? t.upstreams.anthropic0 : t.upstreams.anthropic50;
+  const json = { 'content-type': 'application/json' };
+  const providerAuth = { authorization: `Bearer ${PROVIDER_KEY}` };
+  switch (s) {
+    case 'direct-openai':
+      return { url: `${openai}/v1/chat/completions`, method: 'POST', headers: { ...json, ...providerAuth }, body: openaiBody(stream) };
+    case 'direct-anthropic':
+      return {
+        url: `${anthropic}/v1/messages`,
+        method: 'POST',
+        headers: { ...json, 'x-api-key': ANTHROPIC_KEY, 'anthropic-version': '2023-06-01' },
+        body: anthropicBody(stream),
+      };
+    case 'bare-proxy':
+      return {
+        url: `${latency === 0 ? t.bare.openai0 : t.bare.openai50}/v1/chat/completions`,
+        method: 'POST',
+        headers: { ...json, ...providerAuth },
+        body: openaiBody(stream),
+      };
+    case 'gateway-proxy':
+    case 'gateway-proxy-ratelimit':
+      return {
+        url: `${t.gateway}/v1/v1/chat/completions`,
+        method: 'POST',
+        headers: {
+          ...json,
+          ...providerAuth,
+          'x-gateway-api-key': s === 'gateway-proxy' ? t.key : t.limitedKey,
+          'x-gateway-provider': 'openai',
+          'x-gateway-custom-host': openai,
+        },
+        body: openaiBody(stream),
+      };
+    case 'gateway-chat-openai':
+      return {
+        url: `${t.gateway}/v1/chat/completions`,
+        method: 'POST',
+        headers: { ...json, ...providerAuth, 'x-gateway-api-key': t.key, 'x-gateway-provider': 'openai', 'x-gateway-custom-host': `${openai}/v1` },
+        body: openaiBody(stream),
+      };
+    case 'gateway-chat-anthropic':
+      return {
+        url: `${t.gateway}/v1/chat/completions`,
+        method: 'POST',
+        headers: {
+          ...json,
+          authorization: `Bearer ${ANTHROPIC_KEY}`,
+          'x-gateway-api-key': t.key,
+          'x-gateway-provider': 'anthropic',
+          'x-gateway-custom-host': `${anthropic}/v1`,
+        },
+        body: openaiBody(stream),
+      };
+  }
+}

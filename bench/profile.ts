@@ -1,0 +1,60 @@
+/**
+ * Profile the gateway's hot path (issue 12, item 5): `npx tsx bench/profile.ts [scenario]
+ * [--connections=16] [--seconds=10]`. Starts the same process tree as bench/run.ts with the
+ * gateway under `node --cpu-prof`, drives one scenario (default gateway-proxy-ratelimit,
+ * upstream latency 0 ms), stops the gateway so V8 writes the profile, and prints a summary
+ * (self time by area and by function, inclusive time of own code). The raw .cpuprofile
+ * (open it in Chrome DevTools) and the summary stay in bench/.tmp/prof/.
+ */
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+
+const { startDynamoDbLocal } = await import('../infra/local/dynamodb');
+const { setUpGateway } = await import('./lib/admin');
+const { renderProfile, summariseProfile } = await import('./lib/cpuprofile');
+const { runLoad } = await import('./lib/load');
+const { spawnTsJson, startChildGateway, TMP_DIR, loadAverage } = await import('./lib/procs');
+const { requestFor, SCENARIOS } = await import('./lib/scenarios');
+type Upstreams = import('./lib/scenarios').Upstreams;
+type Scenario = import('./lib/scenarios').Scenario;
+
+const args = process.argv.slice(2);
+const scenario = (args.find((a) => !a.startsWith('--')) ?? 'gateway-proxy-ratelimit') as Scenario;
+if (!SCENARIOS.includes(scenario)) throw new Error(`unknown scenario ${scenario}; one of ${SCENARIOS.join(', ')}`);
+const flag = (name: string, fallback: number) => Number(args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
+const connections = flag('connections', 16);
+const seconds = flag('seconds', 10);
+const stream = args.includes('--stream');
+
+const dir = resolve(TMP_DIR, 'prof', scenario + (stream ? '-stream' : ''));
+rmSync(dir, { recursive: true, force: true });
+mkdirSync(dir, { recursive: true });
+
+const dynamo = await startDynamoDbLocal(null);
+const upstream = await spawnTsJson<Upstreams>('bench/upstream.ts');
+const gw = await startChildGateway({
+  name: 'profile',
+  dynamodbEndpoint: dynamo.endpoint,
+  nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+  root: args.find((a) => a.startsWith('--root='))?.slice('--root='.length),
+});
+try {
+  const setup = await setUpGateway(gw.url, gw.adminKey);
+  const spec = requestFor(scenario, { upstreams: upstream.info, bare: { openai0: '', openai50: '' }, gateway: gw.url, key: setup.key, limitedKey: setup.limitedKey }, 0, stream);
+  await runLoad(spec, { connections, durationS: 3, record: false });
+  const before = loadAverage();
+  const r = await runLoad(spec, { connections, durationS: seconds });
+  process.stdout.write(`${scenario}${stream ? ' (stream)' : ''} c=${connections}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors} (load ${before})\n`);
+} finally {
+  await gw.stop();
+  await upstream.stop();
+  await dynamo.stop();
+}
+const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+if (!file) throw new Error(`no profile written in ${dir}`);
+const summary = renderProfile(summariseProfile(resolve(dir, file), 30));
+writeFileSync(resolve(dir, 'summary.txt'), summary + '\n');
+process.stdout.write(summary + `\n\nraw profile: ${resolve(dir, file)}\n`);
+process.exit(0);

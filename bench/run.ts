@@ -1,0 +1,386 @@
+/**
+ * `npm run bench` (issue 12): throughput/latency, streaming, RSS under 1,000 streams,
+ * storage calls per request and cold starts, all on loopback, in one process tree:
+ *
+ *   this process (autocannon + stream clients + an in-process gateway for the storage count)
+ *   ├─ DynamoDB Local (Java; one for every gateway, each with its own table prefix)
+ *   ├─ bench/upstream.ts      fake OpenAI / Anthropic / Cohere (test/fakes), 0 and 50 ms latency
+ *   ├─ bench/bare-proxy.ts    the floor: a bare node:http pass-through proxy
+ *   ├─ infra/local/main.ts    the gateway under load (what `npm start` runs), in memory
+ *   ├─ infra/local/main.ts    a fresh gateway for the RSS measurement
+ *   └─ node bench/.tmp/cold-child.mjs   one fresh process per cold-start sample
+ *
+ * Writes bench/results.json and the tables between the markers of bench/README.md.
+ * Flags (any of them writes bench/.tmp/results.json instead and leaves bench/README.md alone):
+ *   --quick                       short smoke run
+ *   --skip=load,streams,rss,storage,cold
+ *   --scenarios=a,b  --latencies=0  --connections=1,16   a slice of the load matrix
+ */
+import { cpus, totalmem, release } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+// The local `awslambda` shim must be installed before anything loads the AWS SDK: the SDK's
+// invoke store creates an empty `globalThis.awslambda`, and the shim only fills in a
+// missing global (infra/local/awslambda-shim.ts), so a later import would leave the
+// in-process gateway without `streamifyResponse`.
+await import('../infra/local/awslambda-shim');
+
+const { startDynamoDbLocal } = await import('../infra/local/dynamodb');
+const { TABLE_SPECS } = await import('../infra/tables');
+const { setUpGateway } = await import('./lib/admin');
+const { bundleAll, buildProbe, measureColdStarts } = await import('./lib/cold-start');
+const { runLoad, runPaced, round } = await import('./lib/load');
+const { loadAverage, REPO_ROOT, spawnTsJson, startChildGateway, TMP_DIR, rssMb } = await import('./lib/procs');
+const { renderTables } = await import('./lib/report');
+const { measureRss } = await import('./lib/rss');
+const { BASELINE, DESCRIPTION, requestFor, SCENARIOS } = await import('./lib/scenarios');
+const { measureStorageCalls } = await import('./lib/storage');
+const { measureStreams } = await import('./lib/streams');
+type Results = import('./lib/report').Results;
+type LoadRow = import('./lib/report').LoadRow;
+type StreamRow = import('./lib/report').StreamRow;
+type Upstreams = import('./lib/scenarios').Upstreams;
+type Targets = import('./lib/scenarios').Targets;
+type Latency = import('./lib/scenarios').Latency;
+
+const args = process.argv.slice(2);
+const QUICK = args.includes('--quick');
+const SKIP = new Set((args.find((a) => a.startsWith('--skip='))?.slice('--skip='.length) ?? '').split(',').filter(Boolean));
+const listFlag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3).split(',').filter(Boolean);
+const ONLY_SCENARIOS = listFlag('scenarios') as Array<import('./lib/scenarios').Scenario> | undefined;
+const ONLY_LATENCIES = listFlag('latencies')?.map(Number) as Latency[] | undefined;
+const ONLY_CONNECTIONS = listFlag('connections')?.map(Number);
+const FULL = !QUICK && SKIP.size === 0 && !ONLY_SCENARIOS && !ONLY_LATENCIES && !ONLY_CONNECTIONS;
+
+const M = {
+  warmupS: QUICK ? 1 : 2,
+  durationS: QUICK ? 2 : 5,
+  connections: ONLY_CONNECTIONS ?? (QUICK ? [1, 16] : [1, 16, 64]),
+  latencies: ONLY_LATENCIES ?? ([0, 50] as Latency[]),
+  scenarios: ONLY_SCENARIOS ?? [...SCENARIOS],
+  streamWarmup: QUICK ? 5 : 30,
+  streamSequential: QUICK ? 10 : 100,
+  streamConcurrency: 8,
+  streamPerWorker: QUICK ? 2 : 10,
+  rssStreams: QUICK ? 200 : 1000,
+  slowChunkDelayMs: 400,
+  coldRuns: QUICK ? 1 : 5,
+  storageRequests: QUICK ? 50 : 200,
+};
+
+const started = Date.now();
+const log = (msg: string) => process.stdout.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s | load ${loadAverage()}] ${msg}\n`);
+mkdirSync(TMP_DIR, { recursive: true });
+
+const machine = {
+  nproc: cpus().length,
+  cpu: cpus()[0]?.model ?? 'unknown',
+  memoryGb: round(totalmem() / 1024 ** 3, 1),
+  node: process.version,
+  os: `${process.platform} ${release()}`,
+  loadAvgAtStart: loadAverage(),
+};
+log(`machine: ${JSON.stringify(machine)}`);
+
+const results: Results = {
+  date: new Date().toISOString(),
+  machine,
+  method: {
+    warmupS: M.warmupS,
+    durationS: M.durationS,
+    connections: M.connections.join(', '),
+    repeats: `one run per (scenario, latency, concurrency); streams: ${M.streamWarmup} warm-up, ${M.streamSequential} sequential + ${M.streamConcurrency} x ${M.streamPerWorker} concurrent, medians; cold start: median of ${M.coldRuns} fresh processes per variant`,
+    latency: 'per response, autocannon hrtime, percentiles computed from every 2xx sample',
+    halfSaturation: 'half of the best gateway-proxy-ratelimit req/s at 0 ms, evenly spaced requests for durationS',
+    rss: `${M.rssStreams} concurrent streams, fake chunk delay ${M.slowChunkDelayMs} ms, RSS sampled every 100 ms`,
+    storageRequests: M.storageRequests,
+    loadGenerator: 'autocannon 8 (one thread, in the bench process)',
+  },
+  scenarios: DESCRIPTION,
+  load: [],
+  streams: [],
+  storage: [],
+  bundles: [],
+  coldStart: [],
+  targets: [],
+  durationS: 0,
+};
+
+const dynamo = await startDynamoDbLocal(null);
+log(`DynamoDB Local at ${dynamo.endpoint}`);
+const upstream = await spawnTsJson<Upstreams>('bench/upstream.ts', { BENCH_SLOW_CHUNK_DELAY_MS: String(M.slowChunkDelayMs) });
+const up = upstream.info;
+const bare = await spawnTsJson<{ ports: number[] }>('bench/bare-proxy.ts', { BARE_TARGETS: [up.openai0, up.openai50, up.openaiSlow].join(',') });
+const bareUrl = (i: number) => `http://127.0.0.1:${bare.info.ports[i]}`;
+log(`fake upstream (pid ${upstream.pid}) and bare proxy (pid ${bare.pid}) up`);
+
+try {
+  // ---- load: throughput and latency ------------------------------------------------------
+  if (!SKIP.has('load') || !SKIP.has('streams')) {
+    const gw = await startChildGateway({ name: 'load', dynamodbEndpoint: dynamo.endpoint });
+    const setup = await setUpGateway(gw.url, gw.adminKey);
+    const targets: Targets = { upstreams: up, bare: { openai0: bareUrl(0), openai50: bareUrl(1) }, gateway: gw.url, key: setup.key, limitedKey: setup.limitedKey };
+    log(`gateway under test: pid ${gw.pid} at ${gw.url}, RSS ${rssMb(gw.pid)} MB`);
+
+    if (!SKIP.has('load')) {
+      for (const latency of M.latencies) {
+        for (const scenario of M.scenarios) {
+          const spec = requestFor(scenario, targets, latency);
+          const serverPid = scenario.startsWith('direct') ? upstream.pid : scenario === 'bare-proxy' ? bare.pid : gw.pid;
+          await runLoad(spec, { connections: 16, durationS: M.warmupS, record: false });
+          for (const connections of M.connections) {
+            const loadAvg = loadAverage();
+            const r = await runLoad(spec, { connections, durationS: M.durationS, serverPid });
+            results.load.push({ ...r, scenario, latencyMs: latency, baseline: BASELINE[scenario], addedP50: NaN, addedP99: NaN, loadAvg });
+            log(`${scenario} @${latency} ms c=${connections}: ${r.rps} req/s, p50 ${r.p50} p99 ${r.p99} ms, server CPU ${r.serverCpuMsPerReq} ms/req, errors ${r.errors}`);
+          }
+        }
+      }
+      for (const row of results.load) {
+        const base = results.load.find((b) => b.scenario === row.baseline && b.latencyMs === row.latencyMs && b.connections === row.connections);
+        row.addedP50 = base ? round(row.p50 - base.p50) : NaN;
+        row.addedP99 = base ? round(row.p99 - base.p99) : NaN;
+      }
+
+      // p99 added latency at half of the gateway's saturation (rate-limited runs).
+      if (M.scenarios.includes('gateway-proxy-ratelimit') && M.latencies.includes(0)) {
+        const sat = Math.max(...results.load.filter((r) => r.scenario === 'gateway-proxy-ratelimit' && r.latencyMs === 0).map((r) => r.rps));
+        const rate = Math.max(1, Math.floor(sat / 2));
+        const half = { rate, durationS: M.durationS };
+        const direct = await runPaced(requestFor('direct-openai', targets, 0), { ...half, serverPid: upstream.pid });
+        const gateway = await runPaced(requestFor('gateway-proxy-ratelimit', targets, 0), { ...half, serverPid: gw.pid });
+        results.halfSaturation = {
+          saturationRps: sat,
+          rate,
+          direct,
+          gateway,
+          addedP50: round(gateway.p50 - direct.p50),
+          addedP99: round(gateway.p99 - direct.p99),
+        };
+        log(`half saturation (${rate} req/s): p99 direct ${direct.p99} ms, gateway ${gateway.p99} ms`);
+      }
+    }
+
+    // ---- streams: TTFB and total time ----------------------------------------------------
+    if (!SKIP.has('streams')) {
+      for (const scenario of M.scenarios) {
+        const loadAvg = loadAverage();
+        const s = await measureStreams(requestFor(scenario, targets, 0, true), {
+          sequential: M.streamSequential,
+          concurrency: M.streamConcurrency,
+          perWorker: M.streamPerWorker,
+          warmup: M.streamWarmup,
+        });
+        results.streams.push({ ...s, scenario, baseline: BASELINE[scenario], ttfbAddedP50: NaN, totalAddedP50: NaN, loadAvg });
+        log(`stream ${scenario}: TTFB p50 ${s.ttfbP50} ms, total p50 ${s.totalP50} ms, errors ${s.errors}`);
+      }
+      for (const row of results.streams) {
+        const base = results.streams.find((b) => b.scenario === row.baseline);
+        row.ttfbAddedP50 = base ? round(row.ttfbP50 - base.ttfbP50) : NaN;
+        row.totalAddedP50 = base ? round(row.totalP50 - base.totalP50) : NaN;
+      }
+    }
+    log(`gateway under test RSS after load: ${rssMb(gw.pid)} MB`);
+    await gw.stop();
+  }
+
+  // ---- RSS under 1,000 concurrent streams (a fresh gateway process) -----------------------
+  if (!SKIP.has('rss')) {
+    const gw = await startChildGateway({ name: 'rss', dynamodbEndpoint: dynamo.endpoint });
+    const setup = await setUpGateway(gw.url, gw.adminKey);
+    const targets: Targets = { upstreams: up, bare: { openai0: bareUrl(0), openai50: bareUrl(1) }, gateway: gw.url, key: setup.key, limitedKey: setup.limitedKey };
+    const warm = requestFor('gateway-chat-openai', targets, 0, true);
+    const slow = requestFor('gateway-chat-openai', { ...targets, upstreams: { ...up, openai0: up.openaiSlow } }, 0, true);
+    log(`RSS: ${M.rssStreams} streams through gateway pid ${gw.pid}`);
+    const gatewayRss = await measureRss(gw.pid, slow, M.rssStreams, warm);
+    log(`RSS gateway: before ${gatewayRss.beforeMb} MB, all open ${gatewayRss.allOpenMb} MB, peak ${gatewayRss.peakMb} MB, completed ${gatewayRss.completed}`);
+    await gw.stop();
+    const bareWarm = requestFor('bare-proxy', targets, 0, true);
+    const bareSlow = { ...requestFor('bare-proxy', targets, 0, true), url: `${bareUrl(2)}/v1/chat/completions` };
+    const bareRss = await measureRss(bare.pid, bareSlow, M.rssStreams, bareWarm);
+    log(`RSS bare proxy: before ${bareRss.beforeMb} MB, all open ${bareRss.allOpenMb} MB, peak ${bareRss.peakMb} MB`);
+    results.rss = { gateway: gatewayRss, bareProxy: bareRss, route: 'unified chat, OpenAI provider, stream: true', chunkDelayMs: M.slowChunkDelayMs };
+  }
+
+  // ---- storage calls (in-process gateway) and cold starts ---------------------------------
+  if (!SKIP.has('storage') || !SKIP.has('cold')) {
+    const { startLocalGateway } = await import('../infra/local/server');
+    const gw = await startLocalGateway({
+      port: 0,
+      dataDir: 'memory',
+      dynamodbEndpoint: dynamo.endpoint,
+      tablePrefix: 'bench-inproc-',
+      trustedHosts: ['127.0.0.1', 'localhost'],
+      // Request log lines would interleave with the bench's output; storage calls are unaffected.
+      env: { POWERTOOLS_LOG_LEVEL: 'ERROR' },
+    });
+    try {
+      if (!SKIP.has('storage')) {
+        results.storage = await measureStorageCalls(gw, up, M.storageRequests);
+        for (const r of results.storage) log(`storage ${r.scenario}: ${r.readsPerRequest} reads, ${r.writesPerRequest} writes / request ${JSON.stringify(r.commands)}`);
+      }
+      if (!SKIP.has('cold')) {
+        results.bundles = await bundleAll();
+        log(`bundles: ${results.bundles.map((b) => `${b.name} ${b.sizeKb} KB`).join(', ')}`);
+        const probe = await buildProbe();
+        const env: Record<string, string> = {
+          AWS_REGION: 'us-east-1',
+          AWS_ACCESS_KEY_ID: 'local',
+          AWS_SECRET_ACCESS_KEY: 'local',
+          AWS_ENDPOINT_URL_DYNAMODB: gw.dynamodbEndpoint,
+          AWS_ENDPOINT_URL_KMS: gw.kmsEndpoint,
+          GATEWAY_TRUSTED_HOSTS: '127.0.0.1,localhost',
+          POWERTOOLS_METRICS_DISABLED: 'true',
+          POWERTOOLS_SERVICE_NAME: 'ai-gateway',
+          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+          ...Object.fromEntries(TABLE_SPECS.map((t) => [t.envVar, process.env[t.envVar]!])),
+        };
+        const auth = { 'x-gateway-api-key': gw.adminKey };
+        const events: Record<string, unknown> = {
+          gateway: restEvent('POST', '/v1/chat/completions', {
+            ...auth,
+            'content-type': 'application/json',
+            'x-gateway-provider': 'openai',
+            'x-gateway-custom-host': `${up.openai0}/v1`,
+            authorization: 'Bearer sk-bench',
+          }, JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'cold start' }] })),
+          admin: restEvent('GET', '/v1/api-keys', auth),
+          prompts: restEvent('GET', '/v1/prompts', auth),
+          assistants: restEvent('GET', '/v1/assistants', auth),
+          'fine-tuning': restEvent('GET', '/v1/fine_tuning/jobs', auth),
+          rerank: restEvent('POST', '/v1/rerank', {
+            ...auth,
+            'content-type': 'application/json',
+            'x-gateway-provider': 'cohere',
+            'x-gateway-custom-host': up.cohere0,
+            authorization: 'Bearer sk-bench',
+          }, JSON.stringify({ model: 'rerank-v3.5', query: 'cold start', documents: ['a gateway', 'cold start of a gateway'] })),
+          guardrails: restEvent('GET', '/v1/guardrails', auth),
+          policies: restEvent('GET', '/v1/policies/rate-limits', auth),
+        };
+        results.coldStart = await measureColdStarts(results.bundles, probe, env, events, M.coldRuns);
+        for (const r of results.coldStart) log(`cold ${r.name}: ${r.sizeKb} KB, import ${r.importMs} ms, first response ${r.firstResponseMs} ms (status ${r.status})`);
+      }
+    } finally {
+      await gw.stop();
+    }
+  }
+} finally {
+  await bare.stop();
+  await upstream.stop();
+  await dynamo.stop();
+}
+
+// ---- targets, files ----------------------------------------------------------------------
+results.machine.loadAvgAtEnd = loadAverage();
+results.targets = evaluateTargets(results);
+results.durationS = Math.round((Date.now() - started) / 1000);
+const tables = renderTables(results);
+process.stdout.write('\n' + tables);
+
+const jsonFile = FULL ? resolve(REPO_ROOT, 'bench/results.json') : resolve(TMP_DIR, 'results.json');
+writeFileSync(jsonFile, JSON.stringify(results, null, 2) + '\n');
+if (FULL) writeReadme(results, tables);
+log(`done in ${results.durationS} s; results in ${jsonFile}${FULL ? ' and bench/README.md' : ''}`);
+process.exit(0);
+
+// ---- helpers -------------------------------------------------------------------------------
+
+/** An API Gateway REST (v1) proxy event, as infra/local/server.ts builds them. */
+function restEvent(method: string, path: string, headers: Record<string, string>, body?: string) {
+  return {
+    resource: '/{proxy+}',
+    path,
+    httpMethod: method,
+    headers,
+    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]])),
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    pathParameters: { proxy: path.slice(1) },
+    stageVariables: null,
+    body: body ? Buffer.from(body).toString('base64') : null,
+    isBase64Encoded: Boolean(body),
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'bench',
+      protocol: 'HTTP/1.1',
+      httpMethod: method,
+      identity: { sourceIp: '127.0.0.1' },
+      path,
+      stage: 'bench',
+      requestId: 'bench-cold-start',
+      requestTimeEpoch: Date.now(),
+      resourceId: 'bench',
+      resourcePath: '/{proxy+}',
+    },
+  };
+}
+
+function evaluateTargets(r: Results): Results['targets'] {
+  const out: Results['targets'] = [];
+  const best = (scenario: string) => Math.max(...r.load.filter((x) => x.scenario === scenario && x.latencyMs === 0).map((x) => x.rps));
+  if (r.load.length) {
+    const gw = best('gateway-proxy-ratelimit');
+    const floor = best('bare-proxy');
+    out.push({
+      name: 'throughput with auth + request logging + one rate-limit policy',
+      goal: '>= 0.5 x bare proxy (best req/s at 0 ms upstream latency)',
+      measured: `${gw} vs ${floor} req/s = ${(gw / floor).toFixed(2)} x`,
+      met: gw / floor >= 0.5,
+    });
+  }
+  if (r.halfSaturation) {
+    out.push({
+      name: 'p99 added latency at half of saturation',
+      goal: '<= 2 ms',
+      measured: `${r.halfSaturation.addedP99.toFixed(2)} ms at ${r.halfSaturation.rate} req/s (p99 ${r.halfSaturation.gateway.p99} vs ${r.halfSaturation.direct.p99} ms)`,
+      met: r.halfSaturation.addedP99 <= 2,
+    });
+  }
+  if (r.streams.length) {
+    const worst = r.streams.filter((s) => s.scenario.startsWith('gateway')).reduce((a, b) => (b.ttfbAddedP50 > a.ttfbAddedP50 ? b : a));
+    out.push({
+      name: 'streaming TTFB added',
+      goal: '<= 1 ms',
+      measured: r.streams
+        .filter((s) => s.scenario.startsWith('gateway'))
+        .map((s) => `${s.scenario.replace('gateway-', '')} ${s.ttfbAddedP50.toFixed(2)}`)
+        .join(', ') + ' ms (p50)',
+      met: worst.ttfbAddedP50 <= 1,
+    });
+  }
+  const gwBundle = r.bundles.find((b) => b.name === 'gateway');
+  if (gwBundle) {
+    out.push({ name: 'gateway bundle size', goal: '<= 250 KB minified', measured: `${gwBundle.sizeKb} KB`, met: gwBundle.sizeKb <= 250 });
+  }
+  if (r.storage.length) {
+    const reads = r.storage.map((s) => `${s.scenario}: ${s.readsPerRequest.toFixed(3)}`);
+    out.push({ name: 'storage reads on the warm path', goal: '0 per request', measured: reads.join('; '), met: r.storage.every((s) => s.readsPerRequest === 0) });
+  }
+  return out;
+}
+
+function writeReadme(r: Results, tables: string): void {
+  const file = resolve(REPO_ROOT, 'bench/README.md');
+  const START = '<!-- results:start -->';
+  const END = '<!-- results:end -->';
+  const m = r.machine;
+  const block = [
+    START,
+    '',
+    `Run of ${r.date} (${r.durationS} s): ${m.nproc} × ${m.cpu}, ${m.memoryGb} GB RAM, Node ${m.node}, ${m.os}. ` +
+      `Load average (1/5/15 min) ${m.loadAvgAtStart} at the start, ${m.loadAvgAtEnd} at the end` +
+      ' (the machine is shared: other jobs ran during the benchmark, see each row).',
+    '',
+    tables,
+    END,
+  ].join('\n');
+  const current = existsSync(file) ? readFileSync(file, 'utf8') : `# Benchmarks\n\n${START}\n${END}\n`;
+  const next = current.includes(START) && current.includes(END)
+    ? current.slice(0, current.indexOf(START)) + block + current.slice(current.indexOf(END) + END.length)
+    : `${current.trimEnd()}\n\n${block}\n`;
+  writeFileSync(file, next);
+}
+

@@ -1,0 +1,26 @@
+/**
+ * The fake upstream of the benchmarks, in its own process: the test fakes (test/fakes),
+ * which speak the real OpenAI / Anthropic / Cohere wire formats, started with fixed
+ * latencies. Prints one JSON line `{name: url}` once listening. The fakes record every
+ * request for tests; here the record is cleared every second so memory stays flat.
+ */
+import { startAnthropicFake, startCohereFake, startOpenAIFake, type FakeServer } from '../test/fakes';
+
+/** Delay between stream frames of the slow fake (the 1,000-stream RSS scenario). */
+export const SLOW_CHUNK_DELAY_MS = Number(process.env.BENCH_SLOW_CHUNK_DELAY_MS ?? 400);
+
+const fakes: Record<string, FakeServer> = {
+  openai0: await startOpenAIFake(),
+  openai50: await startOpenAIFake({ latencyMs: 50 }),
+  anthropic0: await startAnthropicFake(),
+  anthropic50: await startAnthropicFake({ latencyMs: 50 }),
+  openaiSlow: await startOpenAIFake({ chunkDelayMs: SLOW_CHUNK_DELAY_MS }),
+  cohere0: await startCohereFake(),
+};
+
+setInterval(() => {
+  for (const fake of Object.values(fakes)) fake.reset();
+}, 1000).unref();
+
+process.stdout.write(JSON.stringify(Object.fromEntries(Object.entries(fakes).map(([name, f]) => [name, f.url]))) + '\n');
+process.on('SIGTERM', () => process.exit(0));
