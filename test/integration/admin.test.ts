@@ -178,7 +178,7 @@ describe('api keys: authentication', () => {
 describe('managed providers', () => {
   const apiKey = 'sk-test-PLAINTEXT-provider-key-0001';
   const awsSecret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYPLAINTEXT';
-  const awsKeyId = 'AKIAPLAINTEXTKEYID01';
+  const awsKeyId = 'plaintext-aws-key-id-0001'; // fake, and not shaped like a real key
 
   it('creates, reads, lists, updates and deletes without ever returning a credential', async () => {
     const created = await call(gw, 'POST', '/v1/providers', {
