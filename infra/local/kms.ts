@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { AwsJsonError, startAwsJsonServer } from './aws-json-server';
 
 /**
  * A local stand-in for the two KMS operations envelope encryption uses (GenerateDataKey,
@@ -27,38 +27,30 @@ function unwrap(master: Buffer, blob: Buffer, ctx: unknown): Buffer {
   return Buffer.concat([decipher.update(blob.subarray(28)), decipher.final()]);
 }
 
-export async function startLocalKms(masterKey: Buffer): Promise<{ endpoint: string; stop: () => Promise<void> }> {
+export function startLocalKms(masterKey: Buffer): Promise<{ endpoint: string; stop: () => Promise<void> }> {
   const keyId = 'arn:aws:kms:us-east-1:000000000000:key/local-provider-credentials';
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const target = String(req.headers['x-amz-target'] ?? '');
-      const reply = (status: number, body: unknown) => {
-        res.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' });
-        res.end(JSON.stringify(body));
-      };
-      try {
-        const input = JSON.parse(Buffer.concat(chunks).toString() || '{}') as Record<string, unknown>;
-        if (target.endsWith('.GenerateDataKey')) {
-          const plaintext = randomBytes(32);
-          return reply(200, {
-            KeyId: keyId,
-            Plaintext: plaintext.toString('base64'),
-            CiphertextBlob: wrap(masterKey, plaintext, input.EncryptionContext).toString('base64'),
-          });
-        }
-        if (target.endsWith('.Decrypt')) {
+  const invalid = () => new AwsJsonError('InvalidCiphertextException', 'The ciphertext or encryption context is invalid.');
+  return startAwsJsonServer({
+    targetPrefix: 'TrentService.',
+    contentType: 'application/x-amz-json-1.1',
+    service: 'local KMS',
+    operations: {
+      GenerateDataKey(input) {
+        const plaintext = randomBytes(32);
+        return {
+          KeyId: keyId,
+          Plaintext: plaintext.toString('base64'),
+          CiphertextBlob: wrap(masterKey, plaintext, input.EncryptionContext).toString('base64'),
+        };
+      },
+      Decrypt(input) {
+        try {
           const blob = Buffer.from(String(input.CiphertextBlob), 'base64');
-          return reply(200, { KeyId: keyId, Plaintext: unwrap(masterKey, blob, input.EncryptionContext).toString('base64') });
+          return { KeyId: keyId, Plaintext: unwrap(masterKey, blob, input.EncryptionContext).toString('base64') };
+        } catch {
+          throw invalid();
         }
-        return reply(400, { __type: 'UnsupportedOperationException', message: `local KMS does not implement ${target}` });
-      } catch {
-        return reply(400, { __type: 'InvalidCiphertextException', message: 'The ciphertext or encryption context is invalid.' });
-      }
-    });
+      },
+    },
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  return { endpoint: `http://127.0.0.1:${port}`, stop: () => new Promise((r) => server.close(() => r())) };
 }

@@ -1,10 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
 import { ExecutionAbortedError, ExecutionError, ExecutionTimeoutError, StateMachine } from 'aws-local-stepfunctions';
 import type { StateMachineDefinition as LibDefinition } from 'aws-local-stepfunctions';
 import { LAMBDA_WAIT_FOR_TOKEN, substitute, validateDefinition, workerArnKey, type TaskState } from '../workflows/asl';
+import { AwsJsonError, startAwsJsonServer } from './aws-json-server';
 import { STATE_MACHINES, stateMachineName, WORKERS, type StateMachineSpec, type WorkerSpec } from '../workflows/registry';
 
 /**
@@ -102,16 +102,6 @@ class StoppedError extends Error {
   constructor() {
     super('The execution was stopped.');
     this.name = 'States.Runtime';
-  }
-}
-
-class ApiError extends Error {
-  constructor(
-    readonly type: string,
-    message: string,
-    readonly status = 400,
-  ) {
-    super(message);
   }
 }
 
@@ -392,27 +382,27 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsOptions
   const api: Record<string, (input: Record<string, unknown>) => unknown> = {
     StartExecution(input) {
       const machine = machines.get(String(input.stateMachineArn ?? ''));
-      if (!machine) throw new ApiError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${String(input.stateMachineArn)}'`);
+      if (!machine) throw new AwsJsonError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${String(input.stateMachineArn)}'`);
       const name = input.name === undefined ? randomUUID() : String(input.name);
-      if (!NAME.test(name)) throw new ApiError('InvalidName', `Invalid Name: '${name}'`);
+      if (!NAME.test(name)) throw new AwsJsonError('InvalidName', `Invalid Name: '${name}'`);
       const text = input.input === undefined ? '{}' : String(input.input);
       try {
         JSON.parse(text);
       } catch {
-        throw new ApiError('InvalidExecutionInput', 'Invalid execution input: not JSON');
+        throw new AwsJsonError('InvalidExecutionInput', 'Invalid execution input: not JSON');
       }
       const arn = `arn:aws:states:${region}:${accountId}:execution:${stateMachineName(stage, machine.spec.name)}:${name}`;
       const existing = executions.get(arn);
       if (existing) {
         if (existing.status === 'RUNNING' && existing.input === text) return { executionArn: arn, startDate: epoch(existing.startDate) };
-        throw new ApiError('ExecutionAlreadyExists', `Execution Already Exists: '${arn}'`);
+        throw new AwsJsonError('ExecutionAlreadyExists', `Execution Already Exists: '${arn}'`);
       }
       const exec = start(machine, name, text);
       return { executionArn: exec.arn, startDate: epoch(exec.startDate) };
     },
     DescribeExecution(input) {
       const exec = executions.get(String(input.executionArn ?? ''));
-      if (!exec) throw new ApiError('ExecutionDoesNotExist', `Execution Does Not Exist: '${String(input.executionArn)}'`);
+      if (!exec) throw new AwsJsonError('ExecutionDoesNotExist', `Execution Does Not Exist: '${String(input.executionArn)}'`);
       return {
         executionArn: exec.arn,
         stateMachineArn: exec.machine.arn,
@@ -428,7 +418,7 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsOptions
     },
     async StopExecution(input) {
       const exec = executions.get(String(input.executionArn ?? ''));
-      if (!exec) throw new ApiError('ExecutionDoesNotExist', `Execution Does Not Exist: '${String(input.executionArn)}'`);
+      if (!exec) throw new AwsJsonError('ExecutionDoesNotExist', `Execution Does Not Exist: '${String(input.executionArn)}'`);
       if (exec.status === 'RUNNING') {
         exec.status = 'ABORTED';
         exec.stopDate = new Date();
@@ -449,7 +439,7 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsOptions
       try {
         output = JSON.parse(String(input.output ?? 'null'));
       } catch {
-        throw new ApiError('InvalidOutput', 'Invalid output: not JSON');
+        throw new AwsJsonError('InvalidOutput', 'Invalid output: not JSON');
       }
       pending.resolve(output);
       return {};
@@ -471,39 +461,18 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsOptions
     const t = String(token ?? '');
     const pending = tokens.get(t);
     if (pending) return pending;
-    if (closedTokens.has(t)) throw new ApiError('TaskTimedOut', 'Task Timed Out: the task of this token has already closed.');
-    throw new ApiError('TaskDoesNotExist', 'Task Does Not Exist: unknown task token.');
+    if (closedTokens.has(t)) throw new AwsJsonError('TaskTimedOut', 'Task Timed Out: the task of this token has already closed.');
+    throw new AwsJsonError('TaskDoesNotExist', 'Task Does Not Exist: unknown task token.');
   }
 
-  const server: Server = createServer((req, res) => void serve(req, res));
-
-  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const reply = (status: number, body: unknown) => {
-      const text = JSON.stringify(body);
-      res.writeHead(status, { 'content-type': 'application/x-amz-json-1.0', 'content-length': Buffer.byteLength(text), 'x-amzn-requestid': randomUUID() });
-      res.end(text);
-    };
-    try {
-      const chunks: Buffer[] = [];
-      for await (const c of req) chunks.push(c as Buffer);
-      const target = String(req.headers['x-amz-target'] ?? '');
-      const op = target.startsWith('AWSStepFunctions.') ? target.slice('AWSStepFunctions.'.length) : '';
-      const fn = Object.hasOwn(api, op) ? api[op] : undefined;
-      if (!fn) throw new ApiError('UnknownOperationException', `The local Step Functions does not implement '${target}'.`);
-      const input = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
-      reply(200, (await fn(input)) ?? {});
-    } catch (err) {
-      if (err instanceof ApiError) return reply(err.status, { __type: err.type, message: err.message });
-      report('request failed', { error: (err as Error).message });
-      reply(500, { __type: 'InternalFailure', message: 'The local Step Functions failed.' });
-    }
-  }
-
-  await new Promise<void>((r, j) => {
-    server.once('error', j);
-    server.listen(0, '127.0.0.1', () => r());
+  const server = await startAwsJsonServer({
+    targetPrefix: 'AWSStepFunctions.',
+    contentType: 'application/x-amz-json-1.0',
+    operations: api,
+    service: 'local Step Functions',
+    onError: (err) => report('request failed', { error: err.message }),
   });
-  const endpoint = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const { endpoint } = server;
 
   // Executions that were running when the runtime last stopped start over.
   if (persistFile && existsSync(persistFile)) {
@@ -546,10 +515,7 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsOptions
         ]);
         clearTimeout(timer);
       }
-      await new Promise<void>((r) => {
-        server.close(() => r());
-        server.closeAllConnections();
-      });
+      await server.stop();
     },
   };
 }
