@@ -1,6 +1,6 @@
-import { BatchWriteCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ddb, tableName } from '../shared/db/client';
-import { buildUpdate, type Key, type UpdateSpec } from '../shared/db/ops';
+import { batchWrite, buildUpdate, type Key, type UpdateSpec } from '../shared/db/ops';
 import type { TableName } from '../shared/tables';
 
 /**
@@ -114,12 +114,5 @@ export async function deletePartition(table: TableName, pk: string): Promise<voi
     items.push(...((out.Items ?? []) as Key[]));
     start = out.LastEvaluatedKey;
   } while (start);
-  for (let i = 0; i < items.length; i += 25) {
-    let requests: Array<Record<string, unknown>> = items.slice(i, i + 25).map((it) => ({ DeleteRequest: { Key: { pk: it.pk, sk: it.sk } } }));
-    for (let attempt = 0; requests.length && attempt < 5; attempt++) {
-      if (attempt > 0) await sleep(20 * attempt);
-      const out = await ddb.send(new BatchWriteCommand({ RequestItems: { [tableName(table)]: requests } }));
-      requests = (out.UnprocessedItems?.[tableName(table)] ?? []) as Array<Record<string, unknown>>;
-    }
-  }
+  await batchWrite(table, items.map((it) => ({ DeleteRequest: { Key: { pk: it.pk, sk: it.sk } } })));
 }

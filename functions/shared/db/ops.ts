@@ -1,4 +1,5 @@
 import {
+  BatchWriteCommand,
   DeleteCommand,
   GetCommand,
   PutCommand,
@@ -138,6 +139,30 @@ export async function transactWrite(items: NonNullable<TransactWriteCommandInput
   } catch (err) {
     if (isConditionFailed(err)) return false;
     throw err;
+  }
+}
+
+export type WriteRequest = { PutRequest: { Item: Key & Record<string, unknown> } } | { DeleteRequest: { Key: Key } };
+
+/** DynamoDB's limit on the requests of one BatchWriteItem call. */
+export const BATCH_WRITE_MAX = 25;
+const BATCH_WRITE_ATTEMPTS = 5;
+
+/**
+ * Puts and deletes in BatchWriteItem calls of up to 25, re-sending what DynamoDB leaves
+ * unprocessed (throttling) with a growing pause. Not atomic: each request lands or not on
+ * its own. Throws when requests are still unprocessed after the last attempt.
+ */
+export async function batchWrite(table: TableName, requests: readonly WriteRequest[]): Promise<void> {
+  const name = tableName(table);
+  for (let i = 0; i < requests.length; i += BATCH_WRITE_MAX) {
+    let pending = requests.slice(i, i + BATCH_WRITE_MAX) as Array<Record<string, unknown>>;
+    for (let attempt = 0; pending.length && attempt < BATCH_WRITE_ATTEMPTS; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * attempt + Math.floor(Math.random() * 20)));
+      const out = await ddb.send(new BatchWriteCommand({ RequestItems: { [name]: pending } }));
+      pending = (out.UnprocessedItems?.[name] ?? []) as Array<Record<string, unknown>>;
+    }
+    if (pending.length) throw new Error(`BatchWriteItem on ${table}: ${pending.length} request(s) still unprocessed after ${BATCH_WRITE_ATTEMPTS} attempts`);
   }
 }
 
