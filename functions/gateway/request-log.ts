@@ -1,5 +1,5 @@
 import { config } from '../shared/config';
-import { putItem } from '../shared/db/ops';
+import { batchedPuts } from '../shared/db/batched-puts';
 import { ID_PREFIX, newId } from '../shared/ids';
 import type { GatewayRequest } from '../shared/http/types';
 import { afterResponse } from '../shared/telemetry/context';
@@ -57,12 +57,15 @@ export interface RequestLogRecord {
   [extra: string]: unknown;
 }
 
+const putLogRecord = batchedPuts('logs');
+
 export const logPartition = (workspaceId: string) => `WS#${workspaceId}#LOG`;
 export const tracePartition = (workspaceId: string, traceId: string) => `WS#${workspaceId}#TRACE#${traceId}`;
 
 /**
  * One structured log line, EMF metrics and a request-log record per request, all written
- * after the response has been sent (the record is an after-response task).
+ * after the response has been sent (the record is an after-response task, finished before
+ * the invocation ends; concurrent requests of one process share BatchWriteItem calls).
  */
 export function recordRequest(req: GatewayRequest, facts: RequestFacts): void {
   afterResponse(async () => {
@@ -123,7 +126,7 @@ export function recordRequest(req: GatewayRequest, facts: RequestFacts): void {
       rateLimited: facts.rateLimited,
       guardrailBlocked: facts.guardrailBlocked,
     });
-    await putItem('logs', {
+    await putLogRecord({
       pk: logPartition(record.workspace_id),
       sk: record.id,
       gsi1pk: tracePartition(record.workspace_id, record.trace_id),

@@ -5,6 +5,7 @@ import { GatewayError } from '../shared/errors';
 import { TtlCache } from '../shared/stores/ttl-cache';
 import { log } from '../shared/telemetry/logger';
 import { METADATA_PREFIX, UNIT_MS, UNIT_WORDS, WILDCARD, type PolicyType, type PolicyUnit, type RateLimitPolicy } from './model';
+import { admitRequest, returnUnit, type BucketWindow } from './reservations';
 import { listWorkspacePolicies } from './store';
 
 /**
@@ -22,12 +23,13 @@ import { listWorkspacePolicies } from './store';
  *   bucket), so leaving a key out never escapes the limit.
  * - Windows: start = floor(now / unit) * unit (minute, hour, UTC day); counter items expire
  *   (TTL) a minute after their window ends.
- * - `requests`: ONE conditional atomic increment per bucket (ADD count 1 if count < limit).
- *   Concurrent requests are serialised by DynamoDB, so exactly `value` are admitted per
- *   window. When several request policies apply and one refuses, the increments already
- *   made by the others are undone (ADD -1): a refused request does not consume another
- *   bucket's budget. While that undo is in flight a concurrent request may see the
- *   briefly higher count and be refused: the limiter errs on refusing, never on admitting.
+ * - `requests`: conditional atomic increments per bucket, reserved in blocks by
+ *   `./reservations` (one round trip serves every request waiting in the container, and a
+ *   busy container reserves a little ahead of demand). Concurrent reservations are
+ *   serialised by DynamoDB, so never more than `value` are admitted per window, and
+ *   exactly `value` while demand lasts. When several request policies apply and one
+ *   refuses, the units the others handed out go back to this container's reservation: a
+ *   refused request does not consume another bucket's budget.
  * - `tokens`: admission reads the window's consumed tokens and refuses once they reach the
  *   limit; the caller adds the actual usage afterwards with `recordTokenUsage`. Overshoot
  *   bound: requests admitted while the window was under the limit each add their full
@@ -134,19 +136,19 @@ function bucketPk(subject: LimitSubject, policy: ActivePolicy): string {
   return `WS#${subject.workspaceId}#RL#${policy.id}#${bucket}`;
 }
 
-interface Window {
-  sk: string;
+interface Window extends BucketWindow {
   /** Seconds until the window ends, at least 1. */
   resetSeconds: number;
-  ttl: number;
 }
 
-function windowOf(type: PolicyType, unit: PolicyUnit, now: number): Window {
+function windowOf(pk: string, type: PolicyType, unit: PolicyUnit, now: number): Window {
   const length = UNIT_MS[unit];
   const start = Math.floor(now / length) * length;
   const end = start + length;
   return {
+    pk,
     sk: `${type}#${unit}#${start}`,
+    endsAt: end,
     resetSeconds: Math.max(1, Math.ceil((end - now) / 1000)),
     ttl: Math.ceil(end / 1000) + TTL_SLACK_SECONDS,
   };
@@ -163,36 +165,17 @@ interface Checked {
   admitted: boolean;
 }
 
-async function incrementRequests(policy: ActivePolicy, pk: string, now: number): Promise<Checked> {
-  const window = windowOf(policy.type, policy.unit, now);
-  const updated = await updateItem<{ count: number }>(
-    'usage',
-    { pk, sk: window.sk },
-    {
-      set: { ttl: window.ttl },
-      add: { count: 1 },
-      condition: 'attribute_not_exists(#count) OR #count < :limit',
-      conditionValues: { ':limit': policy.value },
-    },
-  );
-  return updated
-    ? { policy, pk, window, count: Number(updated.count), admitted: true }
-    : { policy, pk, window, count: policy.value, admitted: false };
+async function countRequest(policy: ActivePolicy, pk: string, now: number): Promise<Checked> {
+  const window = windowOf(pk, policy.type, policy.unit, now);
+  const { admitted, count } = await admitRequest(window, policy.value);
+  return { policy, pk, window, count, admitted };
 }
 
 async function readTokens(policy: ActivePolicy, pk: string, now: number): Promise<Checked> {
-  const window = windowOf(policy.type, policy.unit, now);
+  const window = windowOf(pk, policy.type, policy.unit, now);
   const item = await getItem<{ count?: number }>('usage', { pk, sk: window.sk }, true);
   const count = Number(item?.count ?? 0);
   return { policy, pk, window, count, admitted: count < policy.value };
-}
-
-async function undoIncrement(c: Checked): Promise<void> {
-  try {
-    await updateItem('usage', { pk: c.pk, sk: c.window.sk }, { add: { count: -1 } });
-  } catch (err) {
-    log.warn('rate limit: could not undo an increment', { policy_id: c.policy.id, error: (err as Error).message });
-  }
 }
 
 function headersOf(limit: number, remaining: number, resetSeconds: number): Record<string, string> {
@@ -232,7 +215,7 @@ export async function enforceRateLimits(subject: LimitSubject, now = Date.now())
   const results = await Promise.allSettled(
     matching.map((policy) => {
       const pk = bucketPk(subject, policy);
-      return policy.type === 'requests' ? incrementRequests(policy, pk, now) : readTokens(policy, pk, now);
+      return policy.type === 'requests' ? countRequest(policy, pk, now) : readTokens(policy, pk, now);
     }),
   );
   const checked = results.map(settledValue).filter((c): c is Checked => c !== undefined);
@@ -240,7 +223,7 @@ export async function enforceRateLimits(subject: LimitSubject, now = Date.now())
   const refused = checked.filter((c) => !c.admitted);
 
   if (failed || refused.length) {
-    await Promise.all(checked.filter((c) => c.admitted && c.policy.type === 'requests').map(undoIncrement));
+    for (const c of checked) if (c.admitted && c.policy.type === 'requests') returnUnit(c.window);
     if (failed) throw failed.reason;
     const binding = refused.reduce((a, b) => (b.window.resetSeconds > a.window.resetSeconds ? b : a));
     log.debug('rate limit exceeded', { policy_id: binding.policy.id, type: binding.policy.type, unit: binding.policy.unit });
@@ -270,7 +253,7 @@ export async function recordTokenUsage(grant: RateLimitGrant, totalTokens: numbe
   if (!Number.isFinite(tokens) || tokens <= 0 || grant.tokenBuckets.length === 0) return;
   await Promise.all(
     grant.tokenBuckets.map((bucket) => {
-      const window = windowOf(bucket.type, bucket.unit, now);
+      const window = windowOf(bucket.pk, bucket.type, bucket.unit, now);
       return updateItem('usage', { pk: bucket.pk, sk: window.sk }, { set: { ttl: window.ttl }, add: { count: tokens } });
     }),
   );

@@ -31,6 +31,11 @@ const schema = z.object({
   CONTROL_CACHE_TTL_MS: intFromEnv(30_000),
   /** How long rate-limit policy lists stay cached (at most 10 s, issue «Rate limits»). */
   POLICY_CACHE_TTL_MS: intFromEnv(10_000),
+  /**
+   * How far ahead of its own recent traffic a container reserves rate-limit units
+   * (functions/policies/reservations.ts); 0 reserves only for requests already waiting.
+   */
+  RATE_LIMIT_RESERVE_AHEAD_MS: intFromEnv(50),
   REQUEST_LOG_TTL_DAYS: intFromEnv(30, 1),
   MAX_BODY_BYTES: intFromEnv(10 * 1024 * 1024, 1),
   /** Upper bound on any upstream call when the caller sets no timeout. */
@@ -59,6 +64,7 @@ export interface GatewayConfig {
   authCacheTtlMs: number;
   controlCacheTtlMs: number;
   policyCacheTtlMs: number;
+  rateLimitReserveAheadMs: number;
   requestLogTtlDays: number;
   maxBodyBytes: number;
   defaultUpstreamTimeoutMs: number;
@@ -89,6 +95,7 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     controlCacheTtlMs: e.CONTROL_CACHE_TTL_MS,
     policyCacheTtlMs: Math.min(e.POLICY_CACHE_TTL_MS, 10_000),
+    rateLimitReserveAheadMs: e.RATE_LIMIT_RESERVE_AHEAD_MS,
     requestLogTtlDays: e.REQUEST_LOG_TTL_DAYS,
     maxBodyBytes: e.MAX_BODY_BYTES,
     defaultUpstreamTimeoutMs: e.DEFAULT_UPSTREAM_TIMEOUT_MS,

@@ -36,7 +36,10 @@ export class LocalResponseStream extends Writable {
     for (const [name, values] of Object.entries(this.metadata.multiValueHeaders ?? {})) headers[name] = values;
     if (this.metadata.cookies?.length) headers['set-cookie'] = this.metadata.cookies;
     this.res.writeHead(this.metadata.statusCode ?? 200, headers);
-    this.res.flushHeaders();
+    // Head, first chunk (and the end, for a one-chunk body) leave in one write, as one
+    // packet, the way API Gateway sends them; later chunks of a stream go out as written.
+    this.res.cork();
+    process.nextTick(() => this.res.uncork());
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {

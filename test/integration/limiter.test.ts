@@ -255,38 +255,108 @@ describe('tokens policies', () => {
   });
 });
 
+/** The usage counter of a policy's single bucket in the window of `now`, read from DynamoDB. */
+async function storedCount(ws: string, policyId: string, now = T0): Promise<number> {
+  const { queryAll } = await import('../../functions/shared/db/ops');
+  const minute = Math.floor(now / 60_000) * 60_000;
+  const items = await queryAll<{ count: number }>('usage', `WS#${ws}#RL#${policyId}#all`, `requests#rpm#${minute}`);
+  return items.reduce((sum, item) => sum + Number(item.count), 0);
+}
+
+describe('reservations', () => {
+  it('a busy container reserves ahead of demand: far fewer round trips than requests, never a unit it did not reserve', async () => {
+    const { storageCalls } = await import('../../functions/shared/db/client');
+    const ws = await freshWorkspace();
+    const policy = await createPolicy(ws, { type: 'requests', unit: 'rpm', value: 1_000_000 });
+    const updates = () => Object.entries(storageCalls).reduce((n, [name, calls]) => (name.startsWith('Update') ? n + calls : n), 0);
+    const before = updates();
+    const remaining: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      const { grant } = await attempt(subject(ws));
+      remaining.push(Number(grant!.headers['x-ratelimit-remaining']));
+    }
+    const roundTrips = updates() - before;
+    expect(roundTrips).toBeGreaterThan(0);
+    expect(roundTrips).toBeLessThan(150);
+    // One container alone: every request sees the count go up by exactly one.
+    expect(remaining).toEqual(Array.from({ length: 300 }, (_, i) => 1_000_000 - 1 - i));
+    // Units are handed out only after DynamoDB counted them; some may be reserved ahead.
+    const stored = await storedCount(ws, policy.id);
+    expect(stored).toBeGreaterThanOrEqual(300);
+    expect(stored - 300).toBeLessThanOrEqual(1_000);
+  });
+
+  it('near a small limit reservations shrink to the waiting requests: every unit used, none stranded', async () => {
+    const ws = await freshWorkspace();
+    const policy = await createPolicy(ws, { type: 'requests', unit: 'rpm', value: 50 });
+    let admitted = 0;
+    for (let i = 0; i < 80; i++) if ((await attempt(subject(ws))).grant) admitted++;
+    expect(admitted).toBe(50);
+    expect(await storedCount(ws, policy.id)).toBe(50);
+  });
+});
+
+/** Run `calls` concurrent calls here and in a child process at one instant, `rounds` times. */
+async function raceAcrossProcesses(ws: string, calls: number, rounds = 1, pauseMs = 0) {
+  const script = resolve(import.meta.dirname, '../support/limiter-child.ts');
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', script, ws, gw.organisationId, String(calls), String(T0), JSON.stringify({ cross: 'yes' }), String(rounds), String(pauseMs)],
+    { env: { ...process.env }, stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const next = async () => {
+    const line = await lines.next();
+    if (line.done) throw new Error(`child ended early (exit ${await exited}): ${stderr}`);
+    return line.value;
+  };
+
+  // Both sides warm (policies cached, connections open) before the race starts.
+  await limiter.enforceRateLimits(subject(ws), T0);
+  expect(await next()).toBe('ready');
+  // Both fire at one agreed instant, so the two processes' calls interleave.
+  const startAt = Date.now() + 250;
+  child.stdin.write(`go ${startAt}\n`);
+  await new Promise((r) => setTimeout(r, Math.max(0, startAt - Date.now())));
+  const fireRounds = async () => {
+    let admitted = 0;
+    let refused = 0;
+    for (let round = 0; round < rounds; round++) {
+      if (round > 0) await new Promise((r) => setTimeout(r, pauseMs));
+      const result = await fire(calls, subject(ws, { metadata: { cross: 'yes' } }));
+      admitted += result.admitted.length;
+      refused += result.refused.length;
+    }
+    return { admitted, refused };
+  };
+  const [here, childLine] = await Promise.all([fireRounds(), next()]);
+  const there = JSON.parse(childLine) as { admitted: number; refused: number; errors: string[] };
+  expect(await exited).toBe(0);
+  expect(there.errors).toEqual([]);
+  return { here, there };
+}
+
 describe('across processes', () => {
   it('15 calls here and 15 in another process against a limit of 10 admit exactly 10', async () => {
     const ws = await freshWorkspace();
     await createPolicy(ws, { type: 'requests', unit: 'rpm', value: 10, conditions: [{ key: 'metadata.cross', value: 'yes' }] });
-    const script = resolve(import.meta.dirname, '../support/limiter-child.ts');
-    const child = spawn(process.execPath, ['--import', 'tsx', script, ws, gw.organisationId, '15', String(T0), JSON.stringify({ cross: 'yes' })], {
-      env: { ...process.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-    const next = async () => {
-      const line = await lines.next();
-      if (line.done) throw new Error(`child ended early (exit ${await exited}): ${stderr}`);
-      return line.value;
-    };
+    const { here, there } = await raceAcrossProcesses(ws, 15);
+    expect(here.admitted + there.admitted).toBe(10);
+    expect(here.refused + there.refused).toBe(20);
+  });
 
-    // Both sides warm (policies cached, connections open) before the race starts.
-    await limiter.enforceRateLimits(subject(ws), T0);
-    expect(await next()).toBe('ready');
-    // Both fire at one agreed instant, so the two processes' calls interleave.
-    const startAt = Date.now() + 250;
-    child.stdin.write(`go ${startAt}\n`);
-    await new Promise((r) => setTimeout(r, Math.max(0, startAt - Date.now())));
-    const [here, childLine] = await Promise.all([fire(15, subject(ws, { metadata: { cross: 'yes' } })), next()]);
-    const there = JSON.parse(childLine) as { admitted: number; refused: number; errors: string[] };
-    expect(await exited).toBe(0);
-
-    expect(there.errors).toEqual([]);
-    expect(here.admitted.length + there.admitted).toBe(10);
-    expect(here.refused.length + there.refused).toBe(20);
+  it('sustained traffic from two processes, both reserving ahead: exactly the limit', { timeout: 60_000 }, async () => {
+    const ws = await freshWorkspace();
+    const policy = await createPolicy(ws, { type: 'requests', unit: 'rpm', value: 600, conditions: [{ key: 'metadata.cross', value: 'yes' }] });
+    // 2 x 40 rounds x 12 calls = 960 requests for 600 units, spread over a few hundred ms.
+    const { here, there } = await raceAcrossProcesses(ws, 12, 40, 5);
+    expect(here.admitted + there.admitted).toBe(600);
+    expect(here.refused + there.refused).toBe(360);
+    expect(here.admitted).toBeGreaterThan(0);
+    expect(there.admitted).toBeGreaterThan(0);
+    expect(await storedCount(ws, policy.id)).toBe(600);
   });
 });

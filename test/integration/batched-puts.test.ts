@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalGateway } from '../../infra/local/server';
+import { startTestGateway } from '../support/gateway';
+
+// functions/ modules are imported after the gateway (and its tables) exist.
+type Ops = typeof import('../../functions/shared/db/ops');
+let gw: LocalGateway;
+let ops: Ops;
+let batchedPuts: typeof import('../../functions/shared/db/batched-puts').batchedPuts;
+let storageCalls: Record<string, number>;
+
+beforeAll(async () => {
+  gw = await startTestGateway();
+  ops = await import('../../functions/shared/db/ops');
+  ({ batchedPuts } = await import('../../functions/shared/db/batched-puts'));
+  ({ storageCalls } = await import('../../functions/shared/db/client'));
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+
+const batchCalls = () => Object.entries(storageCalls).reduce((n, [name, c]) => (name.startsWith('BatchWrite') ? n + c : n), 0);
+const putCalls = () => Object.entries(storageCalls).reduce((n, [name, c]) => (name.startsWith('Put') ? n + c : n), 0);
+
+describe('batchedPuts', () => {
+  it('concurrent puts share BatchWriteItem calls, and every caller learns its item is stored', async () => {
+    const put = batchedPuts('logs');
+    const pk = `TEST#batched#${Date.now()}`;
+    const before = batchCalls();
+    await Promise.all(Array.from({ length: 120 }, (_, i) => put({ pk, sk: `item-${String(i).padStart(4, '0')}`, n: i })));
+    const calls = batchCalls() - before;
+    // 120 items need at least 5 calls of 25; far fewer than one per item.
+    expect(calls).toBeGreaterThanOrEqual(5);
+    expect(calls).toBeLessThan(30);
+    const stored = await ops.queryAll<{ n: number }>('logs', pk, 'item-');
+    expect(stored.map((s) => s.n).sort((a, b) => a - b)).toEqual(Array.from({ length: 120 }, (_, i) => i));
+  });
+
+  it('one put alone is one call', async () => {
+    const put = batchedPuts('logs');
+    const pk = `TEST#single#${Date.now()}`;
+    const before = batchCalls();
+    await put({ pk, sk: 'a' });
+    expect(batchCalls() - before).toBe(1);
+    expect(await ops.getItem('logs', { pk, sk: 'a' })).toEqual({ pk, sk: 'a' });
+  });
+
+  it('an item DynamoDB refuses fails alone: its neighbours in the group are stored', async () => {
+    const put = batchedPuts('logs');
+    const pk = `TEST#bad#${Date.now()}`;
+    const tooBig = 'x'.repeat(410 * 1024); // over DynamoDB's 400 KB item limit
+    const beforePuts = putCalls();
+    const results = await Promise.allSettled([
+      put({ pk, sk: 'item-ok-1' }),
+      put({ pk, sk: 'item-too-big', body: tooBig }),
+      put({ pk, sk: 'item-ok-2' }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(putCalls() - beforePuts).toBe(3);
+    const stored = await ops.queryAll<{ sk: string }>('logs', pk, 'item-');
+    expect(stored.map((s) => s.sk).sort()).toEqual(['item-ok-1', 'item-ok-2']);
+  });
+});
