@@ -203,6 +203,114 @@ describe('JSON checks', () => {
     expect((await run('default.jsonSchema', { schema: b }, '"x"')).verdict).toBe(false);
   });
 
+  it('jsonSchema names the failing value and rule, leaving out summaries of nested errors', async () => {
+    const bad = await run('default.jsonSchema', { schema }, '{"age":-1}');
+    expect(bad.data).toEqual({
+      errors: [
+        { path: '/', keyword: 'required', message: 'Instance does not have required property "name"' },
+        { path: '/age', keyword: 'minimum', message: '-1 is less than 0' },
+      ],
+    });
+    expect(bad.explanation).toBe('The JSON does not match the schema: / required: Instance does not have required property "name"; /age minimum: -1 is less than 0.');
+    // A `false` subschema is named by the keyword holding it, at the value it rejects.
+    const closed = { type: 'object', properties: { a: {} }, additionalProperties: false };
+    const extra = await run('default.jsonSchema', { schema: closed }, '{"a":1,"b c/d":2}');
+    expect((extra.data as { errors: unknown[] }).errors).toEqual([
+      { path: '/b c~1d', keyword: 'additionalProperties', message: 'is not allowed (no additional properties)' },
+    ]);
+    // anyOf keeps its summary beside the errors of each branch.
+    const either = await run('default.jsonSchema', { schema: { anyOf: [{ type: 'number' }, { type: 'string' }] } }, 'null');
+    expect((either.data as { errors: Array<{ keyword: string }> }).errors.map((e) => e.keyword)).toEqual(['anyOf', 'type', 'type']);
+    const many = await run('default.jsonSchema', { schema: { type: 'array', items: { type: 'string' } } }, JSON.stringify(Array.from({ length: 30 }, (_, i) => i)));
+    expect((many.data as { errors: unknown[] }).errors).toHaveLength(20);
+  });
+
+  it('jsonSchema checks only its six formats, with its own definitions', async () => {
+    const ok = async (format: string, value: string) =>
+      (await run('default.jsonSchema', { schema: { type: 'string', format } }, JSON.stringify(value))).verdict;
+    expect(await ok('email', 'a@b')).toBe(false);
+    expect(await ok('uuid', '123')).toBe(false);
+    expect(await ok('date', '2020-13-01')).toBe(false);
+    expect(await ok('date', '2020-02-30')).toBe(true); // shape only, as before
+    expect(await ok('date-time', '2020-01-01t00:00:00z')).toBe(true);
+    expect(await ok('date-time', '2020-01-01')).toBe(false);
+    expect(await ok('uri', 'relative/path')).toBe(false);
+    expect(await ok('uri', 'https://example.com/a')).toBe(true);
+    expect(await ok('ipv4', '256.1.1.1')).toBe(false);
+    // The library knows these; the check does not check them (no verdict changes).
+    for (const format of ['hostname', 'ipv6', 'time', 'duration', 'regex', 'url', '__proto__', 'constructor', 'hasOwnProperty']) {
+      expect(await ok(format, 'not valid at all ('), format).toBe(true);
+    }
+  });
+
+  it('jsonSchema rejects, when written, a schema it could not apply', () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ type: 'nonsense' }, '/type'],
+      [{ properties: { a: { minLength: -1 } } }, '/properties/a/minLength'],
+      [{ $ref: '#/definitions/missing' }, `can't resolve reference "#/definitions/missing"`],
+      [{ properties: { a: { $ref: 'other.json' } } }, `can't resolve reference "other.json" (at /properties/a)`],
+      [{ type: 'string', pattern: '(' }, 'Invalid regular expression'],
+      [{ patternProperties: { '(': {} } }, 'at /patternProperties'],
+      [{ $schema: 'https://json-schema.org/draft/2020-12/schema' }, 'unsupported $schema'],
+      [{ nullable: true }, '"nullable" cannot be used without "type"'],
+      [{ nullable: 'yes', type: 'string' }, '/nullable'],
+      [{ prefixItems: 5 }, '/prefixItems'],
+      [{ dependentRequired: { a: 'b' } }, '/dependentRequired/a'],
+      [{ $id: 'x', properties: { a: { $id: 'x' } } }, 'two subschemas have the same $id'],
+    ];
+    for (const [schema, text] of cases) {
+      const err = paramError('default.jsonSchema', { schema });
+      expect(err.param, JSON.stringify(schema)).toBe('checks[1].parameters.schema');
+      expect(err.message, JSON.stringify(schema)).toContain('expected a valid JSON Schema');
+      expect(err.message, JSON.stringify(schema)).toContain(text);
+    }
+    // Unknown keywords are free, and what is under them is not a schema.
+    expect(() => compileCheck({ id: 'default.jsonSchema', parameters: { schema: { 'x-doc': { $ref: '#/nowhere', pattern: '(' } } } }, 0)).not.toThrow();
+    for (const $schema of ['http://json-schema.org/draft-07/schema#', 'http://json-schema.org/draft-07/schema', 'http://json-schema.org/schema#']) {
+      expect(() => compileCheck({ id: 'default.jsonSchema', parameters: { schema: { $schema } } }, 0)).not.toThrow();
+    }
+  });
+
+  it('jsonSchema applies draft-07 with the 2019-09 / 2020-12 keywords and OpenAPI nullable', async () => {
+    const verdict = async (s: Record<string, unknown>, json: string) => (await run('default.jsonSchema', { schema: s }, json)).verdict;
+    // $ref with siblings, $defs, $anchor, recursion, the draft-07 meta-schema by its id
+    expect(await verdict({ $defs: { s: { type: 'string' } }, $ref: '#/$defs/s', maxLength: 2 }, '"abc"')).toBe(false);
+    expect(await verdict({ properties: { a: { $ref: '#node' } }, $defs: { n: { $anchor: 'node', type: 'number' } } }, '{"a":"x"}')).toBe(false);
+    const tree = { type: 'object', properties: { v: { type: 'number' }, kids: { type: 'array', items: { $ref: '#' } } } };
+    expect(await verdict(tree, '{"v":1,"kids":[{"v":2,"kids":[{"v":"3"}]}]}')).toBe(false);
+    expect(await verdict(tree, '{"v":1,"kids":[{"v":2,"kids":[{"v":3}]}]}')).toBe(true);
+    expect(await verdict({ $ref: 'http://json-schema.org/draft-07/schema#' }, '{"type":"nonsense"}')).toBe(false);
+    expect(await verdict({ $ref: 'http://json-schema.org/draft-07/schema#' }, '{"type":"string"}')).toBe(true);
+    // 2019-09 / 2020-12 keywords are applied (Ajv's draft-07 class ignored them)
+    expect(await verdict({ properties: { a: {} }, unevaluatedProperties: false }, '{"a":1,"b":2}')).toBe(false);
+    expect(await verdict({ dependentRequired: { a: ['b'] } }, '{"a":1}')).toBe(false);
+    expect(await verdict({ prefixItems: [{ type: 'string' }] }, '[1]')).toBe(false);
+    expect(await verdict({ contains: { type: 'string' }, minContains: 2 }, '["a",1]')).toBe(false);
+    // draft-07 tuples
+    expect(await verdict({ items: [{ type: 'string' }], additionalItems: false }, '["a",1]')).toBe(false);
+    // nullable: true adds null to `type` (and nothing else)
+    const nullable = { type: 'object', properties: { a: { type: 'number', nullable: true }, b: { type: 'string', nullable: true, enum: ['x'] } } };
+    expect(await verdict(nullable, '{"a":null}')).toBe(true);
+    expect(await verdict(nullable, '{"a":"1"}')).toBe(false);
+    expect(await verdict(nullable, '{"b":null}')).toBe(false);
+    expect(nullable.properties.a).toEqual({ type: 'number', nullable: true }); // the caller's schema is not changed
+    // multipleOf is exact in decimal (Ajv's float division said 0.07 is not a multiple of 0.01)
+    expect(await verdict({ multipleOf: 0.01 }, '0.07')).toBe(true);
+    expect(await verdict({ multipleOf: 0.01 }, '0.075')).toBe(false);
+  });
+
+  it('jsonSchema validates JSON the validator could not take as is', async () => {
+    const closed = { type: 'object', properties: { a: { type: 'number' } }, additionalProperties: false };
+    // A key with a lone surrogate (the validator URI-encodes keys for error paths).
+    const lone = await run('default.jsonSchema', { schema: closed }, '{"a":1,"\\ud800":2}');
+    expect(lone).toMatchObject({ verdict: false, data: { errors: [{ path: '/\ufffd', keyword: 'additionalProperties' }] } });
+    // `undefined` in a caller's json: absent, as in JSON.
+    const json = { a: 1, b: undefined, c: [1, undefined] };
+    expect((await run('default.jsonSchema', { schema: { ...closed, properties: { a: {}, c: { items: { type: ['number', 'null'] } } } } }, input('', { json }))).verdict).toBe(true);
+    expect((await run('default.jsonSchema', { schema: { required: ['b'] } }, input('', { json }))).verdict).toBe(false);
+    expect(json).toEqual({ a: 1, b: undefined, c: [1, undefined] });
+  });
+
   it('jsonKeys', async () => {
     const text = '{"a":1,"b":2}';
     expect((await run('default.jsonKeys', { keys: ['a', 'z'] }, text)).verdict).toBe(true);
