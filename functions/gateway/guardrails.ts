@@ -1,9 +1,15 @@
-import { evaluateGuardrails, guardrailError, type HookResult } from '../guardrails/evaluate';
+import type { HookResult } from '../guardrails/evaluate';
 import type { GatewayRequest } from '../shared/http/types';
 import type { ChatCompletion, ChatRequest } from '../providers/types';
 import { textOf } from '../providers/openai-shape';
 import type { Leaf } from './routing';
 import type { RequestFacts } from './request-log';
+
+/**
+ * The evaluator (its checks, the JSON-Schema validator, JOSE) is loaded by the first
+ * request that has guardrails, not at cold start: most requests have none.
+ */
+const loadEvaluator = () => import('../guardrails/evaluate');
 
 /**
  * Guardrails of a config (input_guardrails / output_guardrails) applied to chat. Input
@@ -34,6 +40,7 @@ export class ChatGuardrails {
     const done = this.inputDone.get(memo);
     if (done) return done; // retries and fallbacks with the same guardrails are checked once
     const last = body.messages.at(-1);
+    const { evaluateGuardrails, guardrailError } = await loadEvaluator();
     const outcome = await evaluateGuardrails(refs, this.req.auth.workspaceId, {
       kind: 'input',
       text: textOf(last?.content),
@@ -59,6 +66,7 @@ export class ChatGuardrails {
   async checkOutput(leaf: Leaf, text: string, model: string): Promise<'pass' | 'warn'> {
     const refs = leaf.node.output_guardrails;
     if (!refs?.length) return 'pass';
+    const { evaluateGuardrails, guardrailError } = await loadEvaluator();
     const outcome = await evaluateGuardrails(refs, this.req.auth.workspaceId, {
       kind: 'output',
       text,
