@@ -1,5 +1,5 @@
 import { ddb, tableName } from '../shared/db/client';
-import type { TransactWriteItem } from '../shared/db/document';
+import type { TransactWriteItem as TransactItem } from '../shared/db/document';
 import { batchWrite, buildUpdate, type Key, type UpdateSpec } from '../shared/db/ops';
 import type { TableName } from '../shared/tables';
 
@@ -38,8 +38,6 @@ export const fromJson = <T>(text: unknown, fallback: T): T => (typeof text === '
 
 /** A typed item as the document client takes it (every item here has `pk`/`sk`). */
 export const asItem = (item: object) => item as Key & Record<string, unknown>;
-
-type TransactItem = TransactWriteItem;
 
 export const txPut = (table: TableName, item: Record<string, unknown>, condition = 'attribute_not_exists(pk)'): TransactItem => ({
   Put: { TableName: tableName(table), Item: item, ConditionExpression: condition },
