@@ -6,10 +6,10 @@ import { signHeaders } from './sigv4';
 /**
  * A client for AWS services that speak the JSON protocol (DynamoDB, KMS): every operation
  * is a signed `POST /` of a JSON document naming the operation in `X-Amz-Target`. It replaces
- * the AWS SDK in the functions (a third of the bundle, and most of the CPU of a storage call
- * went to its middleware); it keeps the SDK's observable behaviour: its endpoint settings,
- * its retry rules (3 attempts) and its error shape (`name`, `message`, modelled members such
- * as `CancellationReasons`, `$metadata.httpStatusCode`).
+ * the AWS SDK in the functions (340 KB of the 745 KB gateway bundle, and more than half the
+ * CPU of a storage call in its middleware) and keeps the SDK's observable behaviour: its
+ * endpoint settings, its retry rules (3 attempts) and its error shape (`name`, `message`,
+ * modelled members such as `CancellationReasons`, `$metadata.httpStatusCode`).
  *
  * Blobs travel as base64 strings in this protocol; callers pass and read them as such.
  */
