@@ -25,7 +25,7 @@ export interface StorageRow {
   /** Per request on the warm path. */
   readsPerRequest: number;
   writesPerRequest: number;
-  /** Command counts over the warm window (DynamoDB command names as the SDK middleware sees them). */
+  /** Command counts over the warm window (DynamoDB command names as the SDK named them, e.g. `GetItemCommand`). */
   commands: Record<string, number>;
   /** The first request of the scenario (caches cold for this key/config/provider). */
   firstRequest: Record<string, number>;
@@ -39,8 +39,8 @@ const delta = (after: Counter, before: Counter): Counter =>
 const sum = (c: Counter, kinds: Set<string>) => Object.entries(c).reduce((n, [k, v]) => n + (kinds.has(k) ? v : 0), 0);
 
 /**
- * Storage round-trips per request on the warm path, counted by the `countStorageCalls`
- * middleware of functions/shared/db/client.ts. The gateway runs IN this process (the
+ * Storage round-trips per request on the warm path, counted by the `storageCalls` counter
+ * of functions/shared/db/client.ts. The gateway runs IN this process (the
  * counter is a module variable; no debug route exists), on the bench's DynamoDB Local.
  */
 export async function measureStorageCalls(gw: LocalGateway, upstreams: Upstreams, requests: number): Promise<StorageRow[]> {

@@ -1,5 +1,5 @@
-import { QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ddb, tableName } from '../shared/db/client';
+import type { TransactWriteItem as TransactItem } from '../shared/db/document';
 import { batchWrite, buildUpdate, type Key, type UpdateSpec } from '../shared/db/ops';
 import type { TableName } from '../shared/tables';
 
@@ -39,8 +39,6 @@ export const fromJson = <T>(text: unknown, fallback: T): T => (typeof text === '
 /** A typed item as the document client takes it (every item here has `pk`/`sk`). */
 export const asItem = (item: object) => item as Key & Record<string, unknown>;
 
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
-
 export const txPut = (table: TableName, item: Record<string, unknown>, condition = 'attribute_not_exists(pk)'): TransactItem => ({
   Put: { TableName: tableName(table), Item: item, ConditionExpression: condition },
 });
@@ -68,7 +66,7 @@ export type TransactOutcome = 'ok' | 'condition_failed' | 'conflict';
 
 async function transactOnce(items: TransactItem[]): Promise<TransactOutcome> {
   try {
-    await ddb.send(new TransactWriteCommand({ TransactItems: items }));
+    await ddb.transactWrite({ TransactItems: items });
     return 'ok';
   } catch (err) {
     const e = err as { name?: string; CancellationReasons?: Array<{ Code?: string }> };
@@ -102,15 +100,13 @@ export async function deletePartition(table: TableName, pk: string): Promise<voi
   const items: Key[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const out = await ddb.send(
-      new QueryCommand({
-        TableName: tableName(table),
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': pk },
-        ProjectionExpression: 'pk, sk',
-        ExclusiveStartKey: start,
-      }),
-    );
+    const out = await ddb.query({
+      TableName: tableName(table),
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+      ProjectionExpression: 'pk, sk',
+      ExclusiveStartKey: start,
+    });
     items.push(...((out.Items ?? []) as Key[]));
     start = out.LastEvaluatedKey;
   } while (start);

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { config } from '../shared/config';
 import { ddb, tableName } from '../shared/db/client';
+import type { TransactWriteItem } from '../shared/db/document';
 import { listPage, type Page, type PageRequest } from '../shared/db/list';
 import { buildUpdate, deleteItem, getItem, updateItem, type Key } from '../shared/db/ops';
 import { conflict } from '../shared/errors';
@@ -87,9 +87,9 @@ function versionItem(ws: string, promptId: string, n: number, fields: VersionFie
 type TransactOutcome = 'ok' | 'condition' | 'conflict';
 
 /** A transaction; a failed condition and a clash with a concurrent transaction are outcomes, not errors. */
-async function transact(items: NonNullable<TransactWriteCommandInput['TransactItems']>): Promise<TransactOutcome> {
+async function transact(items: TransactWriteItem[]): Promise<TransactOutcome> {
   try {
-    await ddb.send(new TransactWriteCommand({ TransactItems: items }));
+    await ddb.transactWrite({ TransactItems: items });
     return 'ok';
   } catch (err) {
     const e = err as { name?: string; CancellationReasons?: Array<{ Code?: string }> };
@@ -329,15 +329,13 @@ export async function deletePrompt(ws: string, prompt: PromptRecord): Promise<Pr
   // The template is gone for every reader; its versions are removed after it.
   let start: Record<string, unknown> | undefined;
   do {
-    const out = await ddb.send(
-      new QueryCommand({
-        TableName: table,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': promptPk(ws, prompt.id), ':prefix': VERSION_PREFIX },
-        ProjectionExpression: 'pk, sk',
-        ExclusiveStartKey: start,
-      }),
-    );
+    const out = await ddb.query({
+      TableName: table,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': promptPk(ws, prompt.id), ':prefix': VERSION_PREFIX },
+      ProjectionExpression: 'pk, sk',
+      ExclusiveStartKey: start,
+    });
     const keys = (out.Items ?? []) as Key[];
     for (let i = 0; i < keys.length; i += 10) {
       await Promise.all(keys.slice(i, i + 10).map((key) => deleteItem(TABLE, { pk: key.pk, sk: key.sk })));

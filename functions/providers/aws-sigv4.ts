@@ -1,11 +1,8 @@
 /**
  * AWS settings and SigV4 signing (contract §5.1 "Auth") for any built request: the proxy
- * signs arbitrary paths, methods and bodies too. Uses @smithy/signature-v4, which encodes
- * each path segment a second time in the canonical request (`%3A` -> `%253A`), as every
- * AWS service except S3 expects; the wire path keeps the single encoding.
+ * signs arbitrary paths, methods and bodies too (functions/shared/aws/sigv4.ts signs).
  */
-import { Hash } from '@smithy/hash-node';
-import { SignatureV4 } from '@smithy/signature-v4';
+import { signHeaders, type AwsCredentials } from '../shared/aws/sigv4';
 import { badRequest } from '../shared/errors';
 import { requireSetting } from './cloud-common';
 import type { ProviderTarget, UpstreamRequest } from './types';
@@ -13,11 +10,7 @@ import type { ProviderTarget, UpstreamRequest } from './types';
 /** e.g. us-east-1, eu-central-2, us-gov-west-1. It builds a hostname (SSRF guard). */
 export const AWS_REGION = /^[a-z]{2}(-[a-z]+)+-\d$/;
 
-export interface AwsCredentials {
-  accessKeyId: string;
-  secretAccessKey: string;
-  sessionToken?: string;
-}
+export type { AwsCredentials };
 
 export const awsRegion = (target: ProviderTarget): string =>
   requireSetting(target.aws?.region, 'x-gateway-aws-region', 'AWS region', AWS_REGION);
@@ -57,41 +50,14 @@ export interface SignOptions {
 
 /** Returns `req` with `host`, `x-amz-date`, `x-amz-security-token` (if any) and `authorization` set. */
 export async function signSigV4(req: UpstreamRequest, opts: SignOptions): Promise<UpstreamRequest> {
-  const url = new URL(req.url);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
     const lower = name.toLowerCase();
     if (lower !== 'authorization' && lower !== 'x-amz-date' && lower !== 'x-amz-security-token') headers[lower] = value;
   }
-  headers.host = url.host;
-  const query: Record<string, string | string[]> = {};
-  for (const [key, value] of url.searchParams) {
-    const prev = query[key];
-    query[key] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
-  }
-  const signer = new SignatureV4({
-    service: opts.service,
-    region: opts.region,
-    credentials: opts.credentials,
-    sha256: Hash.bind(null, 'sha256'),
-    applyChecksum: false,
-  });
-  const signed = await signer.sign(
-    {
-      method: req.method,
-      protocol: url.protocol,
-      hostname: url.hostname,
-      ...(url.port ? { port: Number(url.port) } : {}),
-      // WHATWG URL keeps percent-encodings, so `%3A` reaches the signer as is.
-      path: url.pathname,
-      query,
-      headers,
-      body: req.body,
-    },
-    {
-      ...(opts.signingDate ? { signingDate: opts.signingDate } : {}),
-      unsignableHeaders: new Set(Object.keys(headers).filter((n) => !isSigned(n))),
-    },
+  const signed = await signHeaders(
+    { method: req.method, url: new URL(req.url), headers, body: req.body },
+    { ...opts, unsignedHeaders: new Set(Object.keys(headers).filter((n) => !isSigned(n))) },
   );
-  return { ...req, headers: signed.headers as Record<string, string> };
+  return { ...req, headers: signed };
 }

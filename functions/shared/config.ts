@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import type { AwsCredentials } from './aws/sigv4';
 import { TABLE_NAMES, tableEnvVar, type TableName } from './tables';
 
 /**
@@ -20,8 +21,18 @@ const listFromEnv = z.pipe(
   z.transform((v) => (v ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean)),
 );
 
+/** Unset and empty mean the same: no override. */
+const urlFromEnv = z.pipe(
+  z.optional(z.string()),
+  z.transform((v) => (v ? v : undefined)),
+);
+
 const schema = z.object({
   AWS_REGION: z._default(z.string(), 'us-east-1'),
+  /** Endpoint overrides, as the AWS SDKs read them (the local runtime and tests set them). */
+  AWS_ENDPOINT_URL: urlFromEnv,
+  AWS_ENDPOINT_URL_DYNAMODB: urlFromEnv,
+  AWS_ENDPOINT_URL_KMS: urlFromEnv,
   /** KMS key (id, ARN or alias) that wraps the data keys of provider credentials. */
   PROVIDER_CREDENTIALS_KEY_ID: z._default(z.string(), 'alias/ai-gateway-provider-credentials'),
   GATEWAY_TRUSTED_HOSTS: listFromEnv,
@@ -58,6 +69,8 @@ const schema = z.object({
 
 export interface GatewayConfig {
   region: string;
+  /** Endpoint of a service when set in the environment; otherwise the regional one is used. */
+  awsEndpoints: { dynamodb: string | undefined; kms: string | undefined };
   tables: Record<TableName, string>;
   providerCredentialsKeyId: string;
   trustedHosts: readonly string[];
@@ -89,6 +102,10 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
   ) as Record<TableName, string>;
   return {
     region: e.AWS_REGION,
+    awsEndpoints: {
+      dynamodb: e.AWS_ENDPOINT_URL_DYNAMODB ?? e.AWS_ENDPOINT_URL,
+      kms: e.AWS_ENDPOINT_URL_KMS ?? e.AWS_ENDPOINT_URL,
+    },
     tables,
     providerCredentialsKeyId: e.PROVIDER_CREDENTIALS_KEY_ID,
     trustedHosts: e.GATEWAY_TRUSTED_HOSTS,
@@ -114,4 +131,17 @@ let loaded: GatewayConfig | undefined;
 export function config(): GatewayConfig {
   loaded ??= parseConfig(process.env);
   return loaded;
+}
+
+/**
+ * The function's own AWS credentials, which the Lambda runtime always puts in the
+ * environment. Read on every call (three env lookups) rather than kept in GatewayConfig, so
+ * the secret key never sits in an object that might be logged.
+ */
+export function awsEnvCredentials(env: Record<string, string | undefined> = process.env): AwsCredentials {
+  const { AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey, AWS_SESSION_TOKEN: sessionToken } = env;
+  if (!accessKeyId || !secretAccessKey) {
+    throw new Error('No AWS credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set (the Lambda runtime sets them).');
+  }
+  return sessionToken ? { accessKeyId, secretAccessKey, sessionToken } : { accessKeyId, secretAccessKey };
 }

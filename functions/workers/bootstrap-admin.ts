@@ -1,11 +1,10 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { Hash } from '@smithy/hash-node';
-import { SignatureV4 } from '@smithy/signature-v4';
 import type { CloudFormationCustomResourceEvent, Context } from 'aws-lambda';
 import { bootstrap, type BootstrapResult } from '../admin/bootstrap';
-import { config } from '../shared/config';
-import { ddb } from '../shared/db/client';
+import { regionalEndpoint } from '../shared/aws/json-client';
+import { signHeaders, type AwsCredentials } from '../shared/aws/sigv4';
+import { awsEnvCredentials, config } from '../shared/config';
 import { log } from '../shared/telemetry/logger';
 
 /**
@@ -23,8 +22,8 @@ import { log } from '../shared/telemetry/logger';
  * CloudFormation (the response's Data holds ids only, and NoEcho is set).
  *
  * @aws-sdk/client-secrets-manager is not a dependency of the project, so GetSecretValue is
- * one SigV4-signed HTTPS call (Secrets Manager's JSON 1.1 protocol) with the credentials of
- * the SDK's default chain, taken from the DynamoDB client.
+ * one SigV4-signed HTTPS call (Secrets Manager's JSON 1.1 protocol) with the function's
+ * credentials from the environment.
  */
 
 /** Shorter generated values mean someone replaced the secret by hand with a weak one. */
@@ -58,40 +57,22 @@ export interface BootstrapAdminDeps {
 
 export interface SecretsManagerOptions {
   region: string;
-  /** Static credentials or a provider (the SDK's default chain in Lambda). */
-  credentials: ConstructorParameters<typeof SignatureV4>[0]['credentials'];
+  credentials: AwsCredentials;
   /** Default: the regional endpoint. Tests point it at a local server. */
   endpoint?: string;
 }
 
-export const secretsManagerEndpoint = (region: string): string =>
-  `https://secretsmanager.${region}.${region.startsWith('cn-') ? 'amazonaws.com.cn' : 'amazonaws.com'}/`;
+export const secretsManagerEndpoint = (region: string): string => `${regionalEndpoint('secretsmanager', region)}/`;
 
 /** GetSecretValue of the secret's current version; returns its SecretString. */
 export async function getSecretValue(secretId: string, opts: SecretsManagerOptions): Promise<string> {
   const url = new URL(opts.endpoint ?? secretsManagerEndpoint(opts.region));
   const body = JSON.stringify({ SecretId: secretId });
-  const signer = new SignatureV4({
-    service: 'secretsmanager',
-    region: opts.region,
-    credentials: opts.credentials,
-    sha256: Hash.bind(null, 'sha256'),
-  });
-  const signed = await signer.sign({
-    method: 'POST',
-    protocol: url.protocol,
-    hostname: url.hostname,
-    ...(url.port ? { port: Number(url.port) } : {}),
-    path: url.pathname,
-    query: {},
-    headers: {
-      host: url.host,
-      'content-type': 'application/x-amz-json-1.1',
-      'x-amz-target': 'secretsmanager.GetSecretValue',
-    },
-    body,
-  });
-  const res = await send(url, 'POST', signed.headers as Record<string, string>, body);
+  const headers = await signHeaders(
+    { method: 'POST', url, headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'secretsmanager.GetSecretValue' }, body },
+    { region: opts.region, service: 'secretsmanager', credentials: opts.credentials },
+  );
+  const res = await send(url, 'POST', headers, body);
   let parsed: { SecretString?: unknown; __type?: unknown; message?: unknown; Message?: unknown } = {};
   try {
     parsed = JSON.parse(res.body) as typeof parsed;
@@ -201,7 +182,7 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
 }
 
 export const handler = createBootstrapAdminHandler({
-  readSecret: (secretId) => getSecretValue(secretId, { region: config().region, credentials: ddb.config.credentials }),
+  readSecret: (secretId) => getSecretValue(secretId, { region: config().region, credentials: awsEnvCredentials() }),
   bootstrap,
   respond: putResponse,
 });

@@ -50,7 +50,8 @@ function analyse(code: string): Usage {
     if (new RegExp(`table: ${ident.replace(/\$/g, '\\$')}\\b`).test(code)) add(table, 'read');
   }
   for (const m of code.matchAll(new RegExp(`table: "(${names})"`, 'g'))) add(m[1]!, 'read');
-  const kms = new Set(['Decrypt', 'GenerateDataKey', 'Encrypt'].filter((op) => new RegExp(`\\b${op}Command = class\\b`).test(code)).map((op) => `kms:${op}`));
+  // KMS operations are sent by name through the AWS JSON client (functions/shared/crypto/envelope.ts).
+  const kms = new Set(['Decrypt', 'GenerateDataKey', 'Encrypt'].filter((op) => new RegExp(`\\.send\\(\\s*"${op}"`).test(code)).map((op) => `kms:${op}`));
   return { tables, kms };
 }
 

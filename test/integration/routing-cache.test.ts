@@ -195,11 +195,10 @@ describe('simple cache', () => {
   it('clamps cache-control max-age to the 60 s floor and stores a TTL accordingly', async () => {
     const marker = `ttl-${Date.now()}`;
     await client(cached, { 'cache-control': 'max-age=1' }).chat.completions.create(ask(marker));
-    const { ScanCommand } = await import('@aws-sdk/lib-dynamodb');
     const { ddb } = await import('../../functions/shared/db/client');
     let item: { ttl: number } | undefined;
     for (let i = 0; i < 40 && !item; i++) {
-      const out = await ddb.send(new ScanCommand({ TableName: process.env.TABLE_CACHE }));
+      const out = await ddb.scan({ TableName: process.env.TABLE_CACHE! });
       item = (out.Items ?? []).find((it) => Buffer.from(it.body as Uint8Array).toString().includes(marker)) as { ttl: number } | undefined;
       if (!item) await new Promise((r) => setTimeout(r, 50));
     }

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
+import { createAwsJsonClient, KMS } from '../aws/json-client';
 import { config } from '../config';
 
 /**
@@ -9,10 +9,21 @@ import { config } from '../config';
  * unwrap the data key with the same context, so a sealed value copied to another record
  * (another workspace or slug) cannot be opened.
  *
- * One KMS client per container. The endpoint comes from the SDK's own settings
- * (AWS_ENDPOINT_URL_KMS reaches infra/local/kms.ts in the local runtime).
+ * One KMS client per container. The endpoint comes from config (AWS_ENDPOINT_URL_KMS
+ * reaches infra/local/kms.ts in the local runtime).
  */
-const kms = new KMSClient({ region: config().region, maxAttempts: 3 });
+const kms = createAwsJsonClient(KMS);
+
+/** The members used of KMS's answers; blobs are base64 in its JSON protocol. */
+interface GenerateDataKeyOutput {
+  KeyId?: string;
+  Plaintext?: string;
+  CiphertextBlob?: string;
+}
+
+interface DecryptOutput {
+  Plaintext?: string;
+}
 
 /** What is stored: every part base64, none of it secret without KMS. */
 export interface Envelope {
@@ -53,12 +64,10 @@ export async function encryptEnvelope(
   context: EncryptionContext,
   keyId: string = config().providerCredentialsKeyId,
 ): Promise<Envelope> {
-  const out = await kms.send(new GenerateDataKeyCommand({ KeyId: keyId, KeySpec: 'AES_256', EncryptionContext: context }));
-  if (!out.Plaintext || !out.CiphertextBlob || out.Plaintext.length !== KEY_BYTES) {
-    throw new EnvelopeError('KMS GenerateDataKey returned no usable data key.');
-  }
-  const dataKey = Buffer.from(out.Plaintext);
+  const out = await kms.send<GenerateDataKeyOutput>('GenerateDataKey', { KeyId: keyId, KeySpec: 'AES_256', EncryptionContext: context });
+  const dataKey = Buffer.from(out.Plaintext ?? '', 'base64');
   try {
+    if (!out.CiphertextBlob || dataKey.length !== KEY_BYTES) throw new EnvelopeError('KMS GenerateDataKey returned no usable data key.');
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', dataKey, iv);
     cipher.setAAD(aad(context));
@@ -68,35 +77,32 @@ export async function encryptEnvelope(
       v: 1,
       alg: 'AES-256-GCM',
       key_id: out.KeyId ?? keyId,
-      encrypted_key: Buffer.from(out.CiphertextBlob).toString('base64'),
+      encrypted_key: out.CiphertextBlob,
       iv: iv.toString('base64'),
       tag: cipher.getAuthTag().toString('base64'),
       ciphertext: ciphertext.toString('base64'),
     };
   } finally {
     dataKey.fill(0);
-    out.Plaintext.fill(0);
   }
 }
 
 /** Open an envelope; throws EnvelopeError when the context differs or anything was altered. */
 export async function decryptEnvelope(envelope: Envelope, context: EncryptionContext): Promise<Buffer> {
-  let plainKey: Uint8Array | undefined;
+  let out: DecryptOutput;
   try {
-    const out = await kms.send(
-      new DecryptCommand({
-        CiphertextBlob: Buffer.from(envelope.encrypted_key, 'base64'),
-        EncryptionContext: context,
-        KeyId: envelope.key_id,
-      }),
-    );
-    plainKey = out.Plaintext;
+    out = await kms.send<DecryptOutput>('Decrypt', {
+      // Re-encoded as the SDK did: KMS takes only canonical base64.
+      CiphertextBlob: Buffer.from(envelope.encrypted_key, 'base64').toString('base64'),
+      EncryptionContext: context,
+      KeyId: envelope.key_id,
+    });
   } catch (err) {
     throw new EnvelopeError('KMS could not decrypt the data key (wrong encryption context or altered key).', { cause: err });
   }
-  if (!plainKey || plainKey.length !== KEY_BYTES) throw new EnvelopeError('KMS Decrypt returned no usable data key.');
-  const dataKey = Buffer.from(plainKey);
+  const dataKey = Buffer.from(out.Plaintext ?? '', 'base64');
   try {
+    if (dataKey.length !== KEY_BYTES) throw new EnvelopeError('KMS Decrypt returned no usable data key.');
     const iv = Buffer.from(envelope.iv, 'base64');
     const tag = Buffer.from(envelope.tag, 'base64');
     if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) throw new EnvelopeError('Malformed envelope (iv or tag length).');
@@ -109,7 +115,6 @@ export async function decryptEnvelope(envelope: Envelope, context: EncryptionCon
     throw new EnvelopeError('The sealed value failed authentication (altered ciphertext, iv or tag).', { cause: err });
   } finally {
     dataKey.fill(0);
-    plainKey.fill(0);
   }
 }
 

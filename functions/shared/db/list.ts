@@ -1,4 +1,3 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { GSI1, type TableName } from '../tables';
 import { ddb, tableName } from './client';
 import type { Item } from './ops';
@@ -58,19 +57,17 @@ export async function listPage<T extends object = Record<string, unknown>>(targe
   let start: Record<string, unknown> | undefined;
   const want = page.limit + 1;
   do {
-    const out = await ddb.send(
-      new QueryCommand({
-        TableName: tableName(target.table),
-        IndexName: target.index ? GSI1 : undefined,
-        KeyConditionExpression: `#pk = :pk${skCondition}`,
-        FilterExpression: target.filter?.expression,
-        ExpressionAttributeNames: { '#pk': pkAttr, ...(skCondition ? { '#sk': skAttr } : {}), ...target.filter?.names },
-        ExpressionAttributeValues: { ':pk': target.partition, ...bounds, ...target.filter?.values },
-        ScanIndexForward: walkForward,
-        Limit: target.filter ? undefined : want + 1,
-        ExclusiveStartKey: start,
-      }),
-    );
+    const out = await ddb.query({
+      TableName: tableName(target.table),
+      IndexName: target.index ? GSI1 : undefined,
+      KeyConditionExpression: `#pk = :pk${skCondition}`,
+      FilterExpression: target.filter?.expression,
+      ExpressionAttributeNames: { '#pk': pkAttr, ...(skCondition ? { '#sk': skAttr } : {}), ...target.filter?.names },
+      ExpressionAttributeValues: { ':pk': target.partition, ...bounds, ...target.filter?.values },
+      ScanIndexForward: walkForward,
+      Limit: target.filter ? undefined : want + 1,
+      ExclusiveStartKey: start,
+    });
     for (const item of (out.Items ?? []) as T[]) {
       const sk = (item as Record<string, unknown>)[skAttr];
       if (sk === upper || sk === lower) continue; // cursors themselves are excluded

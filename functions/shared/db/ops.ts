@@ -1,15 +1,6 @@
-import {
-  BatchWriteCommand,
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-  type TransactWriteCommandInput,
-} from '@aws-sdk/lib-dynamodb';
 import type { TableName } from '../tables';
 import { ddb, tableName } from './client';
+import type { WriteRequest as DocumentWriteRequest, TransactWriteItem } from './document';
 
 export type Item = Record<string, unknown>;
 export type Key = { pk: string; sk: string };
@@ -25,16 +16,14 @@ export function isConditionFailed(err: unknown): boolean {
 }
 
 export async function getItem<T extends object = Record<string, unknown>>(table: TableName, key: Key, consistent = false): Promise<T | undefined> {
-  const out = await ddb.send(new GetCommand({ TableName: tableName(table), Key: key, ConsistentRead: consistent }));
+  const out = await ddb.get({ TableName: tableName(table), Key: key, ConsistentRead: consistent });
   return out.Item as T | undefined;
 }
 
 /** Put that fails (returns false) when an item with the same key exists. */
 export async function putNew(table: TableName, item: Key & Record<string, unknown>): Promise<boolean> {
   try {
-    await ddb.send(
-      new PutCommand({ TableName: tableName(table), Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
-    );
+    await ddb.put({ TableName: tableName(table), Item: item, ConditionExpression: 'attribute_not_exists(pk)' });
     return true;
   } catch (err) {
     if (isConditionFailed(err)) return false;
@@ -43,7 +32,7 @@ export async function putNew(table: TableName, item: Key & Record<string, unknow
 }
 
 export async function putItem(table: TableName, item: Key & Record<string, unknown>): Promise<void> {
-  await ddb.send(new PutCommand({ TableName: tableName(table), Item: item }));
+  await ddb.put({ TableName: tableName(table), Item: item });
 }
 
 export interface UpdateSpec {
@@ -105,9 +94,7 @@ export function buildUpdate(spec: UpdateSpec) {
  */
 export async function updateItem<T extends object = Record<string, unknown>>(table: TableName, key: Key, spec: UpdateSpec): Promise<T | undefined> {
   try {
-    const out = await ddb.send(
-      new UpdateCommand({ TableName: tableName(table), Key: key, ...buildUpdate(spec), ReturnValues: 'ALL_NEW' }),
-    );
+    const out = await ddb.update({ TableName: tableName(table), Key: key, ...buildUpdate(spec), ReturnValues: 'ALL_NEW' });
     return out.Attributes as T;
   } catch (err) {
     if (isConditionFailed(err)) return undefined;
@@ -117,13 +104,7 @@ export async function updateItem<T extends object = Record<string, unknown>>(tab
 
 export async function deleteItem(table: TableName, key: Key, condition?: string): Promise<boolean> {
   try {
-    await ddb.send(
-      new DeleteCommand({
-        TableName: tableName(table),
-        Key: key,
-        ConditionExpression: condition,
-      }),
-    );
+    await ddb.delete({ TableName: tableName(table), Key: key, ConditionExpression: condition });
     return true;
   } catch (err) {
     if (isConditionFailed(err)) return false;
@@ -132,9 +113,9 @@ export async function deleteItem(table: TableName, key: Key, condition?: string)
 }
 
 /** All-or-nothing write; false when any condition failed. */
-export async function transactWrite(items: NonNullable<TransactWriteCommandInput['TransactItems']>): Promise<boolean> {
+export async function transactWrite(items: TransactWriteItem[]): Promise<boolean> {
   try {
-    await ddb.send(new TransactWriteCommand({ TransactItems: items }));
+    await ddb.transactWrite({ TransactItems: items });
     return true;
   } catch (err) {
     if (isConditionFailed(err)) return false;
@@ -156,11 +137,11 @@ const BATCH_WRITE_ATTEMPTS = 5;
 export async function batchWrite(table: TableName, requests: readonly WriteRequest[]): Promise<void> {
   const name = tableName(table);
   for (let i = 0; i < requests.length; i += BATCH_WRITE_MAX) {
-    let pending = requests.slice(i, i + BATCH_WRITE_MAX) as Array<Record<string, unknown>>;
+    let pending: DocumentWriteRequest[] = requests.slice(i, i + BATCH_WRITE_MAX);
     for (let attempt = 0; pending.length && attempt < BATCH_WRITE_ATTEMPTS; attempt++) {
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * attempt + Math.floor(Math.random() * 20)));
-      const out = await ddb.send(new BatchWriteCommand({ RequestItems: { [name]: pending } }));
-      pending = (out.UnprocessedItems?.[name] ?? []) as Array<Record<string, unknown>>;
+      const out = await ddb.batchWrite({ RequestItems: { [name]: pending } });
+      pending = out.UnprocessedItems?.[name] ?? [];
     }
     if (pending.length) throw new Error(`BatchWriteItem on ${table}: ${pending.length} request(s) still unprocessed after ${BATCH_WRITE_ATTEMPTS} attempts`);
   }
@@ -171,14 +152,12 @@ export async function queryAll<T extends object = Record<string, unknown>>(table
   const items: T[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const out = await ddb.send(
-      new QueryCommand({
-        TableName: tableName(table),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-        ExclusiveStartKey: start,
-      }),
-    );
+    const out = await ddb.query({
+      TableName: tableName(table),
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+      ExclusiveStartKey: start,
+    });
     items.push(...((out.Items ?? []) as T[]));
     start = out.LastEvaluatedKey;
   } while (start);

@@ -1,4 +1,3 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, tableName } from '../db/client';
 import { getItem, putNew, updateItem } from '../db/ops';
 import { listPage, type Page, type PageRequest } from '../db/list';
@@ -85,14 +84,12 @@ export async function listKeys(workspaceId: string, page: PageRequest): Promise<
 }
 
 export async function getKeyById(workspaceId: string, keyId: string): Promise<KeyItem | undefined> {
-  const out = await ddb.send(
-    new QueryCommand({
-      TableName: tableName('control'),
-      IndexName: GSI1,
-      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :sk',
-      ExpressionAttributeValues: { ':pk': workspaceKeysPartition(workspaceId), ':sk': keyId },
-    }),
-  );
+  const out = await ddb.query({
+    TableName: tableName('control'),
+    IndexName: GSI1,
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :sk',
+    ExpressionAttributeValues: { ':pk': workspaceKeysPartition(workspaceId), ':sk': keyId },
+  });
   return out.Items?.[0] as KeyItem | undefined;
 }
 
