@@ -57,7 +57,8 @@ export interface RequestLogRecord {
   [extra: string]: unknown;
 }
 
-const putLogRecord = batchedPuts('logs');
+// Pure: bundles that import this module without logging (workers) drop the writer.
+const putLogRecord = /* @__PURE__ */ batchedPuts('logs');
 
 export const logPartition = (workspaceId: string) => `WS#${workspaceId}#LOG`;
 export const tracePartition = (workspaceId: string, traceId: string) => `WS#${workspaceId}#TRACE#${traceId}`;

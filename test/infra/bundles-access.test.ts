@@ -23,7 +23,7 @@ const FUNCTIONS: Array<{ name: string; entry: string; access: FunctionAccess }> 
 
 /** Storage helpers (functions/shared/db/ops.ts, list.ts, assistants/db.ts) by what they do. */
 const READS = new Set(['getItem', 'queryAll', 'txCheck', 'listPage']);
-const WRITES = new Set(['putNew', 'putItem', 'updateItem', 'deleteItem', 'txPut', 'txUpdate', 'txDelete', 'deletePartition', 'transactWrite']);
+const WRITES = new Set(['putNew', 'putItem', 'batchedPuts', 'updateItem', 'deleteItem', 'txPut', 'txUpdate', 'txDelete', 'deletePartition', 'transactWrite']);
 
 type Use = 'read' | 'write' | 'unknown';
 interface Usage {
