@@ -353,7 +353,12 @@ function evaluateTargets(r: Results): Results['targets'] {
   }
   const gwBundle = r.bundles.find((b) => b.name === 'gateway');
   if (gwBundle) {
-    out.push({ name: 'gateway bundle size', goal: '<= 250 KB minified', measured: `${gwBundle.sizeKb} KB`, met: gwBundle.sizeKb <= 250 });
+    out.push({
+      name: 'gateway bundle size',
+      goal: '<= 250 KB minified',
+      measured: `${gwBundle.sizeKb} KB loaded at cold start (index.mjs + static chunks); ${gwBundle.totalKb} KB with the chunks loaded on demand`,
+      met: gwBundle.sizeKb <= 250,
+    });
   }
   if (r.storage.length) {
     const reads = r.storage.map((s) => `${s.scenario}: ${s.readsPerRequest.toFixed(3)}`);

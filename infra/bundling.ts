@@ -1,17 +1,27 @@
-import type { BuildOptions } from 'esbuild';
-import { OutputFormat, SourceMapMode, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { resolve } from 'node:path';
+import { AssetHashType, DockerImage } from 'aws-cdk-lib';
+import { Code } from 'aws-cdk-lib/aws-lambda';
+import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
 
 /**
- * The production esbuild settings of every function bundle, in ONE place: the CDK stack
- * hands `PRODUCTION_BUNDLING` to NodejsFunction, and the benchmarks (bench/cold-start.ts)
- * build the same bundles from it with `esbuildOptionsFor`, so the sizes and cold starts
- * they report are those of what is deployed.
+ * The production esbuild settings of every function bundle, in ONE place: the CDK stacks
+ * bundle each Lambda with `functionCode` and the benchmarks and bundle tests build the
+ * same output with `esbuildOptionsFor`, so the sizes and cold starts they report are those
+ * of what is deployed.
+ *
+ * ESM with code splitting: a module the handler loads with `import()` only when a request
+ * needs it (the guardrail evaluator, SDK parts loaded on demand) becomes a chunk of its
+ * own, so the Lambda parses only `index.mjs` and its static imports at cold start.
+ * NodejsFunction cannot split (it builds to a single `--outfile`), hence a plain asset with
+ * local esbuild bundling.
  */
+
+export const REPO_ROOT = resolve(import.meta.dirname, '..');
 
 /**
  * ESM bundles load CommonJS dependencies through esbuild's `__require` shim, which needs a
- * real `require` in scope; the banner provides one. The import alias is long on purpose so
- * it cannot collide with minified identifiers.
+ * real `require` in scope; the banner provides one (in every chunk). The import alias is
+ * long on purpose so it cannot collide with minified identifiers.
  */
 export const ESM_REQUIRE_BANNER =
   "import { createRequire as __gatewayCreateRequire } from 'node:module'; const require = __gatewayCreateRequire(import.meta.url);";
@@ -19,43 +29,77 @@ export const ESM_REQUIRE_BANNER =
 /** Node version the bundles target (the Lambda runtime is nodejs22.x). */
 export const BUNDLE_TARGET = 'node22';
 
-export const PRODUCTION_BUNDLING = {
-  format: OutputFormat.ESM,
-  target: BUNDLE_TARGET,
-  mainFields: ['module', 'main'],
-  minify: true,
-  sourceMap: true,
-  sourceMapMode: SourceMapMode.DEFAULT,
-  sourcesContent: false,
-  banner: ESM_REQUIRE_BANNER,
-  // Bundle the AWS SDK instead of loading the runtime's copy: faster cold starts and a
-  // pinned SDK version (aws-stack-notes §6).
-  bundleAwsSDK: true,
-  externalModules: [] as string[],
-} satisfies BundlingOptions;
+/** The file Lambda loads: `index.handler`. */
+export const BUNDLE_ENTRY_FILE = 'index.mjs';
+export const LAMBDA_HANDLER = 'index.handler';
 
-/**
- * The esbuild build options equivalent to the command NodejsFunction runs for
- * `PRODUCTION_BUNDLING` (aws-cdk-lib/aws-lambda-nodejs `buildEsbuildArgs`: `--bundle
- * --platform=node --target --format --outfile --minify --sourcemap --sources-content=false
- * --banner:js --main-fields`, no externals). NodejsFunction names an ESM output `index.mjs`.
- */
-export function esbuildOptionsFor(entry: string, outfile: string): BuildOptions {
-  const b = PRODUCTION_BUNDLING;
+/** esbuild options that build the function whose handler module is `entry` into `outdir`. */
+export function esbuildOptionsFor(entry: string, outdir: string): BuildOptions {
   return {
     entryPoints: [entry],
     bundle: true,
     platform: 'node',
-    target: b.target,
-    format: b.format === OutputFormat.ESM ? 'esm' : 'cjs',
-    outfile,
-    minify: b.minify,
-    // SourceMapMode.DEFAULT is esbuild's plain `--sourcemap` (a linked .map file).
-    sourcemap: b.sourceMap ? (b.sourceMapMode === SourceMapMode.DEFAULT ? true : (b.sourceMapMode as 'inline' | 'external' | 'both')) : false,
-    sourcesContent: b.sourcesContent,
-    banner: { js: b.banner },
-    mainFields: [...b.mainFields],
-    external: [...b.externalModules],
+    target: BUNDLE_TARGET,
+    format: 'esm',
+    splitting: true,
+    outdir,
+    entryNames: 'index',
+    chunkNames: 'chunks/[name]-[hash]',
+    outExtension: { '.js': '.mjs' },
+    minify: true,
+    // Linked .map files without the sources: stack traces point at the TypeScript files
+    // (NODE_OPTIONS=--enable-source-maps) and the asset stays small.
+    sourcemap: true,
+    sourcesContent: false,
+    banner: { js: ESM_REQUIRE_BANNER },
+    mainFields: ['module', 'main'],
+    // The AWS SDK parts a function uses are bundled, not taken from the runtime: a pinned
+    // version and faster cold starts (aws-stack-notes §6).
+    external: [],
     logLevel: 'warning',
   };
+}
+
+/**
+ * The Lambda code of one function: bundled at synth by esbuild in-process (no Docker; the
+ * image is only CDK's required fallback and is never pulled). The asset hash is that of the
+ * output, so an unchanged bundle is not uploaded again. With bundling skipped (tests,
+ * `aws:cdk:bundling-stacks`), CDK neither builds nor fingerprints the repository.
+ */
+export function functionCode(entry: string): Code {
+  return Code.fromAsset(REPO_ROOT, {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      image: DockerImage.fromRegistry('public.ecr.aws/sam/build-nodejs22.x'),
+      // CDK caches staged assets by source path and bundling options, and `local` does not
+      // take part: without the entry here every function would get the first one's bundle.
+      environment: { FUNCTION_ENTRY: entry },
+      local: {
+        tryBundle(outputDir: string): boolean {
+          buildSync(esbuildOptionsFor(resolve(REPO_ROOT, entry), outputDir));
+          return true;
+        },
+      },
+    },
+  });
+}
+
+/**
+ * The output files a function loads at cold start: its entry file and, transitively, the
+ * chunks it imports statically. With `onDemand`, also the chunks its code can `import()`
+ * later: everything the function can ever run (esbuild may emit chunks that nothing
+ * reachable imports any more). Paths as esbuild's metafile names them.
+ */
+export function loadedFiles(metafile: Metafile, entryOutput: string, { onDemand = false } = {}): string[] {
+  const loaded = new Set<string>();
+  const visit = (path: string) => {
+    if (loaded.has(path) || !metafile.outputs[path]) return;
+    loaded.add(path);
+    for (const imported of metafile.outputs[path]!.imports) {
+      if (imported.external) continue;
+      if (imported.kind === 'import-statement' || (onDemand && imported.kind === 'dynamic-import')) visit(imported.path);
+    }
+  };
+  visit(entryOutput);
+  return [...loaded];
 }

@@ -120,12 +120,13 @@ export function storageTable(rows: StorageRow[]): string {
 
 export function coldTable(rows: ColdStartRow[], bundles: BundleInfo[]): string {
   return table(
-    ['function', 'bundle KB', 'map KB', 'import ms', 'import ms (no maps)', 'ready ms (process start)', 'first response ms', 'first invocation ms', 'RSS MB', 'status', 'largest parts (KB)'],
+    ['function', 'cold-start code KB', 'all code KB', 'map KB', 'import ms', 'import ms (no maps)', 'ready ms (process start)', 'first response ms', 'first invocation ms', 'RSS MB', 'status', 'largest parts (KB)'],
     rows.map((r) => {
       const b = bundles.find((x) => x.name === r.name)!;
       return [
         r.name,
         fmt(r.sizeKb, 1),
+        fmt(b.totalKb, 1),
         fmt(b.mapKb, 1),
         fmt(r.importMs, 1),
         fmt(r.importNoMapsMs, 1),

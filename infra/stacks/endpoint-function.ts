@@ -2,7 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { Role } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { TableName } from '../../functions/shared/tables';
@@ -23,12 +23,12 @@ export interface EndpointFunctionProps {
 
 /**
  * One endpoint group's Lambda (DESIGN.md §2): a response-streaming handler bundled with
- * esbuild into one minified ESM file (AWS SDK included, see aws-stack-notes §6), its own
+ * esbuild into minified ESM (infra/bundling.ts: index.mjs plus lazily loaded chunks), its own
  * log group with retention, and its own role that carries only the grants of
  * infra/stacks/access.ts.
  */
 export class EndpointFunction extends Construct {
-  readonly function: NodejsFunction;
+  readonly function: LambdaFunction;
   readonly role: Role;
   readonly logGroup: LogGroup;
 

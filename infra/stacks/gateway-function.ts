@@ -1,20 +1,18 @@
-import { resolve } from 'node:path';
 import type { Duration } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Architecture, Function as LambdaFunction, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { GSI1, type TableName } from '../../functions/shared/tables';
-import { PRODUCTION_BUNDLING } from '../bundling';
+import { functionCode, LAMBDA_HANDLER, REPO_ROOT } from '../bundling';
 import { TABLE_SPECS } from '../tables';
 import { DYNAMODB_READ_ACTIONS, DYNAMODB_WRITE_ACTIONS, KMS_ACTIONS, type FunctionAccess } from './access';
 import { acknowledge } from './nag';
 import { pascal } from './names';
 
-export const REPO_ROOT = resolve(import.meta.dirname, '../..');
+export { REPO_ROOT };
 
 export const LAMBDA_RUNTIME = Runtime.NODEJS_22_X;
 
@@ -58,13 +56,12 @@ export function createGatewayFunction(scope: Construct, props: GatewayFunctionPr
   if (kmsActions.length > 0) {
     role.addToPrincipalPolicy(new PolicyStatement({ sid: 'ProviderCredentialsKey', actions: [...kmsActions], resources: [props.providerCredentialsKey.keyArn] }));
   }
-  const fn = new NodejsFunction(scope, 'Function', {
+  const fn = new LambdaFunction(scope, 'Function', {
     ...(props.functionName ? { functionName: props.functionName } : {}),
     description: props.description,
-    entry: resolve(REPO_ROOT, props.entry),
-    handler: 'handler',
-    projectRoot: REPO_ROOT,
-    depsLockFilePath: resolve(REPO_ROOT, 'package-lock.json'),
+    // The production bundle (infra/bundling.ts), shared with the benchmarks and bundle tests.
+    code: functionCode(props.entry),
+    handler: LAMBDA_HANDLER,
     runtime: LAMBDA_RUNTIME,
     architecture: Architecture.ARM_64,
     memorySize: props.memorySize,
@@ -81,8 +78,6 @@ export function createGatewayFunction(scope: Construct, props: GatewayFunctionPr
       // Stack traces in the logs point at the TypeScript sources.
       NODE_OPTIONS: '--enable-source-maps',
     },
-    // The production esbuild settings, shared with the benchmarks' bundles (infra/bundling.ts).
-    bundling: PRODUCTION_BUNDLING,
   });
   acknowledge(fn, 'AwsSolutions-L1');
   acknowledge(role, 'AwsSolutions-IAM5[Resource::*]');

@@ -6,7 +6,6 @@ import { PolicyStatement, Role, ServicePrincipal, type IRole } from 'aws-cdk-lib
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
@@ -230,7 +229,7 @@ export interface WorkerFunctionProps {
  */
 export class WorkerFunction extends Construct {
   readonly spec: WorkerFunctionSpec;
-  readonly function: NodejsFunction;
+  readonly function: LambdaFn;
   readonly role: Role;
   readonly logGroup: LogGroup;
 
