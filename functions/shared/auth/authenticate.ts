@@ -2,38 +2,23 @@ import { config } from '../config';
 import { forbidden, unauthorized } from '../errors';
 import type { AuthContext, Scope } from '../http/types';
 import { findKeyBySecret, type ApiKeyRecord } from '../stores/keys';
+import { TtlCache } from '../stores/ttl-cache';
 import { hashApiKey } from './keys';
 
 /**
  * Verifies `x-gateway-api-key`. Verified keys are cached per container for
- * AUTH_CACHE_TTL_MS (default 30 s), so the warm path makes no storage read;
- * a revoked key therefore stops working within that TTL (README documents it).
- * Unknown keys are cached briefly too, so a flood of bad keys cannot hammer DynamoDB.
+ * AUTH_CACHE_TTL_MS (default 30 s), so the warm path makes no storage read (a key in use
+ * is refreshed in the background before it expires); a revoked key therefore stops
+ * working within that TTL (README documents it). Unknown keys are cached for 5 s too, so
+ * a flood of bad keys cannot hammer DynamoDB; concurrent first uses of a key share one read.
  */
-interface CacheEntry {
-  record: ApiKeyRecord | null;
-  expiresAt: number;
-}
-
-const MAX_ENTRIES = 10_000;
-const NEGATIVE_TTL_MS = 5_000;
-const cache = new Map<string, CacheEntry>();
+const cache = new TtlCache<ApiKeyRecord>(() => config().authCacheTtlMs, 10_000, 5_000);
 
 export function clearAuthCache(): void {
   cache.clear();
 }
 
-async function lookup(secret: string): Promise<ApiKeyRecord | null> {
-  const hash = hashApiKey(secret);
-  const now = Date.now();
-  const hit = cache.get(hash);
-  if (hit && hit.expiresAt > now) return hit.record;
-  const record = (await findKeyBySecret(secret)) ?? null;
-  if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
-  const ttl = config().authCacheTtlMs;
-  cache.set(hash, { record, expiresAt: now + (record ? ttl : Math.min(ttl, NEGATIVE_TTL_MS)) });
-  return record;
-}
+const lookup = (secret: string): Promise<ApiKeyRecord | undefined> => cache.get(hashApiKey(secret), () => findKeyBySecret(secret));
 
 export async function authenticate(headers: Record<string, string>, required: Scope): Promise<AuthContext> {
   const secret = headers['x-gateway-api-key'];

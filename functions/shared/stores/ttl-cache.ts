@@ -3,11 +3,21 @@
  * (DESIGN.md §9): entries live `ttlMs` (misses a shorter time), concurrent loads of one
  * key share a single storage round-trip, and writers in the same container `delete` the
  * entries they change. Other containers see a change within the TTL.
+ *
+ * Refresh ahead: a hit in the last quarter of an entry's life reloads it in the background
+ * while the caller gets the current value, so a key in steady use never expires in front
+ * of a request (no periodic storage read on the request path). A value is never served
+ * longer than `ttlMs` after it was read: the refreshed entry's life counts from the read.
  */
 interface Entry<V> {
   value: Promise<V | undefined>;
   expiresAt: number;
+  ttlMs: number;
+  refreshing: boolean;
 }
+
+/** The share of an entry's life, at its end, in which a hit refreshes it. */
+const REFRESH_AHEAD_SHARE = 0.25;
 
 export class TtlCache<V> {
   private readonly entries = new Map<string, Entry<V>>();
@@ -21,10 +31,13 @@ export class TtlCache<V> {
   async get(key: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
     const now = Date.now();
     const hit = this.entries.get(key);
-    if (hit && hit.expiresAt > now) return hit.value;
+    if (hit && hit.expiresAt > now) {
+      if (!hit.refreshing && hit.expiresAt - now <= hit.ttlMs * REFRESH_AHEAD_SHARE) this.refresh(key, hit, load);
+      return hit.value;
+    }
     const ttl = this.ttlMs();
     const value = load();
-    const entry: Entry<V> = { value, expiresAt: now + ttl };
+    const entry: Entry<V> = { value, expiresAt: now + ttl, ttlMs: ttl, refreshing: false };
     if (ttl > 0) {
       if (!hit && this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
       this.entries.set(key, entry);
@@ -32,7 +45,7 @@ export class TtlCache<V> {
     try {
       const result = await value;
       // A miss is kept only briefly, so a record created elsewhere shows up soon.
-      if (result === undefined) entry.expiresAt = Math.min(entry.expiresAt, now + Math.min(ttl, this.missTtlMs));
+      if (result === undefined) this.shortenForMiss(entry, now);
       return result;
     } catch (err) {
       if (this.entries.get(key) === entry) this.entries.delete(key);
@@ -46,6 +59,30 @@ export class TtlCache<V> {
 
   clear(): void {
     this.entries.clear();
+  }
+
+  private shortenForMiss(entry: Entry<V>, readAt: number): void {
+    entry.ttlMs = Math.min(entry.ttlMs, this.missTtlMs);
+    entry.expiresAt = Math.min(entry.expiresAt, readAt + entry.ttlMs);
+  }
+
+  private refresh(key: string, stale: Entry<V>, load: () => Promise<V | undefined>): void {
+    stale.refreshing = true;
+    const readAt = Date.now();
+    load().then(
+      (result) => {
+        // A writer deleted or replaced the entry meanwhile: its change wins over this read.
+        if (this.entries.get(key) !== stale) return;
+        const ttl = this.ttlMs();
+        const fresh: Entry<V> = { value: Promise.resolve(result), expiresAt: readAt + ttl, ttlMs: ttl, refreshing: false };
+        if (result === undefined) this.shortenForMiss(fresh, readAt);
+        this.entries.set(key, fresh);
+      },
+      // The current value stays until it expires; a later hit tries again.
+      () => {
+        stale.refreshing = false;
+      },
+    );
   }
 }
 
