@@ -1,0 +1,131 @@
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+
+// The reservation logic against an in-memory counter with DynamoDB's conditional-increment
+// semantics (the integration tests in test/integration/limiter.test.ts run it against
+// DynamoDB Local). Each `import` after `vi.resetModules()` is a separate container: its own
+// buckets, the same counter store.
+const store = vi.hoisted(() => ({
+  counts: new Map<string, number>(),
+  calls: 0,
+  failNext: 0,
+  maxDelayMs: 0,
+}));
+
+vi.mock('../../functions/shared/db/ops', () => ({
+  updateItem: async (_table: string, key: { pk: string; sk: string }, spec: { add: { count: number }; conditionValues: { ':max': number } }) => {
+    store.calls++;
+    await new Promise((r) => setTimeout(r, Math.random() * store.maxDelayMs));
+    if (store.failNext > 0) {
+      store.failNext--;
+      throw Object.assign(new Error('storage unavailable'), { name: 'InternalServerError' });
+    }
+    const id = `${key.pk}|${key.sk}`;
+    const current = store.counts.get(id);
+    if (current !== undefined && current > spec.conditionValues[':max']) return undefined;
+    const next = (current ?? 0) + spec.add.count;
+    store.counts.set(id, next);
+    return { count: next };
+  },
+}));
+
+type Reservations = typeof import('../../functions/policies/reservations');
+async function container(): Promise<Reservations> {
+  vi.resetModules();
+  return import('../../functions/policies/reservations');
+}
+
+const windowOf = (pk: string) => ({ pk, sk: 'requests#rpm#0', ttl: 0, endsAt: Date.now() + 60_000 });
+
+beforeEach(() => {
+  store.counts.clear();
+  store.calls = 0;
+  store.failNext = 0;
+  store.maxDelayMs = 0;
+});
+
+describe('rate-limit reservations', () => {
+  it('three containers under random interleavings admit exactly the limit, never more than was counted', async () => {
+    store.maxDelayMs = 3;
+    for (const limit of [1, 7, 50, 333]) {
+      const pk = `bucket-${limit}`;
+      const containers = await Promise.all([container(), container(), container()]);
+      let admitted = 0;
+      // Each container sends waves of concurrent requests with pauses, more than the limit in all.
+      await Promise.all(
+        containers.map(async (c) => {
+          for (let wave = 0; wave < 12; wave++) {
+            const results = await Promise.all(Array.from({ length: 1 + Math.floor(Math.random() * 20) }, () => c.admitRequest(windowOf(pk), limit)));
+            admitted += results.filter((r) => r.admitted).length;
+            await new Promise((r) => setTimeout(r, Math.random() * 4));
+          }
+        }),
+      );
+      const counted = store.counts.get(`${pk}|requests#rpm#0`) ?? 0;
+      expect(counted, `limit ${limit}`).toBeLessThanOrEqual(limit);
+      expect(admitted, `limit ${limit}`).toBeLessThanOrEqual(counted);
+      // Demand exceeded the limit in every container until the end, so nothing was stranded.
+      expect(admitted, `limit ${limit}`).toBe(limit);
+    }
+  });
+
+  it('busy containers reserve ahead of their traffic: few round trips, units handed out never exceed those counted', async () => {
+    store.maxDelayMs = 2;
+    const limit = 100_000;
+    const containers = await Promise.all([container(), container()]);
+    let admitted = 0;
+    let requests = 0;
+    await Promise.all(
+      containers.map(async (c) => {
+        const until = Date.now() + 400;
+        while (Date.now() < until) {
+          const r = await c.admitRequest(windowOf('ahead'), limit);
+          requests++;
+          if (r.admitted) admitted++;
+          await new Promise((res) => setImmediate(res));
+        }
+      }),
+    );
+    const counted = store.counts.get('ahead|requests#rpm#0')!;
+    expect(admitted).toBe(requests);
+    expect(admitted).toBeLessThanOrEqual(counted);
+    // Reserved ahead and not used when the traffic stopped: at most a block per container.
+    expect(counted - admitted).toBeLessThanOrEqual(2 * 1_000);
+    expect(store.calls).toBeLessThan(requests / 4);
+  });
+
+  it('one reservation serves every request waiting in the same turn', async () => {
+    const c = await container();
+    const results = await Promise.all(Array.from({ length: 40 }, () => c.admitRequest(windowOf('burst'), 100)));
+    expect(results.every((r) => r.admitted)).toBe(true);
+    expect(results.map((r) => r.count).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    expect(store.calls).toBe(1);
+  });
+
+  it('a storage error rejects the waiting requests; the next request reserves again', async () => {
+    const c = await container();
+    store.failNext = 1;
+    const failed = await Promise.allSettled([c.admitRequest(windowOf('err'), 10), c.admitRequest(windowOf('err'), 10)]);
+    expect(failed.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect((failed[0] as PromiseRejectedResult).reason.message).toBe('storage unavailable');
+    expect(await c.admitRequest(windowOf('err'), 10)).toEqual({ admitted: true, count: 1 });
+  });
+
+  it('a returned unit goes to the next request without a round trip; a full window refuses without one', async () => {
+    const c = await container();
+    const w = windowOf('give-back');
+    expect(await c.admitRequest(w, 2)).toEqual({ admitted: true, count: 1 });
+    expect(await c.admitRequest(w, 2)).toEqual({ admitted: true, count: 2 });
+    c.returnUnit(w);
+    const calls = store.calls;
+    expect(await c.admitRequest(w, 2)).toEqual({ admitted: true, count: 2 });
+    expect(await c.admitRequest(w, 2)).toEqual({ admitted: false, count: 2 });
+    expect(store.calls).toBe(calls);
+  });
+
+  it('a new window starts from zero', async () => {
+    const c = await container();
+    expect((await c.admitRequest(windowOf('roll'), 1)).admitted).toBe(true);
+    expect((await c.admitRequest(windowOf('roll'), 1)).admitted).toBe(false);
+    expect(await c.admitRequest({ ...windowOf('roll'), sk: 'requests#rpm#60000' }, 1)).toEqual({ admitted: true, count: 1 });
+  });
+});
