@@ -148,7 +148,7 @@ try {
       if (M.scenarios.includes('gateway-proxy-ratelimit') && M.latencies.includes(0)) {
         const sat = Math.max(...results.load.filter((r) => r.scenario === 'gateway-proxy-ratelimit' && r.latencyMs === 0).map((r) => r.rps));
         const rate = Math.max(1, Math.floor(sat / 2));
-        const half = { rate, durationS: M.durationS };
+        const half = { rate, durationS: M.durationS, warmupS: 2 };
         const direct = await runPaced(requestFor('direct-openai', targets, 0), { ...half, serverPid: upstream.pid });
         const gateway = await runPaced(requestFor('gateway-proxy-ratelimit', targets, 0), { ...half, serverPid: gw.pid });
         results.halfSaturation = {

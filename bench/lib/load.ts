@@ -93,7 +93,13 @@ export async function runLoad(
  * `connections`, which measures burst queueing rather than the latency at that rate).
  * Latency is from the moment a request is sent to the end of its answer.
  */
-export async function runPaced(spec: RequestSpec, opts: { rate: number; durationS: number; serverPid?: number }): Promise<LoadResult> {
+/**
+ * Open-loop load: requests evenly spaced at `rate`, whatever the answers take. The first
+ * `warmupS` seconds run at the same rate on the same connections and are not recorded, so
+ * the figures are those of the steady state (connections open, caches and JIT warm, the
+ * previous phase's backlog drained), not of the switch from closed-loop load.
+ */
+export async function runPaced(spec: RequestSpec, opts: { rate: number; durationS: number; warmupS?: number; serverPid?: number }): Promise<LoadResult> {
   const { default: http } = await import('node:http');
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const url = new URL(spec.url);
@@ -101,43 +107,54 @@ export async function runPaced(spec: RequestSpec, opts: { rate: number; duration
   let errors = 0;
   let non2xx = 0;
   let done = 0;
+  let recording = false;
   const one = () =>
     new Promise<void>((resolve) => {
+      const record = recording;
       const started = performance.now();
       const req = http.request(
         { hostname: url.hostname, port: url.port, path: url.pathname + url.search, method: spec.method, headers: spec.headers, agent },
         (res) => {
           res.resume();
           res.on('end', () => {
-            if ((res.statusCode ?? 0) < 400) samples.push(performance.now() - started);
-            else non2xx++;
-            done++;
+            if (record) {
+              if ((res.statusCode ?? 0) < 400) samples.push(performance.now() - started);
+              else non2xx++;
+              done++;
+            }
             resolve();
           });
           res.on('error', () => {
-            errors++;
+            if (record) errors++;
             resolve();
           });
         },
       );
       req.setTimeout(10_000, () => req.destroy(new Error('timeout')));
       req.on('error', () => {
-        errors++;
+        if (record) errors++;
         resolve();
       });
       req.end(spec.body);
     });
-  const cpuBefore = opts.serverPid ? cpuMs(opts.serverPid) : 0;
-  const total = Math.round(opts.rate * opts.durationS);
   const interval = 1000 / opts.rate;
+  const pace = async (count: number) => {
+    const inflight: Array<Promise<void>> = [];
+    const start = performance.now();
+    for (let i = 0; i < count; i++) {
+      const wait = start + i * interval - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      inflight.push(one());
+    }
+    return inflight;
+  };
+  // Warm-up: paced like the measurement; its answers may still arrive while recording starts.
+  const warmup = await pace(Math.round(opts.rate * (opts.warmupS ?? 0)));
+  recording = true;
+  const cpuBefore = opts.serverPid ? cpuMs(opts.serverPid) : 0;
   const t0 = performance.now();
-  const inflight: Array<Promise<void>> = [];
-  for (let i = 0; i < total; i++) {
-    const wait = t0 + i * interval - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    inflight.push(one());
-  }
-  await Promise.all(inflight);
+  await Promise.all(await pace(Math.round(opts.rate * opts.durationS)));
+  await Promise.all(warmup);
   const elapsedS = (performance.now() - t0) / 1000;
   const cpuUsed = opts.serverPid ? cpuMs(opts.serverPid) - cpuBefore : NaN;
   agent.destroy();
