@@ -11,6 +11,16 @@ export interface ConditionInput {
 
 type Query = Record<string, unknown>;
 
+/**
+ * Compiles a `$regex` pattern: functions/shared/linear-regex.ts (RE2 semantics, linear
+ * time), which the router loads only for configs that use `$regex`. A pattern it refuses
+ * matches nothing; without a compiler `$regex` matches nothing.
+ */
+export type RegexCompiler = (pattern: string) => { test(text: string): boolean };
+
+/** Whether a query uses `$regex` anywhere. */
+export const usesRegex = (query: unknown): boolean => JSON.stringify(query).includes('"$regex"');
+
 const OPERATORS = new Set(['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$regex']);
 
 function lookup(input: ConditionInput, path: string): unknown {
@@ -22,7 +32,7 @@ function lookup(input: ConditionInput, path: string): unknown {
   return value;
 }
 
-function compare(actual: unknown, op: string, expected: unknown): boolean {
+function compare(actual: unknown, op: string, expected: unknown, regex?: RegexCompiler): boolean {
   switch (op) {
     case '$eq':
       return actual === expected || (actual !== undefined && String(actual) === String(expected));
@@ -43,7 +53,7 @@ function compare(actual: unknown, op: string, expected: unknown): boolean {
       return Array.isArray(expected) && !expected.some((e) => compare(actual, '$eq', e));
     case '$regex':
       try {
-        return actual !== undefined && new RegExp(String(expected)).test(String(actual));
+        return actual !== undefined && regex !== undefined && regex(String(expected)).test(String(actual));
       } catch {
         return false;
       }
@@ -52,15 +62,15 @@ function compare(actual: unknown, op: string, expected: unknown): boolean {
   }
 }
 
-export function matches(query: Query, input: ConditionInput): boolean {
+export function matches(query: Query, input: ConditionInput, regex?: RegexCompiler): boolean {
   return Object.entries(query).every(([key, condition]) => {
-    if (key === '$and') return Array.isArray(condition) && condition.every((q) => matches(q as Query, input));
-    if (key === '$or') return Array.isArray(condition) && condition.some((q) => matches(q as Query, input));
+    if (key === '$and') return Array.isArray(condition) && condition.every((q) => matches(q as Query, input, regex));
+    if (key === '$or') return Array.isArray(condition) && condition.some((q) => matches(q as Query, input, regex));
     const actual = lookup(input, key);
     if (condition !== null && typeof condition === 'object' && !Array.isArray(condition)) {
       const ops = Object.entries(condition as Record<string, unknown>);
-      if (ops.length && ops.every(([op]) => OPERATORS.has(op))) return ops.every(([op, exp]) => compare(actual, op, exp));
+      if (ops.length && ops.every(([op]) => OPERATORS.has(op))) return ops.every(([op, exp]) => compare(actual, op, exp, regex));
     }
-    return compare(actual, '$eq', condition);
+    return compare(actual, '$eq', condition, regex);
   });
 }

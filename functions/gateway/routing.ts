@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { ConfigNode, GatewayConfigSpec } from '../shared/gateway-config';
 import { badRequest, GatewayError } from '../shared/errors';
-import { matches, type ConditionInput } from './conditions';
+import { matches, usesRegex, type ConditionInput } from './conditions';
 
 /** A provider target of the config with the settings it inherited from its parents. */
 export interface Leaf {
@@ -146,7 +146,10 @@ export async function routeRequest(
         return walk(children[i]!.child, children[i]!.path);
       }
       case 'conditional': {
-        const chosen = node.strategy?.conditions?.find((c) => matches(c.query, input))?.then ?? node.strategy?.default;
+        const conditions = node.strategy?.conditions ?? [];
+        // The RE2 engine (150 KB) loads with the first config that uses `$regex`.
+        const regex = conditions.some((c) => usesRegex(c.query)) ? (await import('../shared/linear-regex')).compileLinearRegex : undefined;
+        const chosen = conditions.find((c) => matches(c.query, input, regex))?.then ?? node.strategy?.default;
         const target = children.find((c) => c.child.name === chosen);
         if (!target) {
           throw badRequest('No conditional route matched this request and the config has no `strategy.default`.', 'x-gateway-config', 'no_route_matched');

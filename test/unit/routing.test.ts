@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { upstreamError } from '../../functions/shared/errors';
 import { parseGatewayConfig, type ConfigNode } from '../../functions/shared/gateway-config';
 import { matches } from '../../functions/gateway/conditions';
+import { compileLinearRegex } from '../../functions/shared/linear-regex';
 import { pickWeighted, retryAfterMs, routeRequest, type AttemptResult, type Leaf, type RoutingDeps } from '../../functions/gateway/routing';
 
 const reply = (status: number, headers: Record<string, string> = {}): AttemptResult => ({
@@ -172,8 +173,8 @@ describe('strategies', () => {
 
   it('condition operators', () => {
     const i = { metadata: { tier: 'gold', n: '5' }, params: { model: 'gpt-4o', temperature: 0.2 }, url: { pathname: '/v1/chat/completions' } };
-    const yes = (q: Record<string, unknown>) => expect(matches(q, i), JSON.stringify(q)).toBe(true);
-    const no = (q: Record<string, unknown>) => expect(matches(q, i), JSON.stringify(q)).toBe(false);
+    const yes = (q: Record<string, unknown>) => expect(matches(q, i, compileLinearRegex), JSON.stringify(q)).toBe(true);
+    const no = (q: Record<string, unknown>) => expect(matches(q, i, compileLinearRegex), JSON.stringify(q)).toBe(false);
     yes({ 'metadata.tier': 'gold' });
     yes({ 'metadata.tier': { $ne: 'silver' } });
     yes({ 'metadata.n': { $gte: 5, $lt: 6 } });
@@ -182,6 +183,11 @@ describe('strategies', () => {
     no({ 'params.model': { $nin: ['gpt-4o'] } });
     yes({ 'params.temperature': { $lte: 0.2 } });
     yes({ 'url.pathname': { $regex: '^/v1/chat' } });
+    yes({ 'params.model': { $regex: '/GPT-4/i' } });
+    no({ 'params.model': { $regex: '(?=gpt)' } }); // lookahead: RE2 refuses it, so it matches nothing
+    // A pattern that backtracks exponentially on V8 answers at once on RE2.
+    no({ 'metadata.tier': { $regex: '^(g+)+$' }, 'params.model': { $regex: '^(a|aa)+$' } });
+    expect(matches({ 'params.model': { $regex: 'gpt' } }, i), 'no regex engine: $regex matches nothing').toBe(false);
     yes({ $and: [{ 'metadata.tier': 'gold' }, { 'params.model': 'gpt-4o' }] });
     no({ $and: [{ 'metadata.tier': 'gold' }, { 'params.model': 'other' }] });
     no({ 'metadata.missing': { $gt: 0 } });

@@ -1,35 +1,15 @@
+import { compileLinearRegex, linearRegexProblem } from '../../shared/linear-regex';
 import { z } from '../../shared/validation';
 import { defineCheck } from './types';
-import { BoundedMap } from './util';
 
 /**
  * `default.regexMatch`: passes when the text matches `rule` (or, with `not`, when it does
- * not). `rule` is a JavaScript pattern, either bare (`\d{4}`) or `/pattern/flags`.
- * Compiled patterns are cached. Patterns are written by workspace admins; the length cap
- * limits, but cannot rule out, a pattern with catastrophic backtracking.
+ * not). `rule` is a pattern, bare (`\d{4}`) or `/pattern/flags`, run with RE2 semantics in
+ * linear time (functions/shared/linear-regex.ts): no pattern can stall the container, and
+ * patterns RE2 cannot express (backreferences, lookaround) are refused when the guardrail
+ * is saved or sent inline.
  */
 const MAX_RULE_LENGTH = 2000;
-const compiled = new BoundedMap<string, RegExp>(500);
-
-export function compileRule(rule: string): RegExp {
-  let re = compiled.get(rule);
-  if (!re) {
-    const literal = /^\/(.+)\/([dgimsuvy]*)$/s.exec(rule);
-    // `g` and `y` make `test` stateful; they mean nothing for a yes/no match.
-    re = literal ? new RegExp(literal[1]!, literal[2]!.replace(/[gy]/g, '')) : new RegExp(rule);
-    compiled.set(rule, re);
-  }
-  return re;
-}
-
-function validRule(rule: string): boolean {
-  try {
-    compileRule(rule);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 export const regexMatch = defineCheck({
   id: 'default.regexMatch',
@@ -37,16 +17,19 @@ export const regexMatch = defineCheck({
     rule: z.string().check(
       z.minLength(1),
       z.maxLength(MAX_RULE_LENGTH),
-      z.refine(validRule, 'expected a valid regular expression'),
+      z.superRefine((rule, ctx) => {
+        const problem = linearRegexProblem(rule);
+        if (problem) ctx.addIssue({ code: 'custom', message: `expected a valid regular expression (RE2 syntax: no backreferences or lookaround): ${problem}`, input: rule });
+      }),
     ),
     not: z._default(z.boolean(), false),
   }),
   run(input, params) {
-    const match = compileRule(params.rule).exec(input.text);
-    const verdict = params.not ? match === null : match !== null;
-    const explanation = match
+    const matched = compileLinearRegex(params.rule).test(input.text);
+    const verdict = params.not ? !matched : matched;
+    const explanation = matched
       ? `The text matches the pattern${params.not ? ', which it must not' : ''}.`
       : `The text does not match the pattern${params.not ? '' : ', which it must'}.`;
-    return { verdict, explanation, data: { matched: match !== null } };
+    return { verdict, explanation, data: { matched } };
   },
 });
