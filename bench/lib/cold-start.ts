@@ -3,6 +3,7 @@ import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { build, type Metafile } from 'esbuild';
 import { BUNDLE_ENTRY_FILE, esbuildOptionsFor, loadedFiles } from '../../infra/bundling';
+import { LAMBDA_NODE_OPTIONS, NODE_HEAP_OPTIONS } from '../../infra/node-options';
 import { ENDPOINT_GROUPS } from '../../infra/endpoint-groups';
 import { WORKERS } from '../../infra/workflows/registry';
 import { median, round } from './load';
@@ -160,8 +161,9 @@ export async function measureColdStarts(
   for (let i = 0; i < runs; i++) {
     for (const b of bundles) {
       const s = samples.get(b.name)!;
-      s.maps.push(await probeOnce(probe, b.file, env, events[b.name], ['--enable-source-maps']));
-      s.noMaps.push(await probeOnce(probe, b.file, env, events[b.name], []));
+      // As deployed (NODE_OPTIONS, infra/node-options.ts), and without source maps.
+      s.maps.push(await probeOnce(probe, b.file, env, events[b.name], LAMBDA_NODE_OPTIONS.split(' ')));
+      s.noMaps.push(await probeOnce(probe, b.file, env, events[b.name], [...NODE_HEAP_OPTIONS]));
     }
   }
   return bundles.map((b) => {

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { NODE_HEAP_OPTIONS } from '../../infra/node-options';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../..');
 export const TMP_DIR = resolve(REPO_ROOT, 'bench/.tmp');
@@ -82,7 +83,8 @@ export async function startChildGateway(opts: {
   const root = opts.root ?? REPO_ROOT;
   const logFile = resolve(TMP_DIR, `gateway-${opts.name}.log`);
   const fd = openSync(logFile, 'w');
-  const args = [...(opts.nodeArgs ?? []), '--import', 'tsx', resolve(root, 'infra/local/main.ts')];
+  // The V8 options `npm start` runs with (infra/node-options.ts).
+  const args = [...NODE_HEAP_OPTIONS, ...(opts.nodeArgs ?? []), '--import', 'tsx', resolve(root, 'infra/local/main.ts')];
   const proc = spawn(process.execPath, args, {
     cwd: root,
     env: {

@@ -7,6 +7,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { GSI1, type TableName } from '../../functions/shared/tables';
 import { functionCode, LAMBDA_HANDLER, REPO_ROOT } from '../bundling';
+import { LAMBDA_NODE_OPTIONS } from '../node-options';
 import { TABLE_SPECS } from '../tables';
 import { DYNAMODB_READ_ACTIONS, DYNAMODB_WRITE_ACTIONS, KMS_ACTIONS, type FunctionAccess } from './access';
 import { acknowledge } from './nag';
@@ -75,8 +76,8 @@ export function createGatewayFunction(scope: Construct, props: GatewayFunctionPr
       PROVIDER_CREDENTIALS_KEY_ID: props.providerCredentialsKey.keyArn,
       POWERTOOLS_SERVICE_NAME: 'ai-gateway',
       POWERTOOLS_METRICS_NAMESPACE: 'AiGateway',
-      // Stack traces in the logs point at the TypeScript sources.
-      NODE_OPTIONS: '--enable-source-maps',
+      // Stack traces in the logs point at the TypeScript sources; heap sizing (infra/node-options.ts).
+      NODE_OPTIONS: LAMBDA_NODE_OPTIONS,
     },
   });
   acknowledge(fn, 'AwsSolutions-L1');

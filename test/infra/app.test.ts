@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { App, type CfnElement, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { Policy } from 'aws-cdk-lib/aws-iam';
@@ -14,6 +16,8 @@ import {
 } from '../../infra/stacks/access';
 import { buildApp, DEFAULT_OPTIONS, optionsFromContext, resolveOptions, type GatewayStacks } from '../../infra/stacks/index';
 import { TABLE_SPECS } from '../../infra/tables';
+import { REPO_ROOT } from '../../infra/bundling';
+import { NODE_HEAP_OPTIONS } from '../../infra/node-options';
 
 // One synthesis for the whole file, bundling skipped (asset hashes come from construct ids),
 // with cdk-nag on: a finding makes app.synth() throw, which the last test reports.
@@ -147,7 +151,13 @@ describe('API stack: functions', () => {
       }
       expect(JSON.stringify(vars.Variables.PROVIDER_CREDENTIALS_KEY_ID)).toContain('ProviderCredentialsKey');
       expect(vars.Variables).toMatchObject({ POWERTOOLS_SERVICE_NAME: 'ai-gateway', POWERTOOLS_METRICS_NAMESPACE: 'AiGateway' });
+      expect(vars.Variables.NODE_OPTIONS).toBe('--enable-source-maps --max-semi-space-size=32');
     }
+  });
+
+  it('the local runtime (npm start) runs with the V8 options of the Lambda functions', () => {
+    const start = (JSON.parse(readFileSync(resolve(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+    for (const option of NODE_HEAP_OPTIONS) expect(start.split(' ')).toContain(option);
   });
 });
 
