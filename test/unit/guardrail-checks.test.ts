@@ -13,6 +13,8 @@ const { luhnValid } = await import('../../functions/guardrails/checks/pii-regex'
 const { requestTypeOf } = await import('../../functions/guardrails/checks/allowed-request-types');
 const { evaluateGuardrails, guardrailError } = await import('../../functions/guardrails/evaluate');
 const { GatewayError } = await import('../../functions/shared/errors');
+const { compileSchema } = await import('../../functions/guardrails/checks/json-schema');
+const { format: schemaFormats } = await import('@cfworker/json-schema');
 type GuardrailInput = import('../../functions/guardrails/evaluate').GuardrailInput;
 type CheckContext = import('../../functions/guardrails/checks').CheckContext;
 
@@ -249,7 +251,8 @@ describe('JSON checks', () => {
       [{ properties: { a: { minLength: -1 } } }, '/properties/a/minLength'],
       [{ $ref: '#/definitions/missing' }, `can't resolve reference "#/definitions/missing"`],
       [{ properties: { a: { $ref: 'other.json' } } }, `can't resolve reference "other.json" (at /properties/a)`],
-      [{ type: 'string', pattern: '(' }, 'Invalid regular expression'],
+      [{ type: 'string', pattern: '(' }, 'missing closing ): `(` (at /pattern'],
+      [{ type: 'string', pattern: '(a)\\1' }, 'RE2 syntax: no backreferences or lookaround'],
       [{ patternProperties: { '(': {} } }, 'at /patternProperties'],
       [{ $schema: 'https://json-schema.org/draft/2020-12/schema' }, 'unsupported $schema'],
       [{ nullable: true }, '"nullable" cannot be used without "type"'],
@@ -269,6 +272,35 @@ describe('JSON checks', () => {
     for (const $schema of ['http://json-schema.org/draft-07/schema#', 'http://json-schema.org/draft-07/schema', 'http://json-schema.org/schema#']) {
       expect(() => compileCheck({ id: 'default.jsonSchema', parameters: { schema: { $schema } } }, 0)).not.toThrow();
     }
+  });
+
+  it('jsonSchema: `pattern` runs in linear time and is reported as a pattern, also beside a format', async () => {
+    const check = async (schema: Record<string, unknown>, json: string) => run('default.jsonSchema', { schema }, json);
+    // On V8's engine this pattern against this value takes minutes.
+    const slow = await check({ type: 'string', pattern: '^(a+)+$' }, JSON.stringify(`${'a'.repeat(50_000)}!`));
+    expect(slow.verdict).toBe(false);
+    expect(slow.explanation).toContain('/ pattern: String does not match pattern "^(a+)+$"');
+    expect((await check({ type: 'string', pattern: '^(a+)+$' }, '"aaaa"')).verdict).toBe(true);
+    const both = { type: 'object', properties: { id: { type: 'string', format: 'uuid', pattern: '^0' } } };
+    expect((await check(both, '{"id": "0d1f7a3e-0000-4000-8000-000000000000"}')).verdict).toBe(true);
+    const wrongPattern = await check(both, '{"id": "1d1f7a3e-0000-4000-8000-000000000000"}');
+    expect(wrongPattern.verdict).toBe(false);
+    expect(wrongPattern.explanation).toContain('/id pattern: String does not match pattern "^0"');
+    const wrongFormat = await check(both, '{"id": "0-not-a-uuid"}');
+    expect(wrongFormat.explanation).toContain('/id format: String does not match format "uuid"');
+    // Patterns apply to strings only, as before.
+    expect((await check({ pattern: '^x' }, '42')).verdict).toBe(true);
+  });
+
+  it('jsonSchema: the private formats of patterns leave with their schema from the cache (callers cannot grow the table)', () => {
+    const privateFormats = () => Object.keys(schemaFormats).filter((k) => k.startsWith('\u0000pattern:')).length;
+    for (let i = 0; i < 450; i++) compileSchema({ type: 'string', pattern: `^x${i}$`, maxLength: 1_000 + i });
+    expect(privateFormats()).toBeLessThanOrEqual(200);
+    expect(privateFormats()).toBeGreaterThan(0);
+    // A refused schema leaves nothing behind.
+    const before = privateFormats();
+    expect(() => compileSchema({ properties: { a: { pattern: 'a' }, b: { $ref: '#/nowhere' } } })).toThrow(/can't resolve/);
+    expect(privateFormats()).toBe(before);
   });
 
   it('jsonSchema applies draft-07 with the 2019-09 / 2020-12 keywords and OpenAPI nullable', async () => {

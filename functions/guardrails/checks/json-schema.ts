@@ -1,4 +1,5 @@
 import { dereference, format, validate, type OutputUnit, type Schema } from '@cfworker/json-schema';
+import { compileLinearRegex, linearRegexProblem } from '../../shared/linear-regex';
 import { z } from '../../shared/validation';
 import { jsonOf } from './json-text';
 import { DRAFT_07_ID, META_SCHEMA } from './json-schema-meta';
@@ -13,6 +14,12 @@ import { BoundedMap } from './util';
  * (no code generation, so no `new Function` at cold start). A schema is checked when the
  * guardrail is written: against the meta-schema, its `$ref`s must resolve, its regexes
  * must compile. Only the formats below are checked; other `format` values pass.
+ *
+ * `pattern` runs on RE2 semantics in linear time (functions/shared/linear-regex.ts), not on
+ * V8's backtracking engine: a schema can come inline with a caller's config and be checked
+ * against the caller's own request, so `^(a+)+$` must not be able to stall the container.
+ * The library has no engine option, so each `pattern` becomes a private format of ours.
+ * (`patternProperties` keys, matched against property names, still use V8's engine.)
  */
 
 const FORMATS: Record<string, (s: string) => boolean> = {
@@ -31,6 +38,38 @@ for (const name of Object.keys(format)) delete format[name];
 Object.setPrototypeOf(format, null);
 Object.assign(format, FORMATS);
 
+/**
+ * The private formats that stand for `pattern`s (names no real format can have), one per
+ * pattern of each compiled schema, dropped with it from the cache: the table cannot grow
+ * with the schemas callers send, and no cached schema loses a format it uses.
+ */
+const PATTERN_FORMAT_PREFIX = '\u0000pattern:';
+const patternOf = new Map<string, string>();
+let patternFormats = 0;
+
+function addPatternFormat(pattern: string, owned: string[]): string {
+  const re = compileLinearRegex(pattern);
+  const name = `${PATTERN_FORMAT_PREFIX}${++patternFormats}`;
+  format[name] = (text: string) => re.test(text);
+  patternOf.set(name, pattern);
+  owned.push(name);
+  return name;
+}
+
+function dropPatternFormats(names: readonly string[]): void {
+  for (const name of names) {
+    delete format[name];
+    patternOf.delete(name);
+  }
+}
+
+/** `String does not match format "<private>"` -> `... pattern "<the pattern>"`. */
+function patternMessage(error: string): string | undefined {
+  const name = /format "(\u0000pattern:\d+)"/.exec(error)?.[1];
+  const pattern = name === undefined ? undefined : patternOf.get(name);
+  return pattern === undefined ? undefined : `String does not match pattern ${JSON.stringify(pattern)}`;
+}
+
 /** `$schema` values accepted (the draft-07 meta-schema, as Ajv 8 accepted them). */
 const KNOWN_DRAFTS = new Set([DRAFT_07_ID, `${DRAFT_07_ID}#`, 'http://json-schema.org/schema', 'http://json-schema.org/schema#']);
 
@@ -48,9 +87,11 @@ const metaLookup = dereference(META_SCHEMA as Schema, Object.create(null) as Loo
 export interface CompiledSchema {
   schema: Schema | boolean;
   lookup: Lookup;
+  /** The private formats of its patterns. */
+  formats: string[];
 }
 
-const compiled = new BoundedMap<string, CompiledSchema>(200);
+const compiled = new BoundedMap<string, CompiledSchema>(200, (_key, evicted) => dropPatternFormats(evicted.formats));
 
 /** The schema ready to validate with, cached by its JSON; throws a message naming the problem. */
 export function compileSchema(schema: Record<string, unknown>): CompiledSchema {
@@ -64,6 +105,16 @@ export function compileSchema(schema: Record<string, unknown>): CompiledSchema {
 }
 
 function prepare(schema: Schema): CompiledSchema {
+  const formats: string[] = [];
+  try {
+    return prepareWith(schema, formats);
+  } catch (err) {
+    dropPatternFormats(formats);
+    throw err;
+  }
+}
+
+function prepareWith(schema: Schema, formats: string[]): CompiledSchema {
   if (schema.$schema !== undefined && !KNOWN_DRAFTS.has(schema.$schema)) {
     throw new Error(`unsupported $schema ${JSON.stringify(schema.$schema)}: this check supports JSON Schema draft-07 (${DRAFT_07_ID}#)`);
   }
@@ -86,7 +137,15 @@ function prepare(schema: Schema): CompiledSchema {
       if (!types.includes('null')) s.type = [...types, 'null'];
     }
     // The library compiles regexes as it validates; a bad one is an error now, not then.
-    if (typeof s.pattern === 'string') regex(s.pattern, `${at}/pattern`);
+    if (typeof s.pattern === 'string') {
+      const problem = linearRegexProblem(s.pattern);
+      if (problem) throw new Error(`${problem} (at ${at}/pattern; RE2 syntax: no backreferences or lookaround)`);
+      const name = addPatternFormat(s.pattern, formats);
+      // A subschema with a format of its own keeps it and checks the pattern in an allOf.
+      if (s.format === undefined) s.format = name;
+      else s.allOf = [...((s.allOf as Schema[] | undefined) ?? []), { format: name }];
+      delete s.pattern;
+    }
     for (const p of Object.keys(s.patternProperties ?? {})) regex(p, `${at}/patternProperties`);
     for (const [ref, abs] of [
       [s.$ref, s.__absolute_ref__],
@@ -101,7 +160,7 @@ function prepare(schema: Schema): CompiledSchema {
       throw new Error(`can't resolve reference ${JSON.stringify(ref)} (at ${at || '/'})`);
     }
   }
-  return { schema, lookup };
+  return { schema, lookup, formats };
 }
 
 function regex(source: string, at: string): void {
@@ -169,7 +228,8 @@ export function schemaErrors(units: readonly OutputUnit[]): SchemaError[] {
     } else if (next && !SUMMARIES.has(e.keyword) && next.keywordLocation.startsWith(`${e.keywordLocation}/`)) {
       continue;
     } else {
-      out.push({ path: pointer(e.instanceLocation), keyword: e.keyword, message: message(e) });
+      const keyword = e.keyword === 'format' && patternMessage(e.error) ? 'pattern' : e.keyword;
+      out.push({ path: pointer(e.instanceLocation), keyword, message: message(e) });
     }
   }
   return out;
@@ -185,6 +245,7 @@ const FALSE: Record<string, string> = {
 
 function message(e: OutputUnit): string {
   let text = e.error.replace(/\.$/, '');
+  if (e.keyword === 'format') text = patternMessage(e.error) ?? text;
   // Two of the library's texts say the opposite of the rule.
   if (e.keyword === 'maxProperties') text = text.replace('does not have at least', 'has more than');
   if (e.keyword === 'exclusiveMinimum') text = text.replace('is less than', 'is less than or equal to');
