@@ -123,6 +123,10 @@ async function submit(job: JobRecord): Promise<FineTuneStepResult> {
     return current ? finishCancelled(current) : END;
   }
   const provider = await connect(job.workspace_id, job.provider_slug);
+  // An earlier attempt sent the create and lost the answer (timeout, 5xx after creating):
+  // the provider may hold the job already.
+  const existing = job.submit_claimed_at !== undefined ? await findSubmitted(provider, job) : undefined;
+  if (existing) return record(provider, job, existing, []);
   const { request, warnings } = provider.adapter.createJob(provider.endpoint, {
     gatewayJobId: job.id,
     model: job.model,
@@ -135,8 +139,20 @@ async function submit(job: JobRecord): Promise<FineTuneStepResult> {
   });
   const state = provider.adapter.parseJob(await sendOk(provider.adapter.name, request));
   if (!state.id) throw new ProviderRejected(`${provider.adapter.name} accepted the job but returned no job id.`, 502, 'invalid_provider_response', '');
-  for (const w of warnings) await addEvent(job.workspace_id, job.id, { level: 'warn', message: w, type: 'message', data: null });
+  return record(provider, job, state, warnings);
+}
 
+/** The provider's job for this gateway job, when an earlier submit created one and the provider can say. */
+async function findSubmitted(provider: ProviderConnection, job: JobRecord): Promise<ProviderJobState | undefined> {
+  const { adapter } = provider;
+  if (!adapter.findJobs || !adapter.parseJobList) return undefined;
+  const found = adapter.parseJobList(await sendOk(adapter.name, adapter.findJobs(provider.endpoint, job.id))).find((s) => s.id);
+  if (found) log.info('fine-tuning submit: found the job an earlier attempt created', { job_id: job.id, provider_job_id: found.id });
+  return found;
+}
+
+async function record(provider: ProviderConnection, job: JobRecord, state: ProviderJobState, warnings: string[]): Promise<FineTuneStepResult> {
+  for (const w of warnings) await addEvent(job.workspace_id, job.id, { level: 'warn', message: w, type: 'message', data: null });
   const recorded = await updateJob(job.workspace_id, job.id, {
     from: ['validating_files'],
     set: { provider_job_id: state.id, provider_status: state.providerStatus },

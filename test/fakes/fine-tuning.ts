@@ -5,7 +5,7 @@
  * `/openai/...?api-version=` both work.
  *
  * - POST …/files (multipart: file, purpose)   GET …/files   GET|DELETE …/files/{id}
- * - POST …/fine_tuning/jobs                   GET …/fine_tuning/jobs (after, limit)
+ * - POST …/fine_tuning/jobs                   GET …/fine_tuning/jobs (after, limit, metadata[k]=v)
  * - GET  …/fine_tuning/jobs/{id}              advances the job's script by one step
  * - POST …/fine_tuning/jobs/{id}/cancel       400 once the job is terminal
  * - GET  …/fine_tuning/jobs/{id}/events       newest first (after, limit)
@@ -62,6 +62,8 @@ export interface FineTuningFake extends FakeServer {
    * `held()` counts the requests waiting now.
    */
   hold(match: (req: RecordedRequest) => boolean): { held(): number; release(): void };
+  /** The next job creation stores the job, then answers 503 (the answer lost on the way). */
+  loseNextCreateAnswer(): void;
 }
 
 const SCRIPTS: Array<[string, FakeJobStatus[]]> = [
@@ -87,6 +89,7 @@ export async function startFineTuningFake(options: FakeOptions = {}): Promise<Fi
   const scripts: Array<[string, FakeJobStatus[]]> = [...SCRIPTS];
   const holds = new Set<{ match: (req: RecordedRequest) => boolean; gate: Promise<void>; waiting: number }>();
   let eventSeq = 0;
+  let loseCreateAnswer = false;
 
   const addEvent = (job: FakeJob, message: string, level = 'info', type = 'message', data: unknown = {}) => {
     job.events.unshift({ object: 'fine_tuning.job.event', id: `ftevent-fake${String(++eventSeq).padStart(6, '0')}`, created_at: now(), level, message, type, data });
@@ -202,10 +205,18 @@ export async function startFineTuningFake(options: FakeOptions = {}): Promise<Fi
         jobs.set(job.id, job);
         addEvent(job, `Created fine-tuning job: ${job.id}`);
         addEvent(job, `Validating training file: ${training}`);
+        if (loseCreateAnswer) {
+          loseCreateAnswer = false;
+          return ex.error(503, 'The server had an error while processing your request.');
+        }
         return ex.json(200, jobObject(job));
       }
       if (!id && rec.method === 'GET') {
-        const all = [...jobs.values()].reverse();
+        const metadataFilters = Object.entries(rec.query).flatMap(([k, v]) => {
+          const key = /^metadata\[(.+)\]$/.exec(k)?.[1];
+          return key === undefined ? [] : [[key, v] as const];
+        });
+        const all = [...jobs.values()].reverse().filter((j) => metadataFilters.every(([k, v]) => str(obj(j.body.metadata)[k]) === v));
         const start = rec.query.after ? all.findIndex((j) => j.id === rec.query.after) + 1 : 0;
         const limit = Number(rec.query.limit ?? 20);
         const page = all.slice(start, start + limit);
@@ -261,6 +272,9 @@ export async function startFineTuningFake(options: FakeOptions = {}): Promise<Fi
           release();
         },
       };
+    },
+    loseNextCreateAnswer() {
+      loseCreateAnswer = true;
     },
   });
 }

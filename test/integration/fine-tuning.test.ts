@@ -302,6 +302,19 @@ describe('provider failures and the workflow safety nets', () => {
     expect(done.status).toBe('succeeded');
   });
 
+  it('a submit retried after the provider created the job but lost its answer takes that job: no second one', async () => {
+    const model = 'gpt-4o-mini-lost-create-answer';
+    fake.loseNextCreateAnswer();
+    const created = valid(await client().fineTuning.jobs.create({ model, training_file: trainingFile }));
+    const done = await waitForJob(created.id, (j) => TERMINAL.has(j.status));
+    expect(done.status).toBe('succeeded');
+    const atProvider = [...fake.jobs.values()].filter((j) => j.model === model);
+    expect(atProvider).toHaveLength(1);
+    expect(fake.count((r) => r.method === 'POST' && r.path.endsWith('/fine_tuning/jobs'))).toBeGreaterThanOrEqual(1);
+    expect(fake.count((r) => r.method === 'GET' && r.query['metadata[gateway_job_id]'] === created.id)).toBe(1);
+    expect(done.fine_tuned_model).toContain(atProvider[0]!.id.slice(-8));
+  });
+
   it('fails the job with a clear error when the provider stays unavailable', async () => {
     const model = 'gpt-4o-mini-ft-hold-queued-down';
     const created = valid(await client().fineTuning.jobs.create({ model, training_file: trainingFile }));

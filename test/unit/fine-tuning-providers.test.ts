@@ -41,6 +41,13 @@ describe('OpenAI', () => {
   const a = fineTuningAdapter('openai')!;
   const e = endpoint({ provider: 'openai', apiKey: 'sk-1' });
 
+  it('finds the jobs that carry a gateway job id (metadata filter), for a submit retried after a lost answer', () => {
+    const request = a.findJobs!(e, 'ftjob-gw 1');
+    expect(request).toMatchObject({ method: 'GET', url: 'https://api.openai.com/v1/fine_tuning/jobs?metadata[gateway_job_id]=ftjob-gw%201&limit=10' });
+    const list = a.parseJobList!({ object: 'list', data: [{ id: 'ftjob-abc', status: 'queued', metadata: { gateway_job_id: 'ftjob-gw 1' } }], has_more: false });
+    expect(list.map((j) => [j.id, j.status])).toEqual([['ftjob-abc', 'queued']]);
+  });
+
   it('builds the OpenAI requests with Bearer auth', () => {
     const { request, warnings } = a.createJob(e, spec({ suffix: 'bot', validationFile: 'file-val', integrations: [{ type: 'wandb', wandb: { project: 'p' } }] }));
     expect(request).toMatchObject({ url: 'https://api.openai.com/v1/fine_tuning/jobs', method: 'POST', headers: { authorization: 'Bearer sk-1' } });
@@ -83,6 +90,10 @@ describe('OpenAI', () => {
 describe('Azure OpenAI', () => {
   const a = fineTuningAdapter('azure-openai')!;
   const e = endpoint({ provider: 'azure-openai', apiKey: 'az-key', azure: { resourceName: 'myres' } });
+
+  it('keeps no metadata, so it cannot look a job up by the gateway id', () => {
+    expect(a.findJobs).toBeUndefined();
+  });
 
   it('uses the resource URL, api-version and api-key; supervised hyperparameters at the top level', () => {
     const { request, warnings } = a.createJob(e, spec({ integrations: [{ type: 'wandb', wandb: { project: 'p' } }] }));

@@ -101,6 +101,13 @@ export function openAIStyleAdapter(o: OpenAIStyleOptions): FineTuningAdapter {
       return { request: post(jobs(e), body, e), warnings };
     },
     retrieveJob: (e, id) => get(jobs(e, `/${seg(id)}`), e),
+    // Azure keeps no metadata, so only OpenAI can find a job by the gateway's id.
+    ...(o.azure
+      ? {}
+      : {
+          findJobs: (e: Endpoint, gatewayJobId: string) => get(`${jobs(e)}?metadata[gateway_job_id]=${encodeURIComponent(gatewayJobId)}&limit=10`, e),
+          parseJobList: (body: unknown) => arr(obj(body).data).map((j) => parseOpenAIJob(o.name, j)),
+        }),
     cancelJob: (e, id) => post(jobs(e, `/${seg(id)}/cancel`), undefined, e),
     listEvents: (e, id) => get(`${e.base}/fine_tuning/jobs/${seg(id)}/events${o.query(e) ? `${o.query(e)}&` : '?'}limit=100`, e),
     parseJob: (body) => parseOpenAIJob(o.name, body),

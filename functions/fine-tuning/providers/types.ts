@@ -82,6 +82,13 @@ export interface FineTuningAdapter {
   /** Reads the file object; absent: any 2xx means usable. */
   parseFile?(body: unknown): FileCheck;
   createJob(e: Endpoint, spec: JobSpec): CreateRequest;
+  /**
+   * Providers that keep the gateway's job id on their job (OpenAI's `metadata`): the
+   * request that lists the jobs carrying it, so a submit retried after a lost answer finds
+   * the job the provider did create instead of creating a second one.
+   */
+  findJobs?(e: Endpoint, gatewayJobId: string): UpstreamRequest;
+  parseJobList?(body: unknown): ProviderJobState[];
   retrieveJob(e: Endpoint, providerJobId: string): UpstreamRequest;
   cancelJob(e: Endpoint, providerJobId: string): UpstreamRequest;
   /** A separate events request; absent when events come inside the job (or not at all). */
