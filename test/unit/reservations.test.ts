@@ -44,27 +44,45 @@ beforeEach(() => {
 });
 
 describe('rate-limit reservations', () => {
-  it('three containers under random interleavings admit exactly the limit, never more than was counted', async () => {
+  /** Three containers send waves of concurrent requests with pauses: at least 360 requests, more than any limit below. */
+  async function race(limit: number, pk: string) {
+    const containers = await Promise.all([container(), container(), container()]);
+    let admitted = 0;
+    await Promise.all(
+      containers.map(async (c) => {
+        for (let wave = 0; wave < 12; wave++) {
+          const results = await Promise.all(Array.from({ length: 10 + Math.floor(Math.random() * 20) }, () => c.admitRequest(windowOf(pk), limit)));
+          admitted += results.filter((r) => r.admitted).length;
+          await new Promise((r) => setTimeout(r, Math.random() * 4));
+        }
+      }),
+    );
+    return { admitted, counted: store.counts.get(`${pk}|requests#rpm#0`) ?? 0 };
+  }
+
+  it('three containers under random interleavings, reserving only for waiting requests: exactly the limit', async () => {
+    store.maxDelayMs = 3;
+    process.env.RATE_LIMIT_RESERVE_AHEAD_MS = '0'; // read by each container's fresh config
+    try {
+      for (const limit of [1, 7, 50, 333]) {
+        const { admitted, counted } = await race(limit, `exact-${limit}`);
+        expect(counted, `limit ${limit}`).toBe(limit);
+        expect(admitted, `limit ${limit}`).toBe(limit);
+      }
+    } finally {
+      delete process.env.RATE_LIMIT_RESERVE_AHEAD_MS;
+    }
+  });
+
+  it('three containers reserving ahead: never more than the limit, and at most a block per container unused', async () => {
     store.maxDelayMs = 3;
     for (const limit of [1, 7, 50, 333]) {
-      const pk = `bucket-${limit}`;
-      const containers = await Promise.all([container(), container(), container()]);
-      let admitted = 0;
-      // Each container sends waves of concurrent requests with pauses, more than the limit in all.
-      await Promise.all(
-        containers.map(async (c) => {
-          for (let wave = 0; wave < 12; wave++) {
-            const results = await Promise.all(Array.from({ length: 1 + Math.floor(Math.random() * 20) }, () => c.admitRequest(windowOf(pk), limit)));
-            admitted += results.filter((r) => r.admitted).length;
-            await new Promise((r) => setTimeout(r, Math.random() * 4));
-          }
-        }),
-      );
-      const counted = store.counts.get(`${pk}|requests#rpm#0`) ?? 0;
+      const { admitted, counted } = await race(limit, `ahead-${limit}`);
       expect(counted, `limit ${limit}`).toBeLessThanOrEqual(limit);
       expect(admitted, `limit ${limit}`).toBeLessThanOrEqual(counted);
-      // Demand exceeded the limit in every container until the end, so nothing was stranded.
-      expect(admitted, `limit ${limit}`).toBe(limit);
+      // A container that stops holds what it reserved ahead: each block at most 1/16 of what
+      // was left, and a refill starts when half of one is used.
+      expect(admitted, `limit ${limit}`).toBeGreaterThanOrEqual(limit - Math.ceil((3 * 1.5 * limit) / 16));
     }
   });
 
