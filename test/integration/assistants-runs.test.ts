@@ -309,10 +309,19 @@ describe('streamed runs: the state matrix', () => {
       run = await sdk.beta.threads.runs.retrieve(runId, { thread_id: thread.id });
     }
     expect(run.status).toBe('cancelled');
-    const [message] = (await sdk.beta.threads.messages.list(thread.id, { run_id: runId })).data;
-    expect(message).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'run_cancelled' } });
-    const listed = await steps.listSteps({ workspaceId: gw.workspaceId, threadId: thread.id, runId }, { limit: 10, order: 'asc' });
-    expect(listed.items.map((s) => s.status)).toEqual(['cancelled']);
+    // The run moves first; its message and step are closed right after (engine.ts settle).
+    const closed = async () => {
+      const [message] = (await sdk.beta.threads.messages.list(thread.id, { run_id: runId })).data;
+      const listed = await steps.listSteps({ workspaceId: gw.workspaceId, threadId: thread.id, runId }, { limit: 10, order: 'asc' });
+      return { message, stepStatuses: listed.items.map((s) => s.status) };
+    };
+    let after = await closed();
+    for (let i = 0; i < 200 && (after.message?.status === 'in_progress' || after.stepStatuses.includes('in_progress')); i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      after = await closed();
+    }
+    expect(after.message).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'run_cancelled' } });
+    expect(after.stepStatuses).toEqual(['cancelled']);
   });
 
   it('reports an engine failure as `event: error` (the thread was deleted mid-run)', async () => {
