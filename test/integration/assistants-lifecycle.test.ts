@@ -130,6 +130,11 @@ const failure = (p: Promise<unknown>) => p.then(() => Promise.reject(new Error('
 
 const executionArn = (runId: string) => `${gw.stepFunctions.arns.runs!.replace(':stateMachine:', ':execution:')}:${runId}`;
 const execution = (runId: string) => sfn.send(new DescribeExecutionCommand({ executionArn: executionArn(runId) }));
+/** The execution once it has ended: its last state runs just after the run's final write. */
+async function endedExecution(runId: string) {
+  await until(async () => (await execution(runId)).status !== 'RUNNING');
+  return execution(runId);
+}
 const runsQueue = () => gw.sqs.queues.runs!;
 
 async function queueDepth(url: string): Promise<number> {
@@ -177,7 +182,7 @@ describe('non-streamed runs: SQS FIFO -> consumer -> runs state machine', () => 
 
     // The run went through the queue and the machine: one execution, named after the run,
     // with the run's reference as input (the message the API sent, group = thread id).
-    const exec = await execution(run.id);
+    const exec = await endedExecution(run.id);
     expect(exec.status).toBe('SUCCEEDED');
     expect(JSON.parse(exec.input!)).toEqual({ workspaceId: gw.workspaceId, threadId: thread.id, runId: run.id });
     expect(runsQueue().url).toMatch(/\.fifo$/);
@@ -221,7 +226,7 @@ describe('non-streamed runs: SQS FIFO -> consumer -> runs state machine', () => 
     expect(steps.at(-1)).toMatchObject({ type: 'message_creation', status: 'completed' });
     expect(final.usage!.total_tokens).toBe(steps.reduce((n, s) => n + s.usage!.total_tokens, 0));
     expect(requestsFor(fake, marker)).toBe(2);
-    expect((await execution(final.id)).status).toBe('SUCCEEDED');
+    expect((await endedExecution(final.id)).status).toBe('SUCCEEDED');
   });
 
   it('fails with last_error when the provider fails (fail-500); the thread is released', async () => {
@@ -236,7 +241,7 @@ describe('non-streamed runs: SQS FIFO -> consumer -> runs state machine', () => 
     expect(run.expires_at).toBeNull();
     expect((await runItems(sdk, thread.id, run.id)).messages.filter((m) => m.status === 'completed')).toEqual([]);
     // A provider failure is a run outcome, not a workflow failure.
-    expect((await execution(run.id)).status).toBe('SUCCEEDED');
+    expect((await endedExecution(run.id)).status).toBe('SUCCEEDED');
     const working = await sdk.beta.assistants.create({ model: 'gpt-4o-mini' });
     expect((await sdk.beta.threads.runs.createAndPoll(thread.id, { assistant_id: working.id }, POLL)).status).toBe('completed');
   });
@@ -254,7 +259,7 @@ describe('non-streamed runs: SQS FIFO -> consumer -> runs state machine', () => 
     RunShape.parse(run);
     expect(run).toMatchObject({ status: 'cancelled', required_action: null, expires_at: null });
     expect(run.cancelled_at).toBeGreaterThanOrEqual(run.created_at);
-    expect((await execution(run.id)).status).toBe('ABORTED');
+    expect((await endedExecution(run.id)).status).toBe('ABORTED');
     const { steps } = await runItems(sdk, thread.id, run.id);
     expect(steps.find((s) => s.type === 'tool_calls')?.status).toBe('cancelled');
     // Late outputs change nothing; the thread takes a new run.
@@ -350,7 +355,7 @@ describe('exactly once: redeliveries and crashed workers', () => {
     await until(async () => (await queueDepth(runsQueue().url)) === 0);
     await until(() => gw.stepFunctions.running() === 0);
 
-    expect((await execution(final.id)).status).toBe('SUCCEEDED');
+    expect((await endedExecution(final.id)).status).toBe('SUCCEEDED');
     const after = await sdk.beta.threads.runs.retrieve(final.id, { thread_id: thread.id });
     expect(after).toEqual(final);
     const { messages, steps } = await runItems(sdk, thread.id, final.id);
@@ -377,7 +382,7 @@ describe('exactly once: redeliveries and crashed workers', () => {
     const { messages, steps } = await runItems(sdk, thread.id, run.id);
     expect(messages.map((m) => [textOf(m), m.status])).toEqual([[`echo: ${marker}`, 'completed']]);
     expect(steps.map((s) => [s.type, s.status])).toEqual([['message_creation', 'completed']]);
-    expect((await execution(run.id)).status).toBe('SUCCEEDED');
+    expect((await endedExecution(run.id)).status).toBe('SUCCEEDED');
     expect((await sdk.beta.threads.messages.list(thread.id)).data.filter((m) => m.role === 'assistant')).toHaveLength(1);
   });
 
@@ -392,7 +397,7 @@ describe('exactly once: redeliveries and crashed workers', () => {
     expect(requestsFor(openaiFake, marker)).toBe(1);
     const { messages } = await runItems(sdk, thread.id, run.id);
     expect(messages.map(textOf)).toEqual([`echo: ${marker}`]);
-    expect((await execution(run.id)).status).toBe('SUCCEEDED');
+    expect((await endedExecution(run.id)).status).toBe('SUCCEEDED');
     expect(await sdk.beta.threads.runs.retrieve(run.id, { thread_id: thread.id })).toEqual(run);
   });
 });
@@ -417,7 +422,7 @@ describe('races between the API and the workflow', () => {
     expect((await runItems(sdk, thread.id, final.id)).messages.map(textOf)).toEqual(['tool said: hot']);
     expect(requestsFor(openaiFake, marker)).toBe(2);
     await until(async () => (await execution(final.id)).status !== 'RUNNING');
-    expect((await execution(final.id)).status).toBe('SUCCEEDED');
+    expect((await endedExecution(final.id)).status).toBe('SUCCEEDED');
   });
 });
 

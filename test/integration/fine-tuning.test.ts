@@ -328,8 +328,13 @@ describe('provider failures and the workflow safety nets', () => {
     } finally {
       fake.setBehaviour({ status: undefined });
     }
+    // The job is written failed by the execution's last task; the execution ends just after.
     const sfn = sfnClient();
-    const execution = await sfn.send(new DescribeExecutionCommand({ executionArn: executionArn(created.id) }));
+    let execution = await sfn.send(new DescribeExecutionCommand({ executionArn: executionArn(created.id) }));
+    for (let i = 0; i < 200 && execution.status === 'RUNNING'; i++) {
+      await sleep(20);
+      execution = await sfn.send(new DescribeExecutionCommand({ executionArn: executionArn(created.id) }));
+    }
     sfn.destroy();
     expect(execution).toMatchObject({ status: 'FAILED', error: 'FineTuningWorkflowError' });
   });
