@@ -219,8 +219,3 @@ export function returnUnit(window: BucketWindow): void {
   b.available++;
   serveWaiters(b);
 }
-
-/** Forget every reservation (tests). Units reserved and not used stay counted in DynamoDB. */
-export function clearReservations(): void {
-  buckets.clear();
-}
