@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 
 /**
@@ -33,8 +33,21 @@ function nextRandom(now: number): number[] {
     }
     return next;
   }
-  const bytes = randomBytes(16);
-  return Array.from(bytes, (b) => b % 32);
+  return Array.from(randomChunk(16), (b) => b % 32);
+}
+
+// One getrandom call per 256 ids instead of one per id (the call and its Buffer dominated
+// the cost of an id on the request-log path).
+const RANDOM_POOL = Buffer.alloc(4096);
+let poolOffset = RANDOM_POOL.length;
+
+function randomChunk(size: number): Buffer {
+  if (poolOffset + size > RANDOM_POOL.length) {
+    randomFillSync(RANDOM_POOL);
+    poolOffset = 0;
+  }
+  poolOffset += size;
+  return RANDOM_POOL.subarray(poolOffset - size, poolOffset);
 }
 
 export function timeOrderedId(now = Date.now()): string {

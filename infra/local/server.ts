@@ -188,15 +188,27 @@ export function closeServer(server: Server): Promise<void> {
 
 const MAX_BODY = 10 * 1024 * 1024; // API Gateway's payload limit
 
-async function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY) return 'too_large';
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
+  // Events rather than `for await`: the async iterator costs a few promises per chunk.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY) {
+        req.off('data', onData);
+        resolve('too_large');
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(Buffer.concat(chunks, size)));
+    req.once('error', reject);
+    req.once('close', () => {
+      if (!req.complete) reject(new Error('request aborted'));
+    });
+  });
 }
 
 /** API Gateway decodes the path; a malformed escape is passed through as sent. */
