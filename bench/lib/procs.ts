@@ -68,9 +68,9 @@ export interface ChildGateway extends Child {
 /**
  * A local gateway in its own process (`node --import tsx infra/local/main.ts`, what `npm
  * start` runs), in memory, on a free port, sharing the bench's DynamoDB Local under its own
- * table prefix. Its stdout (one structured log line per request: logging stays on) goes
- * to a file, as Lambda's goes to the runtime's pipe, so the bench process does not spend
- * CPU reading it.
+ * table prefix. Its stdout (one structured log line and one EMF document per request, as on
+ * Lambda) goes to a file, as Lambda's goes to the runtime's pipe, so the bench process does
+ * not spend CPU reading it.
  */
 export async function startChildGateway(opts: {
   name: string;
@@ -94,6 +94,8 @@ export async function startChildGateway(opts: {
       GATEWAY_DYNAMODB_ENDPOINT: opts.dynamodbEndpoint,
       GATEWAY_TABLE_PREFIX: `bench-${opts.name}-`,
       GATEWAY_TRUSTED_HOSTS: '127.0.0.1,localhost',
+      // `npm start` keeps EMF metrics off (noise on a terminal); Lambda has them on.
+      POWERTOOLS_METRICS_DISABLED: 'false',
       ...opts.env,
     },
     stdio: ['ignore', fd, fd],
