@@ -31,6 +31,12 @@ export interface LocalGatewayOptions {
   /** Extra environment for the functions (settings of functions/shared/config.ts). */
   env?: Record<string, string>;
   /**
+   * Folder of production bundles, `<dir>/<endpoint group>/index.mjs` (what `npm run bench`
+   * builds with the settings of infra/bundling.ts): the endpoint functions run from those,
+   * as deployed, instead of from the TypeScript sources (GATEWAY_FUNCTION_BUNDLES).
+   */
+  functionBundlesDir?: string;
+  /**
    * Longest local Wait state / retry interval of the state machines, in ms, so polling
    * workflows move along (default GATEWAY_WORKFLOW_MAX_WAIT_MS, else 2000).
    */
@@ -124,8 +130,11 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
 
     // Handlers are imported only now: their module scope reads the settings above.
     const handlers = new Map<string, StreamingHandler>();
+    const bundles = (options.functionBundlesDir ?? process.env.GATEWAY_FUNCTION_BUNDLES) || undefined;
     for (const group of ENDPOINT_GROUPS) {
-      const mod = (await import(resolve(import.meta.dirname, '../..', group.entry))) as { handler: StreamingHandler };
+      // A bundle is its own module graph (own config and caches), like a Lambda function.
+      const file = bundles ? resolve(bundles, group.name, 'index.mjs') : resolve(import.meta.dirname, '../..', group.entry);
+      const mod = (await import(file)) as { handler: StreamingHandler };
       handlers.set(group.name, mod.handler);
     }
 
