@@ -6,8 +6,9 @@
  *   ├─ DynamoDB Local (Java; one for every gateway, each with its own table prefix)
  *   ├─ bench/upstream.ts      fake OpenAI / Anthropic / Cohere (test/fakes), 0 and 50 ms latency
  *   ├─ bench/bare-proxy.ts    the floor: a bare node:http pass-through proxy
- *   ├─ infra/local/main.ts    the gateway under load (what `npm start` runs), in memory
- *   ├─ infra/local/main.ts    a fresh gateway for the RSS measurement
+ *   ├─ infra/local/main.ts    the gateway under load (what `npm start` runs, with the endpoint
+ *   │                         functions from their production bundles), in memory
+ *   ├─ infra/local/main.ts    a fresh gateway for the RSS measurement (the same way)
  *   └─ node bench/.tmp/cold-child.mjs   one fresh process per cold-start sample
  *
  * Writes bench/results.json and the tables between the markers of bench/README.md.
@@ -118,8 +119,14 @@ log(`fake upstream (pid ${upstream.pid}) and bare proxy (pid ${bare.pid}) up`);
 
 try {
   // ---- load: throughput and latency ------------------------------------------------------
+  // The gateways under test run the production bundles, as deployed (also timed below).
+  const functionBundles = resolve(TMP_DIR, 'bundles');
+  if (!SKIP.has('load') || !SKIP.has('streams') || !SKIP.has('rss')) {
+    results.bundles = await bundleAll();
+    log(`bundles built in ${functionBundles}`);
+  }
   if (!SKIP.has('load') || !SKIP.has('streams')) {
-    const gw = await startChildGateway({ name: 'load', dynamodbEndpoint: dynamo.endpoint });
+    const gw = await startChildGateway({ name: 'load', dynamodbEndpoint: dynamo.endpoint, functionBundles });
     const setup = await setUpGateway(gw.url, gw.adminKey);
     const targets: Targets = { upstreams: up, bare: { openai0: bareUrl(0), openai50: bareUrl(1) }, gateway: gw.url, key: setup.key, limitedKey: setup.limitedKey };
     log(`gateway under test: pid ${gw.pid} at ${gw.url}, RSS ${rssMb(gw.pid)} MB`);
@@ -188,7 +195,7 @@ try {
 
   // ---- RSS under 1,000 concurrent streams (a fresh gateway process) -----------------------
   if (!SKIP.has('rss')) {
-    const gw = await startChildGateway({ name: 'rss', dynamodbEndpoint: dynamo.endpoint });
+    const gw = await startChildGateway({ name: 'rss', dynamodbEndpoint: dynamo.endpoint, functionBundles });
     const setup = await setUpGateway(gw.url, gw.adminKey);
     const targets: Targets = { upstreams: up, bare: { openai0: bareUrl(0), openai50: bareUrl(1) }, gateway: gw.url, key: setup.key, limitedKey: setup.limitedKey };
     const warm = requestFor('gateway-chat-openai', targets, 0, true);
@@ -222,7 +229,7 @@ try {
         for (const r of results.storage) log(`storage ${r.scenario}: ${r.readsPerRequest} reads, ${r.writesPerRequest} writes / request ${JSON.stringify(r.commands)}`);
       }
       if (!SKIP.has('cold')) {
-        results.bundles = await bundleAll();
+        if (!results.bundles.length) results.bundles = await bundleAll();
         log(`bundles: ${results.bundles.map((b) => `${b.name} ${b.sizeKb} KB`).join(', ')}`);
         const probe = await buildProbe();
         const env: Record<string, string> = {

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { NODE_HEAP_OPTIONS } from '../../infra/node-options';
+import { LAMBDA_NODE_OPTIONS, NODE_HEAP_OPTIONS } from '../../infra/node-options';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../..');
 export const TMP_DIR = resolve(REPO_ROOT, 'bench/.tmp');
@@ -79,12 +79,19 @@ export async function startChildGateway(opts: {
   nodeArgs?: string[];
   /** Another checkout of the repository to run the gateway from (bench/ab.ts); default this one. */
   root?: string;
+  /**
+   * Folder of production bundles (bench/lib/cold-start.ts `bundleAll`): the endpoint
+   * functions run from those, with source maps on, as deployed (GATEWAY_FUNCTION_BUNDLES).
+   * Without it they run from the TypeScript sources under tsx.
+   */
+  functionBundles?: string;
 }): Promise<ChildGateway> {
   const root = opts.root ?? REPO_ROOT;
   const logFile = resolve(TMP_DIR, `gateway-${opts.name}.log`);
   const fd = openSync(logFile, 'w');
-  // The V8 options `npm start` runs with (infra/node-options.ts).
-  const args = [...NODE_HEAP_OPTIONS, ...(opts.nodeArgs ?? []), '--import', 'tsx', resolve(root, 'infra/local/main.ts')];
+  // The V8 options of the Lambda functions with bundles, else those `npm start` runs with.
+  const nodeOptions = opts.functionBundles ? LAMBDA_NODE_OPTIONS.split(' ') : NODE_HEAP_OPTIONS;
+  const args = [...nodeOptions, ...(opts.nodeArgs ?? []), '--import', 'tsx', resolve(root, 'infra/local/main.ts')];
   const proc = spawn(process.execPath, args, {
     cwd: root,
     env: {
@@ -96,6 +103,7 @@ export async function startChildGateway(opts: {
       GATEWAY_TRUSTED_HOSTS: '127.0.0.1,localhost',
       // `npm start` keeps EMF metrics off (noise on a terminal); Lambda has them on.
       POWERTOOLS_METRICS_DISABLED: 'false',
+      ...(opts.functionBundles ? { GATEWAY_FUNCTION_BUNDLES: opts.functionBundles } : {}),
       ...opts.env,
     },
     stdio: ['ignore', fd, fd],
