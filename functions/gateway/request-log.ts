@@ -58,7 +58,7 @@ export interface RequestLogRecord {
 }
 
 // Pure: bundles that import this module without logging (workers) drop the writer.
-const putLogRecord = /* @__PURE__ */ batchedPuts('logs');
+const putLogRecord = /* @__PURE__ */ batchedPuts('logs', { waitMs: () => config().requestLogBatchWaitMs });
 
 export const logPartition = (workspaceId: string) => `WS#${workspaceId}#LOG`;
 export const tracePartition = (workspaceId: string, traceId: string) => `WS#${workspaceId}#TRACE#${traceId}`;

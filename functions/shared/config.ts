@@ -48,6 +48,8 @@ const schema = z.object({
    */
   RATE_LIMIT_RESERVE_AHEAD_MS: intFromEnv(50),
   REQUEST_LOG_TTL_DAYS: intFromEnv(30, 1),
+  /** How long a request-log record waits for others to share its write (0: at once). */
+  REQUEST_LOG_BATCH_WAIT_MS: intFromEnv(0, 0),
   MAX_BODY_BYTES: intFromEnv(10 * 1024 * 1024, 1),
   /** Upper bound on any upstream call when the caller sets no timeout. */
   DEFAULT_UPSTREAM_TIMEOUT_MS: intFromEnv(600_000, 1),
@@ -79,6 +81,7 @@ export interface GatewayConfig {
   policyCacheTtlMs: number;
   rateLimitReserveAheadMs: number;
   requestLogTtlDays: number;
+  requestLogBatchWaitMs: number;
   maxBodyBytes: number;
   defaultUpstreamTimeoutMs: number;
   runQueueUrl: string | undefined;
@@ -114,6 +117,7 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     policyCacheTtlMs: Math.min(e.POLICY_CACHE_TTL_MS, 10_000),
     rateLimitReserveAheadMs: e.RATE_LIMIT_RESERVE_AHEAD_MS,
     requestLogTtlDays: e.REQUEST_LOG_TTL_DAYS,
+    requestLogBatchWaitMs: e.REQUEST_LOG_BATCH_WAIT_MS,
     maxBodyBytes: e.MAX_BODY_BYTES,
     defaultUpstreamTimeoutMs: e.DEFAULT_UPSTREAM_TIMEOUT_MS,
     runQueueUrl: e.RUN_QUEUE_URL,

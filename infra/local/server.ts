@@ -3,6 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { ENDPOINT_GROUPS, groupForPath } from '../endpoint-groups';
 import { TABLE_SPECS } from '../tables';
@@ -63,6 +64,11 @@ export interface LocalGateway {
 // Node 20 is this project's deliberate floor (README, dependency notes); the SDK's notice is known.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
+/** REQUEST_LOG_BATCH_WAIT_MS of the local runtime unless set (README, bench/README.md). */
+const LOCAL_REQUEST_LOG_BATCH_WAIT_MS = 20;
+/** How long `stop()` lets running invocations finish. */
+const INVOCATION_DRAIN_MS = 10_000;
+
 let started = false;
 
 function loadOrCreate(file: string | null, make: () => string): string {
@@ -112,6 +118,9 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
       AWS_ENDPOINT_URL_KMS: kms.endpoint,
       GATEWAY_TRUSTED_HOSTS: (options.trustedHosts ?? process.env.GATEWAY_TRUSTED_HOSTS?.split(',') ?? []).join(','),
       POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
+      // One process serves every request here, so request-log records of requests that end
+      // close together can share a write (Lambda, one request per container, writes at once).
+      REQUEST_LOG_BATCH_WAIT_MS: process.env.REQUEST_LOG_BATCH_WAIT_MS ?? String(LOCAL_REQUEST_LOG_BATCH_WAIT_MS),
       ...Object.fromEntries(TABLE_SPECS.map((t) => [t.envVar, tableNames[t.name]!])),
       ...options.env,
     });
@@ -148,8 +157,13 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
 
     sqs.startConsumers();
 
-    const { server, url } = await listen((path) => handlers.get(groupForPath(path))!, options.port ?? 8787, options.host ?? '127.0.0.1');
-    stops.push(() => closeServer(server));
+    const { server, url, idle } = await listen((path) => handlers.get(groupForPath(path))!, options.port ?? 8787, options.host ?? '127.0.0.1');
+    stops.push(async () => {
+      await closeServer(server);
+      // Invocations still finishing their after-response work (request logs) complete
+      // before the stores they write to stop.
+      await idle(INVOCATION_DRAIN_MS);
+    });
     return {
       url,
       baseUrl: `${url}/v1`,
@@ -177,15 +191,27 @@ export async function listen(
   handlerFor: (path: string) => StreamingHandler,
   port = 0,
   host = '127.0.0.1',
-): Promise<{ server: Server; url: string }> {
-  const server = createServer((req, res) => void serve(handlerFor, req, res));
+): Promise<{ server: Server; url: string; idle: (timeoutMs: number) => Promise<void> }> {
+  const invocations = new Set<Promise<void>>();
+  const server = createServer((req, res) => {
+    const invocation = serve(handlerFor, req, res);
+    invocations.add(invocation);
+    void invocation.finally(() => invocations.delete(invocation));
+  });
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((r, j) => {
     server.once('error', j);
     server.listen(port, host, () => r());
   });
   const address = server.address() as { port: number };
-  return { server, url: `http://${host}:${address.port}` };
+  /** Resolves once every invocation has ended (or after `timeoutMs`). */
+  const idle = async (timeoutMs: number) => {
+    const deadline = Date.now() + timeoutMs;
+    while (invocations.size > 0 && Date.now() < deadline) {
+      await Promise.race([Promise.allSettled([...invocations]), sleep(deadline - Date.now(), undefined, { ref: false })]);
+    }
+  };
+  return { server, url: `http://${host}:${address.port}`, idle };
 }
 
 export function closeServer(server: Server): Promise<void> {
