@@ -62,7 +62,7 @@ async function runAfterResponse(ctx: RequestContext): Promise<void> {
  * response has finished; if the caller goes away first, the body is destroyed (which
  * aborts an upstream call) and the promise rejects, as it does when the body fails.
  */
-export function sendBody(body: ResponseBody | undefined, out: Writable): Promise<void> {
+function sendBody(body: ResponseBody | undefined, out: Writable): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     finished(out, (err) => {
       if (!err) return resolve();
