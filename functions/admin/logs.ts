@@ -7,6 +7,9 @@ import type { GatewayRequest, Route } from '../shared/http/types';
 import { queryInt } from '../shared/validation';
 import { logPartition, tracePartition, type RequestLogRecord } from '../gateway/request-log';
 
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+const isExpired = (item: { ttl?: number }) => typeof item.ttl === 'number' && item.ttl <= nowSeconds();
+
 const strip = (item: Record<string, unknown>): RequestLogRecord => {
   const { pk: _pk, sk: _sk, gsi1pk: _a, gsi1sk: _b, ttl: _t, ...record } = item;
   return record as RequestLogRecord;
@@ -29,6 +32,9 @@ async function list(req: GatewayRequest) {
   if (q.status) filter('status', '=', queryInt(q.status, 'status', 100, 599, 0));
   if (q.from) filter('created_at', '>=', queryInt(q.from, 'from', 0, Number.MAX_SAFE_INTEGER, 0));
   if (q.to) filter('created_at', '<=', queryInt(q.to, 'to', 0, Number.MAX_SAFE_INTEGER, 0));
+  // Expired records stay until DynamoDB's TTL deletes them (within days on AWS; never in
+  // the local runtime, which leaves TTL off for this table): they are not shown.
+  filter('ttl', '>', nowSeconds());
   const ws = req.auth.workspaceId;
   const result = await listPage(
     {
@@ -43,8 +49,8 @@ async function list(req: GatewayRequest) {
 }
 
 async function get(req: GatewayRequest) {
-  const item = await getItem('logs', { pk: logPartition(req.auth.workspaceId), sk: req.params.id! });
-  if (!item) throw notFound(`No request log '${req.params.id}' in this workspace.`, 'id');
+  const item = await getItem<{ ttl?: number }>('logs', { pk: logPartition(req.auth.workspaceId), sk: req.params.id! });
+  if (!item || isExpired(item)) throw notFound(`No request log '${req.params.id}' in this workspace.`, 'id');
   return ok(strip(item));
 }
 
