@@ -136,6 +136,14 @@ async function endedExecution(runId: string) {
   return execution(runId);
 }
 const runsQueue = () => gw.sqs.queues.runs!;
+/**
+ * Until WaitForToolOutputs has stored its task token on the run: the run shows
+ * requires_action as soon as ModelStep commits, a moment before the machine gets there.
+ */
+async function untilWaitingOnToken(threadId: string, runId: string): Promise<void> {
+  const [{ getItem }, { runKey }] = await Promise.all([import('../../functions/shared/db/ops'), import('../../functions/assistants/db')]);
+  await until(async () => typeof (await getItem('threads', runKey(gw.workspaceId, threadId, runId), true))?.engine_task_token === 'string');
+}
 
 async function queueDepth(url: string): Promise<number> {
   const out = await sqs.send(
@@ -250,7 +258,8 @@ describe('non-streamed runs: SQS FIFO -> consumer -> runs state machine', () => 
     const { sdk, assistant, thread } = await setup('lc-claude', 'claude-3-5-haiku', 'What is the weather in Oslo?');
     const waiting = await sdk.beta.threads.runs.createAndPoll(thread.id, { assistant_id: assistant.id }, POLL);
     expect(waiting.status).toBe('requires_action');
-    await until(async () => (await execution(waiting.id)).status === 'RUNNING');
+    // Cancelled while the execution waits on its token, so the stop is what ends it.
+    await untilWaitingOnToken(thread.id, waiting.id);
     const cancelling = await sdk.beta.threads.runs.cancel(waiting.id, { thread_id: thread.id });
     RunShape.parse(cancelling);
     expect(cancelling.status).toBe('cancelling');
@@ -411,11 +420,14 @@ describe('races between the API and the workflow', () => {
     const waiting = await sdk.beta.threads.runs.createAndPoll(thread.id, { assistant_id: assistant.id }, POLL);
     expect(waiting.status).toBe('requires_action');
     const callId = waiting.required_action!.submit_tool_outputs.tool_calls[0]!.id;
-    // The submit finds no token (the wait task is held before storing it): the run is resumed
-    // all the same, and the API answers with it in_progress.
+    // The run shows requires_action as soon as ModelStep commits, which can be before the
+    // machine reaches WaitForToolOutputs: wait until the wait task is held (before storing
+    // its token), or a submit landing first would send ModelStep straight on (no wait at all).
+    await until(() => faults.fired.includes(`held-wait:${waiting.id}`));
+    // The submit finds no token: the run is resumed all the same, and the API answers with
+    // it in_progress.
     const submitted = await sdk.beta.threads.runs.submitToolOutputs(waiting.id, { thread_id: thread.id, tool_outputs: [{ tool_call_id: callId, output: 'hot' }] });
     expect(submitted.status).toBe('in_progress');
-    await until(() => faults.fired.includes(`held-wait:${waiting.id}`));
     release();
     const final = await sdk.beta.threads.runs.poll(waiting.id, { thread_id: thread.id }, POLL);
     expect(final.status).toBe('completed');
