@@ -3,8 +3,7 @@ import { batchedPuts } from '../shared/db/batched-puts';
 import { ID_PREFIX, newId } from '../shared/ids';
 import type { GatewayRequest } from '../shared/http/types';
 import { afterResponse } from '../shared/telemetry/context';
-import { log } from '../shared/telemetry/logger';
-import { emitRequestMetrics } from '../shared/telemetry/metrics';
+import { writeRequestTelemetry } from '../shared/telemetry/metrics';
 import type { Usage } from '../providers/types';
 import type { AttemptRecord } from './routing';
 
@@ -99,34 +98,37 @@ export function recordRequest(req: GatewayRequest, facts: RequestFacts): void {
       created_at: Math.floor(now / 1000),
       ...facts.extra,
     };
-    log.info('request', {
-      route: record.route,
-      method: record.method,
-      path: record.path,
-      provider: record.provider,
-      model: record.model,
-      status: record.status,
-      latency_ms: record.latency_ms,
-      upstream_latency_ms: record.upstream_latency_ms,
-      tokens: record.usage,
-      cache_status: record.cache_status,
-      retry_count: record.retry_count,
-      metadata: record.metadata,
-      stream: record.stream,
-      ...(record.error ? { stream_error: record.error } : {}),
-    });
-    emitRequestMetrics({
-      route: record.route,
-      provider: record.provider ?? undefined,
-      status: record.status,
-      latencyMs: record.latency_ms,
-      upstreamLatencyMs: record.upstream_latency_ms ?? undefined,
-      promptTokens: record.usage?.prompt_tokens,
-      completionTokens: record.usage?.completion_tokens,
-      cacheHit: record.cache_status ? record.cache_status === 'HIT' : undefined,
-      rateLimited: facts.rateLimited,
-      guardrailBlocked: facts.guardrailBlocked,
-    });
+    writeRequestTelemetry(
+      'request',
+      {
+        route: record.route,
+        method: record.method,
+        path: record.path,
+        provider: record.provider,
+        model: record.model,
+        status: record.status,
+        latency_ms: record.latency_ms,
+        upstream_latency_ms: record.upstream_latency_ms,
+        tokens: record.usage,
+        cache_status: record.cache_status,
+        retry_count: record.retry_count,
+        metadata: record.metadata,
+        stream: record.stream,
+        ...(record.error ? { stream_error: record.error } : {}),
+      },
+      {
+        route: record.route,
+        provider: record.provider ?? undefined,
+        status: record.status,
+        latencyMs: record.latency_ms,
+        upstreamLatencyMs: record.upstream_latency_ms ?? undefined,
+        promptTokens: record.usage?.prompt_tokens,
+        completionTokens: record.usage?.completion_tokens,
+        cacheHit: record.cache_status ? record.cache_status === 'HIT' : undefined,
+        rateLimited: facts.rateLimited,
+        guardrailBlocked: facts.guardrailBlocked,
+      },
+    );
     await putLogRecord({
       pk: logPartition(record.workspace_id),
       sk: record.id,

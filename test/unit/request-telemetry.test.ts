@@ -1,0 +1,167 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { RequestMetrics } from '../../functions/shared/telemetry/metrics';
+
+// The per-request log line and EMF document are built without Powertools' generic path
+// (functions/shared/telemetry/logger.ts `infoLine`, metrics.ts `requestMetricsLine`). They
+// must print exactly what Powertools prints for the same data under the same settings:
+// Powertools itself is the oracle here (log.info, and a Metrics instance fed metric by
+// metric the way the gateway used to). Only the clock readings may differ.
+
+const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const ISO_OFFSET = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/;
+
+async function load(env: Record<string, string | undefined>) {
+  vi.resetModules();
+  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+  const [logger, metrics, context, powertools] = await Promise.all([
+    import('../../functions/shared/telemetry/logger'),
+    import('../../functions/shared/telemetry/metrics'),
+    import('../../functions/shared/telemetry/context'),
+    import('@aws-lambda-powertools/metrics'),
+  ]);
+  const { Metrics, MetricUnit } = powertools;
+  const oracleMetrics = new Metrics({ namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'AiGateway', serviceName: logger.SERVICE_NAME });
+  /** What the gateway did before: eight addMetric calls and a publish, through Powertools. */
+  function powertoolsMetrics(m: RequestMetrics): void {
+    oracleMetrics.addDimension('route', m.route);
+    if (m.provider) oracleMetrics.addDimension('provider', m.provider);
+    oracleMetrics.addMetric('Requests', MetricUnit.Count, 1);
+    oracleMetrics.addMetric('Errors', MetricUnit.Count, m.status >= 500 ? 1 : 0);
+    oracleMetrics.addMetric('ClientErrors', MetricUnit.Count, m.status >= 400 && m.status < 500 ? 1 : 0);
+    oracleMetrics.addMetric('Latency', MetricUnit.Milliseconds, m.latencyMs);
+    if (m.upstreamLatencyMs !== undefined) oracleMetrics.addMetric('UpstreamLatency', MetricUnit.Milliseconds, m.upstreamLatencyMs);
+    if (m.promptTokens !== undefined) oracleMetrics.addMetric('PromptTokens', MetricUnit.Count, m.promptTokens);
+    if (m.completionTokens !== undefined) oracleMetrics.addMetric('CompletionTokens', MetricUnit.Count, m.completionTokens);
+    if (m.cacheHit !== undefined) oracleMetrics.addMetric('CacheHits', MetricUnit.Count, m.cacheHit ? 1 : 0);
+    if (m.rateLimited) oracleMetrics.addMetric('RateLimitRejections', MetricUnit.Count, 1);
+    if (m.guardrailBlocked) oracleMetrics.addMetric('GuardrailBlocks', MetricUnit.Count, 1);
+    oracleMetrics.publishStoredMetrics();
+  }
+  const inRequest = (fn: () => void) => context.runWithContext({ traceId: 'trace-1', workspaceId: 'ws-1', afterResponse: [] }, fn);
+  return {
+    lean: (fields: Record<string, unknown>, m: RequestMetrics) => stdout(() => inRequest(() => metrics.writeRequestTelemetry('request', fields, m))),
+    oracle: (fields: Record<string, unknown>, m: RequestMetrics) =>
+      stdout(() =>
+        inRequest(() => {
+          logger.log.info('request', fields);
+          powertoolsMetrics(m);
+        }),
+      ),
+    writes: (fields: Record<string, unknown>, m: RequestMetrics) => {
+      let count = 0;
+      const spy = vi.spyOn(process.stdout, 'write').mockImplementation(() => ++count > 0);
+      try {
+        inRequest(() => metrics.writeRequestTelemetry('request', fields, m));
+      } finally {
+        spy.mockRestore();
+      }
+      return count;
+    },
+  };
+}
+
+/** Everything written to stdout by `fn`, as its lines, with clock readings replaced. */
+function stdout(fn: () => void): string[] {
+  let text = '';
+  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    text += String(chunk);
+    return true;
+  });
+  try {
+    fn();
+  } finally {
+    spy.mockRestore();
+  }
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const parsed = JSON.parse(line) as { timestamp?: string; _aws?: { Timestamp: number } };
+      if (parsed.timestamp !== undefined) {
+        expect(parsed.timestamp).toMatch(process.env.TZ && !process.env.TZ.includes('UTC') ? ISO_OFFSET : ISO_UTC);
+        parsed.timestamp = `(clock)${parsed.timestamp.endsWith('Z') ? 'Z' : parsed.timestamp.slice(-6)}`;
+      }
+      if (parsed._aws) {
+        expect(Math.abs(parsed._aws.Timestamp - Date.now())).toBeLessThan(60_000);
+        parsed._aws.Timestamp = 0;
+      }
+      return JSON.stringify(parsed);
+    });
+}
+
+const FIELDS = {
+  route: 'chat.completions',
+  method: 'POST',
+  path: '/v1/chat/completions',
+  provider: null,
+  model: 'gpt-4o-mini',
+  status: 200,
+  latency_ms: 12,
+  upstream_latency_ms: 9,
+  tokens: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 },
+  cache_status: '',
+  retry_count: 0,
+  metadata: { team: 'search', empty: '' },
+  stream: false,
+};
+const FULL: RequestMetrics = { route: 'chat.completions', provider: 'openai', status: 200, latencyMs: 12, upstreamLatencyMs: 9, promptTokens: 3, completionTokens: 5, cacheHit: false };
+const REFUSED: RequestMetrics = { route: 'proxy', status: 429, latencyMs: 2, rateLimited: true, guardrailBlocked: true };
+const FAILED: RequestMetrics = { route: 'embeddings', provider: 'cohere', status: 502, latencyMs: 40, cacheHit: true };
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+  vi.resetModules();
+});
+
+describe('request telemetry: the same lines as Powertools, in one write', () => {
+  // The suite runs with POWERTOOLS_LOG_LEVEL=WARN and metrics off (vitest.config.ts), so
+  // every case names both settings, and says how many lines each request must print.
+  const ON = { POWERTOOLS_LOG_LEVEL: 'INFO', POWERTOOLS_METRICS_DISABLED: 'false' };
+  it.each([
+    ['log line and metrics (as on Lambda)', ON, 2],
+    ['another service and namespace', { ...ON, POWERTOOLS_SERVICE_NAME: 'edge-gw', POWERTOOLS_METRICS_NAMESPACE: 'Edge' }, 2],
+    ['a sampling rate and an X-Ray trace', { ...ON, POWERTOOLS_LOGGER_SAMPLE_RATE: '0.25', _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1' }, 2],
+    ['a time zone other than UTC', { ...ON, TZ: 'America/New_York' }, 2],
+    ["Lambda's UTC time zone", { ...ON, TZ: ':UTC' }, 2],
+    ['DEBUG level', { ...ON, POWERTOOLS_LOG_LEVEL: 'DEBUG' }, 2],
+    ['INFO not logged', { ...ON, POWERTOOLS_LOG_LEVEL: 'WARN' }, 1],
+    ['metrics off', { ...ON, POWERTOOLS_METRICS_DISABLED: 'true' }, 1],
+    ['nothing logged', { POWERTOOLS_LOG_LEVEL: 'ERROR', POWERTOOLS_METRICS_DISABLED: 'true' }, 0],
+  ])('%s', async (_name, env, lines) => {
+    const t = await load(env);
+    for (const m of [FULL, REFUSED, FAILED]) {
+      const expected = t.oracle(FIELDS, m);
+      expect(expected).toHaveLength(lines);
+      expect(t.lean(FIELDS, m)).toEqual(expected);
+      expect(t.writes(FIELDS, m)).toBe(lines > 0 ? 1 : 0);
+    }
+  });
+
+  it('dev mode turns metrics off unless asked for, as in Powertools', async () => {
+    // (In dev mode Powertools prints through the global console, which vitest captures, so
+    // it cannot be the oracle here; Metrics' own dev-mode rule decides for the lean path.)
+    const t = await load({ POWERTOOLS_LOG_LEVEL: 'INFO', POWERTOOLS_METRICS_DISABLED: undefined, POWERTOOLS_DEV: 'true' });
+    const lines = t.lean(FIELDS, FULL);
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'INFO', message: 'request', route: 'chat.completions' });
+  });
+
+  it('leaves out the null, undefined and empty fields Powertools leaves out, and keeps nested ones', async () => {
+    const t = await load({ POWERTOOLS_LOG_LEVEL: 'INFO', POWERTOOLS_METRICS_DISABLED: 'true' });
+    const [line] = t.lean(FIELDS, FULL);
+    const parsed = JSON.parse(line!) as Record<string, unknown>;
+    expect(Object.keys(parsed)).toEqual([
+      'level', 'message', 'timestamp', 'service', 'sampling_rate', 'trace_id', 'workspace_id',
+      'route', 'method', 'path', 'model', 'status', 'latency_ms', 'upstream_latency_ms', 'tokens', 'retry_count', 'metadata', 'stream',
+    ]);
+    expect(parsed.metadata).toEqual({ team: 'search', empty: '' });
+  });
+
+  it('puts every metric under the route and provider dimensions', async () => {
+    const t = await load({ POWERTOOLS_METRICS_DISABLED: 'false', POWERTOOLS_LOG_LEVEL: 'ERROR' });
+    const [emf] = t.lean(FIELDS, FULL).map((l) => JSON.parse(l) as Record<string, unknown> & { _aws: { CloudWatchMetrics: Array<{ Dimensions: string[][]; Metrics: Array<{ Name: string }> }> } });
+    expect(emf!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service', 'route', 'provider']]);
+    expect(emf!._aws.CloudWatchMetrics[0]!.Metrics.map((x) => x.Name)).toEqual(['Requests', 'Errors', 'ClientErrors', 'Latency', 'UpstreamLatency', 'PromptTokens', 'CompletionTokens', 'CacheHits']);
+    expect(emf).toMatchObject({ service: 'ai-gateway', route: 'chat.completions', provider: 'openai', Requests: 1, Latency: 12, CacheHits: 0 });
+  });
+});
