@@ -64,8 +64,13 @@ export async function resolveConfig(req: GatewayRequest): Promise<ResolvedConfig
     throw badRequest(customHost ? `x-gateway-custom-host needs x-gateway-provider to say which API the host speaks. ${HOW_TO}` : `No provider given. ${HOW_TO}`, 'x-gateway-provider', 'missing_provider');
   }
   const managed = Boolean(virtualKey) || Boolean(provider?.startsWith('@'));
+  const virtualKeyOnly = Boolean(virtualKey) && !provider;
+  // Both names are always present (one may be undefined): a literal that opens with a
+  // spread of one of two shapes and then spreads cloudHeaders cost 22 µs a request in V8,
+  // this one 1 µs (bench/README.md).
   const leaf: ConfigNode = {
-    ...(virtualKey && !provider ? { virtual_key: virtualKey } : { provider }),
+    provider: virtualKeyOnly ? undefined : provider,
+    virtual_key: virtualKeyOnly ? virtualKey : undefined,
     // A managed provider holds its own credential; the caller's Authorization (often an
     // SDK placeholder) must not replace it.
     api_key: managed ? undefined : bearer(h),
