@@ -1,4 +1,5 @@
 import { badRequest } from '../shared/errors';
+import { mergeHeaders } from '../shared/http/response';
 import type { GatewayRequest, HttpResponse } from '../shared/http/types';
 import { responseHeadersFrom } from './headers';
 import { dispatch, gatewayHeaders } from './pipeline';
@@ -31,7 +32,7 @@ function audioRoute(operation: AudioOperation) {
       if (!succeeded(d)) return failureResponse(d, facts);
       const upstream = d.routing.result.response!;
       facts.status = upstream.status;
-      return { statusCode: upstream.status, headers: { ...responseHeadersFrom(upstream.headers), ...gatewayHeaders(d) }, body: upstream.body };
+      return { statusCode: upstream.status, headers: mergeHeaders(responseHeadersFrom(upstream.headers), gatewayHeaders(d)), body: upstream.body };
     });
 }
 

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { config } from '../shared/config';
 import { GatewayError } from '../shared/errors';
 import type { ConfigNode } from '../shared/gateway-config';
+import { mergeHeaders } from '../shared/http/response';
 import type { GatewayRequest } from '../shared/http/types';
 import { sendUpstream } from '../shared/net/http-client';
 import type { ProviderAdapter, ProviderTarget, UpstreamRequest } from '../providers/types';
@@ -179,13 +180,12 @@ function attemptTimeout(node: ConfigNode, deadline: number | undefined): number 
 
 /** Response headers the gateway adds to every proxied or unified answer. */
 export function gatewayHeaders(d: Dispatched): Record<string, string> {
-  return {
-    ...d.rateLimitHeaders,
-    'x-gateway-provider': d.resolved.adapter.slug,
-    'x-gateway-retry-attempt-count': String(d.routing.retries),
-    ...(d.resolvedConfig.source === 'config' ? { 'x-gateway-last-used-option-index': d.routing.leaf.path } : {}),
-    ...(d.cacheStatus ? { 'x-gateway-cache-status': d.cacheStatus } : {}),
-  };
+  const headers = mergeHeaders(d.rateLimitHeaders);
+  headers['x-gateway-provider'] = d.resolved.adapter.slug;
+  headers['x-gateway-retry-attempt-count'] = String(d.routing.retries);
+  if (d.resolvedConfig.source === 'config') headers['x-gateway-last-used-option-index'] = d.routing.leaf.path;
+  if (d.cacheStatus) headers['x-gateway-cache-status'] = d.cacheStatus;
+  return headers;
 }
 
 /** Apply a leaf's `override_params` to a JSON body (config values win over the caller's). */

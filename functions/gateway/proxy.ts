@@ -1,10 +1,13 @@
 import { badRequest } from '../shared/errors';
+import { mergeHeaders } from '../shared/http/response';
 import type { GatewayRequest, HttpResponse } from '../shared/http/types';
 import type { ProviderAdapter, ProviderTarget, UpstreamRequest } from '../providers/types';
 import { isForwardableRequestHeader, responseHeadersFrom } from './headers';
 import { dispatch, gatewayHeaders } from './pipeline';
 import { withRequestLog } from './request-log';
 import { failureResponse, succeeded } from './responses';
+
+const IDENTITY_ENCODING = { 'accept-encoding': 'identity' } as const;
 
 /** The caller's headers minus gateway, hop-by-hop and credential headers. */
 function callerHeaders(req: GatewayRequest): Record<string, string> {
@@ -22,7 +25,7 @@ export function proxyRequest(req: GatewayRequest, adapter: ProviderAdapter, targ
   return {
     url,
     method,
-    headers: { ...callerHeaders(req), ...adapter.authHeaders(target), 'accept-encoding': 'identity' },
+    headers: mergeHeaders(callerHeaders(req), adapter.authHeaders(target), IDENTITY_ENCODING),
     ...(hasBody ? { body: req.body } : {}),
   };
 }
@@ -52,5 +55,5 @@ export const genericProxy = (req: GatewayRequest) =>
     if (!succeeded(d)) return failureResponse(d, facts);
     const upstream = d.routing.result.response!;
     facts.status = upstream.status;
-    return { statusCode: upstream.status, headers: { ...responseHeadersFrom(upstream.headers), ...gatewayHeaders(d) }, body: upstream.body };
+    return { statusCode: upstream.status, headers: mergeHeaders(responseHeadersFrom(upstream.headers), gatewayHeaders(d)), body: upstream.body };
   });

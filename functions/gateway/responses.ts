@@ -2,7 +2,7 @@ import type { HttpResponse } from '../shared/http/types';
 import { json } from '../shared/http/response';
 import { SSE_HEADERS } from '../shared/http/sse';
 import { readBody } from '../shared/net/http-client';
-import { errorResponse } from '../shared/http/response';
+import { errorResponse, mergeHeaders } from '../shared/http/response';
 import { responseHeadersFrom } from './headers';
 import { gatewayHeaders, type Dispatched } from './pipeline';
 import type { RequestFacts } from './request-log';
@@ -20,11 +20,11 @@ export function failureResponse(d: Dispatched, facts: RequestFacts): HttpRespons
   if (result.error) {
     facts.status = result.error.status;
     const res = errorResponse(result.error);
-    return { ...res, headers: { ...res.headers, ...gatewayHeaders(d) } };
+    return { ...res, headers: mergeHeaders(res.headers, gatewayHeaders(d)) };
   }
   const upstream = result.response!;
   facts.status = upstream.status;
-  return { statusCode: upstream.status, headers: { ...responseHeadersFrom(upstream.headers), ...gatewayHeaders(d) }, body: upstream.body };
+  return { statusCode: upstream.status, headers: mergeHeaders(responseHeadersFrom(upstream.headers), gatewayHeaders(d)), body: upstream.body };
 }
 
 export const succeeded = (d: Dispatched) => d.routing.result.response !== undefined && d.routing.result.response.status < 400;
@@ -40,5 +40,5 @@ export function jsonResponse(d: Dispatched, body: unknown, status = 200): HttpRe
 }
 
 export function sseResponse(d: Dispatched, sse: SseWriter): HttpResponse {
-  return { statusCode: 200, headers: { ...SSE_HEADERS, ...gatewayHeaders(d) }, body: sse.stream };
+  return { statusCode: 200, headers: mergeHeaders(SSE_HEADERS, gatewayHeaders(d)), body: sse.stream };
 }

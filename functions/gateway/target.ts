@@ -112,11 +112,11 @@ export async function resolveLeaf(node: ConfigNode, workspaceId: string): Promis
       throw badRequest(`No managed provider '@${managedSlug}' in this workspace. Create it with POST /v1/providers.`, 'x-gateway-provider', 'provider_not_found');
     }
     const stored: Partial<ConfigNode> = { provider: managed.provider };
-    for (const [field, value] of Object.entries({ ...managed, ...managed.secrets })) {
+    for (const [field, value] of Object.entries(Object.assign({}, managed, managed.secrets))) {
       if (value !== null && value !== undefined && field in SETTING_FIELDS) (stored as Record<string, unknown>)[field] = value;
     }
     // Stored settings first; anything the leaf states explicitly (other than the slug) wins.
-    merged = { ...stored, ...withoutUndefined({ ...node, provider: undefined, virtual_key: undefined }) } as ConfigNode;
+    merged = Object.assign(stored, explicitSettings(node)) as ConfigNode;
   }
   const slug = merged.provider!;
   const adapter = getAdapter(slug);
@@ -141,8 +141,13 @@ const SETTING_FIELDS = {
   aws_region: 1,
 } as const;
 
-function withoutUndefined<T extends object>(obj: T): Partial<T> {
-  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>;
+/** What a leaf states itself (defined values), without the name of its provider. */
+function explicitSettings(node: ConfigNode): Partial<ConfigNode> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (value !== undefined && key !== 'provider' && key !== 'virtual_key') out[key] = value;
+  }
+  return out as Partial<ConfigNode>;
 }
 
 function toTarget(n: ConfigNode, provider: string): ProviderTarget {

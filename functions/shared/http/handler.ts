@@ -7,7 +7,7 @@ import { uuid } from '../ids';
 import { log } from '../telemetry/logger';
 import { runWithContext, type RequestContext } from '../telemetry/context';
 import { buildRequest, normaliseHeaders, traceIdFrom } from './request';
-import { errorResponse } from './response';
+import { errorResponse, mergeHeaders } from './response';
 import { methodNotAllowed, routeNotFound, Router } from './router';
 import type { HttpResponse, ResponseBody, Route } from './types';
 
@@ -96,7 +96,7 @@ export function createHttpHandler(routes: readonly Route[]) {
     const response = await runWithContext(ctx, () => handleEvent(router, event, ctx));
     const out = awslambda.HttpResponseStream.from(responseStream, {
       statusCode: response.statusCode,
-      headers: { ...response.headers, [TRACE_HEADER]: ctx.traceId },
+      headers: mergeHeaders(response.headers, { [TRACE_HEADER]: ctx.traceId }),
     });
     try {
       await sendBody(response.body, out);
