@@ -37,15 +37,26 @@ export class LocalResponseStream extends Writable {
     if (this.metadata.cookies?.length) headers['set-cookie'] = this.metadata.cookies;
     this.res.writeHead(this.metadata.statusCode ?? 200, headers);
     // Head, first chunk (and the end, for a one-chunk body) leave in one write, as one
-    // packet, the way API Gateway sends them; later chunks of a stream go out as written.
+    // packet, the way API Gateway sends them; node:http groups later writes of one tick.
     this.res.cork();
     process.nextTick(() => this.res.uncork());
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
+    const first = !this.headWritten;
     this.writeHead();
-    if (this.res.write(chunk)) done();
+    const flushed = this.res.write(chunk);
+    // An event stream's first event leaves with the head at once, as the Lambda runtime sends
+    // it, not at the end of this tick (a translated stream may still be converting the other
+    // events of the same upstream read). A JSON body still leaves together with its end.
+    if (first && this.isEventStream()) this.res.uncork();
+    if (flushed) done();
     else this.res.once('drain', () => done());
+  }
+
+  private isEventStream(): boolean {
+    const type = Object.entries(this.metadata.headers ?? {}).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+    return typeof type === 'string' && type.startsWith('text/event-stream');
   }
 
   override _final(done: (err?: Error | null) => void): void {
