@@ -99,8 +99,9 @@ export function passThroughStream(upstream: Readable, facts: RequestFacts, remai
   const decoder = new TextDecoder();
   relay(upstream, sse, facts, remainingMs, {
     onData(chunk) {
-      parser.feed(decoder.decode(chunk, { stream: true }));
+      // Forward first: reading usage off the copy must not delay the caller's bytes.
       sse.writeRaw(chunk);
+      parser.feed(decoder.decode(chunk, { stream: true }));
       return true;
     },
     onEnd() {
