@@ -1,6 +1,6 @@
 /**
  * Profile the gateway's hot path (issue 12, item 5): `npx tsx bench/profile.ts [scenario]
- * [--connections=16] [--seconds=10]`. Starts the same process tree as bench/run.ts with the
+ * [--connections=16 | --rate=<req/s, evenly spaced>] [--seconds=10]`. Starts the same process tree as bench/run.ts with the
  * gateway under `node --cpu-prof`, drives one scenario (default gateway-proxy-ratelimit,
  * upstream latency 0 ms), stops the gateway so V8 writes the profile, and prints a summary
  * (self time by area and by function, inclusive time of own code). The raw .cpuprofile
@@ -14,7 +14,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const { startDynamoDbLocal } = await import('../infra/local/dynamodb');
 const { setUpGateway } = await import('./lib/admin');
 const { renderProfile, summariseProfile } = await import('./lib/cpuprofile');
-const { runLoad } = await import('./lib/load');
+const { runLoad, runPaced } = await import('./lib/load');
 const { spawnTsJson, startChildGateway, TMP_DIR, loadAverage } = await import('./lib/procs');
 const { requestFor, SCENARIOS } = await import('./lib/scenarios');
 type Upstreams = import('./lib/scenarios').Upstreams;
@@ -27,6 +27,7 @@ const flag = (name: string, fallback: number) => Number(args.find((a) => a.start
 const connections = flag('connections', 16);
 const seconds = flag('seconds', 10);
 const stream = args.includes('--stream');
+const rate = flag('rate', 0);
 
 const dir = resolve(TMP_DIR, 'prof', scenario + (stream ? '-stream' : ''));
 rmSync(dir, { recursive: true, force: true });
@@ -45,8 +46,9 @@ try {
   const spec = requestFor(scenario, { upstreams: upstream.info, bare: { openai0: '', openai50: '' }, gateway: gw.url, key: setup.key, limitedKey: setup.limitedKey }, 0, stream);
   await runLoad(spec, { connections, durationS: 3, record: false });
   const before = loadAverage();
-  const r = await runLoad(spec, { connections, durationS: seconds });
-  process.stdout.write(`${scenario}${stream ? ' (stream)' : ''} c=${connections}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors} (load ${before})\n`);
+  const r = rate > 0 ? await runPaced(spec, { rate, durationS: seconds, warmupS: 2, serverPid: gw.pid }) : await runLoad(spec, { connections, durationS: seconds, serverPid: gw.pid });
+  const shape = rate > 0 ? `paced at ${rate} req/s` : `c=${connections}`;
+  process.stdout.write(`${scenario}${stream ? ' (stream)' : ''} ${shape}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, CPU ${r.serverCpuMsPerReq} ms/req, errors ${r.errors} (load ${before})\n`);
 } finally {
   await gw.stop();
   await upstream.stop();

@@ -33,7 +33,7 @@ const { TABLE_SPECS } = await import('../infra/tables');
 const { setUpGateway } = await import('./lib/admin');
 const { bundleAll, buildProbe, measureColdStarts } = await import('./lib/cold-start');
 const { runLoad, runPaced, round } = await import('./lib/load');
-const { loadAverage, REPO_ROOT, spawnTsJson, startChildGateway, TMP_DIR, rssMb } = await import('./lib/procs');
+const { loadAverage, REPO_ROOT, settle, spawnTsJson, startChildGateway, TMP_DIR, rssMb } = await import('./lib/procs');
 const { renderTables } = await import('./lib/report');
 const { measureRss } = await import('./lib/rss');
 const { BASELINE, DESCRIPTION, requestFor, SCENARIOS } = await import('./lib/scenarios');
@@ -136,6 +136,8 @@ try {
         for (const scenario of M.scenarios) {
           const spec = requestFor(scenario, targets, latency);
           const serverPid = scenario.startsWith('direct') ? upstream.pid : scenario === 'bare-proxy' ? bare.pid : gw.pid;
+          const settledMs = await settle(dynamo.pid);
+          if (settledMs > 1000) log(`DynamoDB Local settled in ${settledMs} ms`);
           await runLoad(spec, { connections: 16, durationS: M.warmupS, record: false });
           for (const connections of M.connections) {
             const loadAvg = loadAverage();
@@ -155,8 +157,17 @@ try {
       if (M.scenarios.includes('gateway-proxy-ratelimit') && M.latencies.includes(0)) {
         const sat = Math.max(...results.load.filter((r) => r.scenario === 'gateway-proxy-ratelimit' && r.latencyMs === 0).map((r) => r.rps));
         const rate = Math.max(1, Math.floor(sat / 2));
-        const half = { rate, durationS: M.durationS, warmupS: 2 };
+        // Who had the two cores during each paced run: the p99 is mostly a matter of them.
+        const watch = {
+          gateway: { pid: gw.pid, mainThread: true },
+          'fake provider': { pid: upstream.pid, mainThread: true },
+          'DynamoDB Local': { pid: dynamo.pid, mainThread: false },
+          'load client': { pid: process.pid, mainThread: true },
+        };
+        const half = { rate, durationS: M.durationS, warmupS: 2, watch };
+        log(`DynamoDB Local settled in ${await settle(dynamo.pid)} ms`);
         const direct = await runPaced(requestFor('direct-openai', targets, 0), { ...half, serverPid: upstream.pid });
+        log(`DynamoDB Local settled in ${await settle(dynamo.pid)} ms`);
         const gateway = await runPaced(requestFor('gateway-proxy-ratelimit', targets, 0), { ...half, serverPid: gw.pid });
         results.halfSaturation = {
           saturationRps: sat,
@@ -173,6 +184,7 @@ try {
     // ---- streams: TTFB and total time ----------------------------------------------------
     if (!SKIP.has('streams')) {
       for (const scenario of M.scenarios) {
+        log(`DynamoDB Local settled in ${await settle(dynamo.pid)} ms`);
         const loadAvg = loadAverage();
         const s = await measureStreams(requestFor(scenario, targets, 0, true), {
           sequential: M.streamSequential,

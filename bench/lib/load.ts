@@ -1,5 +1,5 @@
 import autocannon, { type Options } from 'autocannon';
-import { cpuMs } from './procs';
+import { cpuMs, schedMs } from './procs';
 
 /** One HTTP request shape a scenario repeats. */
 export interface RequestSpec {
@@ -26,7 +26,18 @@ export interface LoadResult {
   overallRate?: number;
   /** CPU time (user + system) of the server under test per request, ms. */
   serverCpuMsPerReq?: number;
+  /** Paced runs: each watched process's time on a CPU and waiting for one, % of the window. */
+  sched?: Record<string, SchedShare>;
 }
+
+export interface SchedShare {
+  /** Time on a CPU, % of wall time (100 = one core). */
+  cpuPct: number;
+  /** Time runnable but waiting for a CPU (preempted by other processes), % of wall time. */
+  waitingPct: number;
+}
+
+export type Watched = Record<string, { pid: number; mainThread: boolean }>;
 
 /** Percentile (nearest rank) of a sorted array. */
 export function percentile(sorted: ArrayLike<number>, p: number): number {
@@ -99,7 +110,7 @@ export async function runLoad(
  * the figures are those of the steady state (connections open, caches and JIT warm, the
  * previous phase's backlog drained), not of the switch from closed-loop load.
  */
-export async function runPaced(spec: RequestSpec, opts: { rate: number; durationS: number; warmupS?: number; serverPid?: number }): Promise<LoadResult> {
+export async function runPaced(spec: RequestSpec, opts: { rate: number; durationS: number; warmupS?: number; serverPid?: number; watch?: Watched }): Promise<LoadResult> {
   const { default: http } = await import('node:http');
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const url = new URL(spec.url);
@@ -152,11 +163,21 @@ export async function runPaced(spec: RequestSpec, opts: { rate: number; duration
   const warmup = await pace(Math.round(opts.rate * (opts.warmupS ?? 0)));
   recording = true;
   const cpuBefore = opts.serverPid ? cpuMs(opts.serverPid) : 0;
+  const watched = Object.entries(opts.watch ?? {});
+  const schedBefore = watched.map(([, w]) => schedMs(w.pid, w.mainThread));
   const t0 = performance.now();
   await Promise.all(await pace(Math.round(opts.rate * opts.durationS)));
   await Promise.all(warmup);
-  const elapsedS = (performance.now() - t0) / 1000;
+  const elapsedMs = performance.now() - t0;
+  const elapsedS = elapsedMs / 1000;
   const cpuUsed = opts.serverPid ? cpuMs(opts.serverPid) - cpuBefore : NaN;
+  const sched = Object.fromEntries(
+    watched.map(([name, w], i) => {
+      const now = schedMs(w.pid, w.mainThread);
+      const pct = (ms: number) => round((ms / elapsedMs) * 100, 1);
+      return [name, { cpuPct: pct(now.running - schedBefore[i]!.running), waitingPct: pct(now.waiting - schedBefore[i]!.waiting) }];
+    }),
+  );
   agent.destroy();
   const sorted = Float64Array.from(samples).sort();
   return {
@@ -172,5 +193,6 @@ export async function runPaced(spec: RequestSpec, opts: { rate: number; duration
     durationS: round(elapsedS),
     overallRate: opts.rate,
     ...(opts.serverPid ? { serverCpuMsPerReq: round(cpuUsed / Math.max(1, done), 3) } : {}),
+    ...(watched.length ? { sched } : {}),
   };
 }

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LAMBDA_NODE_OPTIONS, NODE_HEAP_OPTIONS } from '../../infra/node-options';
@@ -131,6 +131,41 @@ export function rssMb(pid: number): number {
 
 export function loadAverage(): string {
   return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+}
+
+/**
+ * Scheduler time of a process so far, in ms (Linux /proc/<pid>/task/<tid>/schedstat): on a
+ * CPU, and runnable but waiting for one (preempted by other processes). `mainThread` reads
+ * only the thread that runs JavaScript; otherwise every thread is summed (a JVM's).
+ */
+export function schedMs(pid: number, mainThread: boolean): { running: number; waiting: number } {
+  const tids = mainThread ? [String(pid)] : readdirSync(`/proc/${pid}/task`);
+  let running = 0;
+  let waiting = 0;
+  for (const tid of tids) {
+    try {
+      const [onCpuNs, waitNs] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+      running += onCpuNs! / 1e6;
+      waiting += waitNs! / 1e6;
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return { running, waiting };
+}
+
+/**
+ * Waits until a process is nearly idle (under `maxCpuPct` of a core over 250 ms), at most
+ * `maxMs`; returns how long it waited. Used so that a phase does not start while DynamoDB
+ * Local still works through the previous phase's request-log writes.
+ */
+export async function settle(pid: number, maxCpuPct = 10, maxMs = 20_000): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const before = cpuMs(pid);
+    await sleep(250);
+    if (((cpuMs(pid) - before) / 250) * 100 < maxCpuPct || Date.now() - started > maxMs) return Date.now() - started;
+  }
 }
 
 /** CPU time (user + system) a process has used so far, in ms (Linux /proc). */

