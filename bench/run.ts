@@ -110,6 +110,11 @@ const results: Results = {
 };
 
 const dynamo = await startDynamoDbLocal(null);
+/** Start a phase once DynamoDB Local has worked off the previous phase's request-log writes. */
+async function quietEmulator(): Promise<void> {
+  const waitedMs = await settle(dynamo.pid);
+  if (waitedMs > 1000) log(`waited ${waitedMs} ms for DynamoDB Local to finish the previous phase's writes`);
+}
 log(`DynamoDB Local at ${dynamo.endpoint}`);
 const upstream = await spawnTsJson<Upstreams>('bench/upstream.ts', { BENCH_SLOW_CHUNK_DELAY_MS: String(M.slowChunkDelayMs) });
 const up = upstream.info;
@@ -136,8 +141,7 @@ try {
         for (const scenario of M.scenarios) {
           const spec = requestFor(scenario, targets, latency);
           const serverPid = scenario.startsWith('direct') ? upstream.pid : scenario === 'bare-proxy' ? bare.pid : gw.pid;
-          const settledMs = await settle(dynamo.pid);
-          if (settledMs > 1000) log(`DynamoDB Local settled in ${settledMs} ms`);
+          await quietEmulator();
           await runLoad(spec, { connections: 16, durationS: M.warmupS, record: false });
           for (const connections of M.connections) {
             const loadAvg = loadAverage();
@@ -165,9 +169,9 @@ try {
           'load client': { pid: process.pid, mainThread: true },
         };
         const half = { rate, durationS: M.durationS, warmupS: 2, watch };
-        log(`DynamoDB Local settled in ${await settle(dynamo.pid)} ms`);
+        await quietEmulator();
         const direct = await runPaced(requestFor('direct-openai', targets, 0), { ...half, serverPid: upstream.pid });
-        log(`DynamoDB Local settled in ${await settle(dynamo.pid)} ms`);
+        await quietEmulator();
         const gateway = await runPaced(requestFor('gateway-proxy-ratelimit', targets, 0), { ...half, serverPid: gw.pid });
         results.halfSaturation = {
           saturationRps: sat,
@@ -184,7 +188,7 @@ try {
     // ---- streams: TTFB and total time ----------------------------------------------------
     if (!SKIP.has('streams')) {
       for (const scenario of M.scenarios) {
-        log(`DynamoDB Local settled in ${await settle(dynamo.pid)} ms`);
+        await quietEmulator();
         const loadAvg = loadAverage();
         const s = await measureStreams(requestFor(scenario, targets, 0, true), {
           sequential: M.streamSequential,
