@@ -46,7 +46,7 @@ async function create(req: GatewayRequest) {
     scopes: [...new Set<Scope>(body.scopes ?? ['gateway'])],
     expiresAt,
   });
-  log.info('api key created', { key_id: record.id, target_workspace_id: workspaceId, scopes: record.scopes, by_key_id: req.auth.keyId });
+  log.info('api key created', { key_id: record.id, target_workspace_id: workspaceId, scopes: record.scopes, by_key_id: req.auth.keyId }, req.context);
   // The secret is returned this once; only its SHA-256 is stored.
   return ok({ ...toPublicKey(record), secret });
 }
@@ -73,7 +73,7 @@ async function revoke(req: GatewayRequest) {
   const { workspaceId, id } = await findKey(req);
   const key = id.length <= MAX_ID_LENGTH ? await revokeKey(workspaceId, id) : undefined;
   if (!key) throw notFound(`No API key '${id}' in this workspace.`, 'id');
-  log.info('api key revoked', { key_id: key.id, target_workspace_id: workspaceId, by_key_id: req.auth.keyId });
+  log.info('api key revoked', { key_id: key.id, target_workspace_id: workspaceId, by_key_id: req.auth.keyId }, req.context);
   return ok(toPublicKey(key));
 }
 

@@ -40,7 +40,7 @@ async function create(req: GatewayRequest) {
     slug: body.slug,
     config: body.config as Record<string, unknown>,
   });
-  log.info('config created', { config_id: created.id, slug: created.slug });
+  log.info('config created', { config_id: created.id, slug: created.slug }, req.context);
   return ok(created);
 }
 
@@ -68,7 +68,7 @@ async function update(req: GatewayRequest) {
     config: body.config as Record<string, unknown> | undefined,
   });
   if (!updated) throw notFound(`No config '${id}' in this workspace.`, 'id');
-  log.info('config updated', { config_id: updated.id, slug: updated.slug });
+  log.info('config updated', { config_id: updated.id, slug: updated.slug }, req.context);
   return ok(updated);
 }
 
@@ -76,7 +76,7 @@ async function remove(req: GatewayRequest) {
   const id = ref(req);
   const deleted = await deleteConfig(req.auth.workspaceId, id);
   if (!deleted) throw notFound(`No config '${id}' in this workspace.`, 'id');
-  log.info('config deleted', { config_id: deleted.id, slug: deleted.slug });
+  log.info('config deleted', { config_id: deleted.id, slug: deleted.slug }, req.context);
   return ok({ object: 'config.deleted', id: deleted.id, slug: deleted.slug, deleted: true });
 }
 

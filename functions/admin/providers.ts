@@ -115,7 +115,7 @@ async function create(req: GatewayRequest) {
     settings,
     secrets,
   });
-  log.info('managed provider created', { slug: created.slug, provider: created.provider, secret_fields: created.secret_fields });
+  log.info('managed provider created', { slug: created.slug, provider: created.provider, secret_fields: created.secret_fields }, req.context);
   return ok(toPublicProvider(created));
 }
 
@@ -147,7 +147,7 @@ async function update(req: GatewayRequest) {
     checkCredentials,
   );
   if (!updated) throw notFound(`No provider '${slugParam}' in this workspace.`, 'slug');
-  log.info('managed provider updated', { slug: updated.slug, provider: updated.provider, secret_fields: updated.secret_fields });
+  log.info('managed provider updated', { slug: updated.slug, provider: updated.provider, secret_fields: updated.secret_fields }, req.context);
   return ok(toPublicProvider(updated));
 }
 
@@ -155,7 +155,7 @@ async function remove(req: GatewayRequest) {
   const slugParam = providerSlug(req);
   const deleted = await deleteProvider(req.auth.workspaceId, slugParam);
   if (!deleted) throw notFound(`No provider '${slugParam}' in this workspace.`, 'slug');
-  log.info('managed provider deleted', { slug: deleted.slug });
+  log.info('managed provider deleted', { slug: deleted.slug }, req.context);
   return ok({ object: 'provider.deleted', id: deleted.id, slug: deleted.slug, deleted: true });
 }
 

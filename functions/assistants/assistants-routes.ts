@@ -54,7 +54,7 @@ async function create(req: GatewayRequest, ctx: AssistantContext) {
     response_format: body.response_format ?? 'auto',
     provider: slug,
   });
-  log.info('assistant created', { assistant_id: assistant.id, provider: slug });
+  log.info('assistant created', { assistant_id: assistant.id, provider: slug }, req.context);
   return ok(assistant);
 }
 
@@ -98,7 +98,7 @@ async function update(req: GatewayRequest, ctx: AssistantContext) {
 async function remove(req: GatewayRequest, ctx: AssistantContext) {
   const id = pathId(req, 'assistant_id', 'assistant');
   if (!(await deleteAssistant(ctx.workspaceId, id))) throw assistantNotFound(id);
-  log.info('assistant deleted', { assistant_id: id });
+  log.info('assistant deleted', { assistant_id: id }, req.context);
   return ok({ id, object: 'assistant.deleted', deleted: true });
 }
 

@@ -5,6 +5,7 @@ import { withRequestLog, type RequestFacts } from '../gateway/request-log';
 import type { ChatCompletionChunk, ChatRequest, FinishReason, Usage } from '../providers/types';
 import { GatewayError } from '../shared/errors';
 import type { GatewayRequest, HttpResponse } from '../shared/http/types';
+import type { RequestContext } from '../shared/telemetry/context';
 import { readBody } from '../shared/net/http-client';
 import { getWorkspace } from '../shared/stores/workspaces';
 import type { RunRecord } from './runs-store';
@@ -61,7 +62,7 @@ async function organisationOf(workspaceId: string): Promise<string> {
   return ws.organisation_id;
 }
 
-export async function engineRequest(record: RunRecord, chat: ChatRequest): Promise<GatewayRequest> {
+export async function engineRequest(context: RequestContext, record: RunRecord, chat: ChatRequest): Promise<GatewayRequest> {
   return {
     method: 'POST',
     path: '/v1/chat/completions',
@@ -71,7 +72,9 @@ export async function engineRequest(record: RunRecord, chat: ChatRequest): Promi
     headers: { 'content-type': 'application/json', 'x-gateway-provider': `@${record.provider}` },
     body: Buffer.from(JSON.stringify(chat)),
     json: () => chat,
+    // The run's id, so its calls' request logs are found under it (GET /v1/logs?trace_id=).
     traceId: record.run.id,
+    context,
     auth: { keyId: ENGINE_KEY_ID, workspaceId: record.workspaceId, organisationId: await organisationOf(record.workspaceId), scopes: ['gateway'] },
     receivedAt: Date.now(),
   };
@@ -167,8 +170,14 @@ async function consume(body: Readable, reader: ChunkReader, abort: AbortSignal |
 }
 
 /** Call the model for a run; never throws for provider or gateway refusals (they are results). */
-export async function callModel(record: RunRecord, chat: ChatRequest, handlers: ModelCallHandlers, abort?: AbortSignal): Promise<ModelCallResult> {
-  const req = await engineRequest(record, chat);
+export async function callModel(
+  context: RequestContext,
+  record: RunRecord,
+  chat: ChatRequest,
+  handlers: ModelCallHandlers,
+  abort?: AbortSignal,
+): Promise<ModelCallResult> {
+  const req = await engineRequest(context, record, chat);
   let facts: RequestFacts | undefined;
   let res: HttpResponse;
   try {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { currentContext, runWithContext, type RequestContext } from '../shared/telemetry/context';
-import { log } from '../shared/telemetry/logger';
+import { flushAfterResponse, newRequestContext, type RequestContext } from '../shared/telemetry/context';
+import { log, type LogContext } from '../shared/telemetry/logger';
 import { callModel, type ModelCallResult } from './engine-call';
 import { loadRunTurns, loadThreadMessages } from './engine-context';
 import { CallWriter, messageEvent, stepEvent } from './engine-output';
@@ -36,22 +36,24 @@ export interface StepOutcome {
 }
 
 /**
- * Run `fn` with a request context of its own when there is none (a workflow task), and
- * flush its after-response work (request logs, token usage) at the end.
+ * Run `fn` in the request's context when a request runs the engine inline (its request
+ * logs and token usage join the request's after-response work), else in a context of its
+ * own (a workflow task, or a step after the response), whose after-response work is
+ * flushed at the end.
  */
-export async function inEngineContext<T>(traceId: string, fn: () => Promise<T>, detached = false): Promise<T> {
-  if (!detached && currentContext()) return fn();
-  const ctx: RequestContext = { traceId, afterResponse: [] };
+async function inEngineContext<T>(traceId: string, fn: (ctx: RequestContext) => Promise<T>, parent: RequestContext | undefined): Promise<T> {
+  if (parent) return fn(parent);
+  const ctx = newRequestContext(traceId);
   try {
-    return await runWithContext(ctx, fn);
+    return await fn(ctx);
   } finally {
-    const tasks = ctx.afterResponse.splice(0);
-    await Promise.all(tasks.map((t) => t().catch((err: unknown) => log.error('engine after-response task failed', { error: String(err) }))));
+    await flushAfterResponse(ctx, (err) => log.error('engine after-response task failed', { error: String(err) }, ctx));
   }
 }
 
-export function runModelStep(record: RunRecord, events: RunEventSink = NO_EVENTS): Promise<StepOutcome> {
-  return inEngineContext(record.run.id, () => modelStep(record, events));
+/** One model step of a run; `parent` is the request that runs it inline, if any. */
+export function runModelStep(record: RunRecord, events: RunEventSink = NO_EVENTS, parent?: RequestContext): Promise<StepOutcome> {
+  return inEngineContext(record.run.id, (ctx) => modelStep(record, events, ctx), parent);
 }
 
 /**
@@ -85,7 +87,7 @@ export function limitReason(run: Run, total: Usage, finish: string | null): 'max
   return undefined;
 }
 
-async function modelStep(input: RunRecord, events: RunEventSink): Promise<StepOutcome> {
+async function modelStep(input: RunRecord, events: RunEventSink, ctx: RequestContext): Promise<StepOutcome> {
   const ref = runRef(input);
   let loaded = await loadRunState(ref);
   if (!loaded) throw new Error(`run ${ref.runId} not found`);
@@ -97,7 +99,7 @@ async function modelStep(input: RunRecord, events: RunEventSink): Promise<StepOu
   const { record, state } = loaded;
   const k = state.calls;
   const over = budgetReason(record.run, state.usage);
-  if (over) return commit(record, k, events, { status: 'incomplete', incomplete_details: { reason: over }, usage: state.usage }, callsGuard(k));
+  if (over) return commit(ctx, record, k, events, { status: 'incomplete', incomplete_details: { reason: over }, usage: state.usage }, callsGuard(k));
   const clock = await claimCallClock(ref, k);
   if (clock === undefined) return { run: record.run, executed: false };
   const writer = new CallWriter(record, callIds(record.run.id, k, clock), events);
@@ -109,11 +111,11 @@ async function modelStep(input: RunRecord, events: RunEventSink): Promise<StepOu
   try {
     result = watch.signal.aborted
       ? { kind: 'aborted', usage: null }
-      : await callModel(record, chat, { text: (d) => writer.onText(d), toolCall: (d) => writer.onToolCall(d) }, watch.signal);
+      : await callModel(ctx, record, chat, { text: (d) => writer.onText(d), toolCall: (d) => writer.onToolCall(d) }, watch.signal);
   } finally {
     watch.stop();
   }
-  return settle(record, state, k, writer, result, events);
+  return settle(ctx, record, state, k, writer, result, events);
 }
 
 /** How often a model call checks whether its run was cancelled meanwhile. */
@@ -154,22 +156,22 @@ function withIds(runId: string, k: number, calls: ToolCall[]): ToolCall[] {
  * the call (cancelled, failed, incomplete) moves the run first and closes the items only
  * if this execution won, so it never touches items another execution of the call owns.
  */
-async function settle(record: RunRecord, state: EngineState, k: number, writer: CallWriter, result: ModelCallResult, events: RunEventSink): Promise<StepOutcome> {
+async function settle(ctx: LogContext, record: RunRecord, state: EngineState, k: number, writer: CallWriter, result: ModelCallResult, events: RunEventSink): Promise<StepOutcome> {
   const usage = addUsage(state.usage, result.usage);
   const guard = commitGuard(k, usage, null);
   if (result.kind === 'aborted') {
     // Cancelled while the model was answering, or the streaming caller went away (nobody
     // reads or continues this run any more): the call stops and the run ends cancelled.
-    log.info('run stopped during a model call', { run_id: record.run.id, client_disconnected: Boolean(events.signal?.aborted) });
-    return commit(record, k, events, { status: 'cancelled', usage }, guard, ['in_progress', 'cancelling'], async () => {
+    log.info('run stopped during a model call', { run_id: record.run.id, client_disconnected: Boolean(events.signal?.aborted) }, ctx);
+    return commit(ctx, record, k, events, { status: 'cancelled', usage }, guard, ['in_progress', 'cancelling'], async () => {
       await writer.closeMessage('incomplete', 'run_cancelled', { status: 'cancelled' });
       await writer.closeToolStep({ status: 'cancelled' });
     });
   }
   if (result.kind === 'error') {
     const lastError = result.error;
-    log.warn('run failed: model call failed', { run_id: record.run.id, code: lastError.code });
-    return commit(record, k, events, { status: 'failed', last_error: lastError, usage }, guard, ['in_progress'], async () => {
+    log.warn('run failed: model call failed', { run_id: record.run.id, code: lastError.code }, ctx);
+    return commit(ctx, record, k, events, { status: 'failed', last_error: lastError, usage }, guard, ['in_progress'], async () => {
       await writer.closeMessage('incomplete', 'run_failed', { status: 'failed', last_error: lastError });
       await writer.closeToolStep({ status: 'failed', last_error: lastError });
     });
@@ -178,7 +180,7 @@ async function settle(record: RunRecord, state: EngineState, k: number, writer: 
   const reason = limitReason(record.run, usage, result.finish);
   if (reason) {
     const truncated = reason === 'max_completion_tokens';
-    return commit(record, k, events, { status: 'incomplete', incomplete_details: { reason }, usage }, guard, ['in_progress'], async () => {
+    return commit(ctx, record, k, events, { status: 'incomplete', incomplete_details: { reason }, usage }, guard, ['in_progress'], async () => {
       await writer.closeMessage(truncated ? 'incomplete' : 'completed', truncated ? 'max_tokens' : null, { status: 'completed', usage: result.usage });
       await writer.closeToolStep({ status: 'cancelled' }, calls);
     });
@@ -186,15 +188,16 @@ async function settle(record: RunRecord, state: EngineState, k: number, writer: 
   if (calls.length) {
     await writer.recordToolCalls(calls);
     const required_action = { type: 'submit_tool_outputs' as const, submit_tool_outputs: { tool_calls: calls } };
-    return commit(record, k, events, { status: 'requires_action', required_action }, commitGuard(k, usage, result.usage));
+    return commit(ctx, record, k, events, { status: 'requires_action', required_action }, commitGuard(k, usage, result.usage));
   }
   await writer.openMessage();
   await writer.closeMessage('completed', null, { status: 'completed', usage: result.usage });
-  return commit(record, k, events, { status: 'completed', usage }, guard);
+  return commit(ctx, record, k, events, { status: 'completed', usage }, guard);
 }
 
 /** The conditional transition of a call (then `after`, if it won); reports a run that moved on. */
 async function commit(
+  ctx: LogContext,
   record: RunRecord,
   k: number,
   events: RunEventSink,
@@ -217,7 +220,7 @@ async function commit(
     if (cancelled) return { run: cancelled.run, executed: true };
   }
   const now = (await loadRunState(runRef(record)))?.record.run ?? current.record.run;
-  log.info('run step not committed: the run moved on', { run_id: record.run.id, call: k, status: now.status });
+  log.info('run step not committed: the run moved on', { run_id: record.run.id, call: k, status: now.status }, ctx);
   return { run: now, executed: false };
 }
 

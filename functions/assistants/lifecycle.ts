@@ -1,5 +1,5 @@
 import { config } from '../shared/config';
-import { log } from '../shared/telemetry/logger';
+import { log, type LogContext } from '../shared/telemetry/logger';
 import { executionArn, sendTaskSuccess, stopExecution } from '../shared/workflows/sfn';
 import { sendMessage } from '../shared/workflows/sqs';
 import { submitToolOutputsToRun } from './engine-submit';
@@ -33,9 +33,9 @@ export interface LifecycleHooks {
    * Tool outputs for a run in `requires_action` (ids checked against required_action):
    * resume it. May return the run as it stands afterwards (the API returns that run).
    */
-  submitToolOutputs(record: RunRecord, outputs: ToolOutput[]): Promise<Run | void>;
+  submitToolOutputs(record: RunRecord, outputs: ToolOutput[], ctx?: LogContext): Promise<Run | void>;
   /** A run moved to `cancelling`: stop it and finish it as `cancelled`. */
-  cancelRun(record: RunRecord): Promise<void>;
+  cancelRun(record: RunRecord, ctx?: LogContext): Promise<void>;
 }
 
 function required(value: string | undefined, name: string): string {
@@ -50,7 +50,7 @@ export const workflowHooks: LifecycleHooks = {
     await sendMessage(queueUrl, message, { groupId: record.run.thread_id, deduplicationId: record.run.id });
   },
 
-  async submitToolOutputs(record, outputs) {
+  async submitToolOutputs(record, outputs, ctx) {
     const resumed = await submitToolOutputsToRun(record, outputs);
     // Not resumed: another submit won, the run was cancelled meanwhile, or it expired.
     if (!resumed) return (await getRun(runRef(record)))?.run;
@@ -60,15 +60,15 @@ export const workflowHooks: LifecycleHooks = {
       const answered = await sendTaskSuccess(token, answer);
       // A closed token: the wait timed out just now; MarkExpired finds the run resumed and
       // continues it (run-steps.ts), or the finalizer fails it if the execution is gone.
-      if (!answered) log.warn('tool outputs: the waiting task had already closed', { run_id: record.run.id });
+      if (!answered) log.warn('tool outputs: the waiting task had already closed', { run_id: record.run.id }, ctx);
     }
     return resumed.record.run;
   },
 
-  async cancelRun(record) {
+  async cancelRun(record, ctx) {
     const machine = required(config().runStateMachineArn, 'RUN_STATE_MACHINE_ARN');
     const stopped = await stopExecution(executionArn(machine, record.run.id), 'RunCancelled', 'The run was cancelled through the API.');
-    log.info('run cancel: execution stop requested', { run_id: record.run.id, stopped });
+    log.info('run cancel: execution stop requested', { run_id: record.run.id, stopped }, ctx);
   },
 };
 
@@ -84,5 +84,5 @@ export function setLifecycleHooks(replacement: Partial<LifecycleHooks>): () => v
 }
 
 export const startRun = (record: RunRecord) => hooks.startRun(record);
-export const submitToolOutputs = (record: RunRecord, outputs: ToolOutput[]) => hooks.submitToolOutputs(record, outputs);
-export const cancelRun = (record: RunRecord) => hooks.cancelRun(record);
+export const submitToolOutputs = (record: RunRecord, outputs: ToolOutput[], ctx?: LogContext) => hooks.submitToolOutputs(record, outputs, ctx);
+export const cancelRun = (record: RunRecord, ctx?: LogContext) => hooks.cancelRun(record, ctx);

@@ -55,14 +55,14 @@ async function loadAssistant(workspaceId: string, id: string) {
 }
 
 /** Hand a new run to the lifecycle; if that fails, the run fails rather than holding its thread. */
-async function start(record: RunRecord) {
+async function start(req: GatewayRequest, record: RunRecord) {
   try {
     await startRun(record);
   } catch (err) {
     await transitionRun(runRef(record), ['queued'], { status: 'failed', last_error: { code: 'server_error', message: 'The run could not be started.' } });
     throw err;
   }
-  log.info('run created', { run_id: record.run.id, thread_id: record.run.thread_id, provider: record.provider });
+  log.info('run created', { run_id: record.run.id, thread_id: record.run.thread_id, provider: record.provider }, req.context);
   return ok(record.run);
 }
 
@@ -73,7 +73,7 @@ async function create(req: GatewayRequest, ctx: AssistantContext) {
   const spec = await buildRunSpec(ctx.workspaceId, body, assistant, ctx.headerProvider);
   const messages = (body.additional_messages ?? []).map((m, i) => newMessageFrom(m, `additional_messages[${i}]`));
   const record = await createRun(ctx.workspaceId, threadId, spec, messages);
-  return body.stream ? streamNewRun(record) : start(record);
+  return body.stream ? streamNewRun(req.context, record) : start(req, record);
 }
 
 async function createWithThread(req: GatewayRequest, ctx: AssistantContext) {
@@ -83,7 +83,7 @@ async function createWithThread(req: GatewayRequest, ctx: AssistantContext) {
   const messages = (body.thread?.messages ?? []).map((m, i) => newMessageFrom(m, `thread.messages[${i}]`));
   const fields = { metadata: body.thread?.metadata ?? {}, tool_resources: body.thread?.tool_resources ?? {} };
   const { thread, record } = await createThreadAndRun(ctx.workspaceId, fields, messages, spec);
-  return body.stream ? streamNewRun(record, thread) : start(record);
+  return body.stream ? streamNewRun(req.context, record, thread) : start(req, record);
 }
 
 async function list(req: GatewayRequest, ctx: AssistantContext) {
@@ -115,14 +115,14 @@ async function cancel(req: GatewayRequest, ctx: AssistantContext) {
     const current = await loadRun(ref);
     throw conflict(`Cannot cancel run ${ref.runId}: its status is '${current.run.status}' (cancellable: ${CANCELLABLE.join(', ')}).`, 'run_not_cancellable');
   }
-  log.info('run cancelling', { run_id: ref.runId, thread_id: ref.threadId });
+  log.info('run cancelling', { run_id: ref.runId, thread_id: ref.threadId }, req.context);
   if (before?.state.inline) {
     // A streamed run: its request finishes the cancel if it is still calling the model;
     // waiting for tool outputs, nothing executes it, so it is cancelled now.
     if (before.record.run.status !== 'in_progress') return ok((await cancelRunNow(record))?.run ?? record.run);
     return ok(record.run);
   }
-  await cancelRun(record);
+  await cancelRun(record, req.context);
   return ok(record.run);
 }
 
@@ -150,9 +150,9 @@ async function submit(req: GatewayRequest, ctx: AssistantContext) {
     throw conflict(`Run ${ref.runId} is '${record.run.status}'; tool outputs are accepted only in 'requires_action'.`, 'run_not_requires_action');
   }
   checkOutputs(record, body.tool_outputs);
-  if (body.stream) return streamSubmit(record, body.tool_outputs);
-  if (loaded.state.inline) return ok(await submitInline(record, body.tool_outputs));
-  const after = await submitToolOutputs(record, body.tool_outputs);
+  if (body.stream) return streamSubmit(req.context, record, body.tool_outputs);
+  if (loaded.state.inline) return ok(await submitInline(req.context, record, body.tool_outputs));
+  const after = await submitToolOutputs(record, body.tool_outputs, req.context);
   return ok(after ?? record.run);
 }
 

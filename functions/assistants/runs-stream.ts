@@ -1,9 +1,9 @@
 import { asGatewayError, conflict } from '../shared/errors';
 import { SSE_HEADERS } from '../shared/http/sse';
 import type { HttpResponse } from '../shared/http/types';
-import { afterResponse } from '../shared/telemetry/context';
+import { afterResponse, type RequestContext } from '../shared/telemetry/context';
 import { log } from '../shared/telemetry/logger';
-import { cancelRunNow, inEngineContext, runModelStep, startRunNow } from './engine';
+import { cancelRunNow, runModelStep, startRunNow } from './engine';
 import { submitToolOutputsToRun } from './engine-submit';
 import { SseRunEvents } from './run-events';
 import { getRun, runRef, type RunRecord } from './runs-store';
@@ -22,34 +22,34 @@ import type { Run, Thread, ToolOutput } from './types';
  */
 
 /** Answer with an SSE body now; `work` writes the events. The invocation waits for it to end. */
-function streamResponse(runId: string, work: (events: SseRunEvents) => Promise<void>): HttpResponse {
+function streamResponse(ctx: RequestContext, runId: string, work: (events: SseRunEvents) => Promise<void>): HttpResponse {
   const events = new SseRunEvents();
   const finished = work(events)
     .catch((err: unknown) => {
-      log.error('streamed run failed', { run_id: runId, error: err instanceof Error ? err.message : String(err) });
+      log.error('streamed run failed', { run_id: runId, error: err instanceof Error ? err.message : String(err) }, ctx);
       events.error(asGatewayError(err).toBody());
     })
     .finally(() => events.finish());
-  afterResponse(() => finished);
+  afterResponse(ctx, () => finished);
   return { statusCode: 200, headers: { ...SSE_HEADERS }, body: events.sse.stream };
 }
 
 /** One model step inline; a run found in another state is reported (and a cancel finished). */
-async function executeStreamed(record: RunRecord, events: SseRunEvents): Promise<void> {
-  const outcome = await runModelStep(record, events);
+async function executeStreamed(ctx: RequestContext, record: RunRecord, events: SseRunEvents): Promise<void> {
+  const outcome = await runModelStep(record, events, ctx);
   if (outcome.executed) return;
   const run = outcome.run.status === 'cancelling' ? ((await cancelRunNow(record, events))?.run ?? outcome.run) : outcome.run;
   if (run.status !== 'cancelled' || outcome.run.status !== 'cancelling') events.emit(`thread.run.${run.status}`, run);
 }
 
 /** A run just created `queued` (and its new thread, for create thread-and-run). */
-export function streamNewRun(record: RunRecord, thread?: Thread): HttpResponse {
-  return streamResponse(record.run.id, async (events) => {
+export function streamNewRun(ctx: RequestContext, record: RunRecord, thread?: Thread): HttpResponse {
+  return streamResponse(ctx, record.run.id, async (events) => {
     if (thread) events.emit('thread.created', thread);
     events.emit('thread.run.created', record.run);
     events.emit('thread.run.queued', record.run);
     await startRunNow(record, events, { inline: true });
-    await executeStreamed(record, events);
+    await executeStreamed(ctx, record, events);
   });
 }
 
@@ -61,12 +61,12 @@ async function resume(record: RunRecord, outputs: ToolOutput[]) {
 }
 
 /** submit_tool_outputs with `stream: true`: outputs stored before the stream starts (errors stay HTTP errors). */
-export async function streamSubmit(record: RunRecord, outputs: ToolOutput[]): Promise<HttpResponse> {
+export async function streamSubmit(ctx: RequestContext, record: RunRecord, outputs: ToolOutput[]): Promise<HttpResponse> {
   const { record: resumed, step } = await resume(record, outputs);
-  return streamResponse(record.run.id, async (events) => {
+  return streamResponse(ctx, record.run.id, async (events) => {
     events.emit('thread.run.step.completed', step);
     events.emit('thread.run.in_progress', resumed.run);
-    await executeStreamed(resumed, events);
+    await executeStreamed(ctx, resumed, events);
   });
 }
 
@@ -75,12 +75,14 @@ export async function streamSubmit(record: RunRecord, outputs: ToolOutput[]): Pr
  * workflow waits for it): outputs stored now, the next model step runs after the answer,
  * in the same invocation (it waits for after-response work); the caller polls.
  */
-export async function submitInline(record: RunRecord, outputs: ToolOutput[]): Promise<Run> {
+export async function submitInline(ctx: RequestContext, record: RunRecord, outputs: ToolOutput[]): Promise<Run> {
   const { record: resumed } = await resume(record, outputs);
-  afterResponse(() =>
-    inEngineContext(resumed.run.id, () => runModelStep(resumed), true)
+  // The step gets a context of its own: it runs after the answer, when the request's
+  // after-response work has already been collected.
+  afterResponse(ctx, () =>
+    runModelStep(resumed)
       .then(() => undefined)
-      .catch((err: unknown) => log.error('inline run step failed', { run_id: resumed.run.id, error: err instanceof Error ? err.message : String(err) })),
+      .catch((err: unknown) => log.error('inline run step failed', { run_id: resumed.run.id, error: err instanceof Error ? err.message : String(err) }, ctx)),
   );
   return resumed.run;
 }

@@ -23,7 +23,7 @@ async function create(req: GatewayRequest, ctx: AssistantContext) {
   const body = parseBody(req, threadInputSchema);
   const messages = (body.messages ?? []).map((m, i) => newMessageFrom(m, `messages[${i}]`));
   const thread = await createThread(ctx.workspaceId, { metadata: body.metadata ?? {}, tool_resources: body.tool_resources ?? {} }, messages);
-  log.info('thread created', { thread_id: thread.id, messages: messages.length });
+  log.info('thread created', { thread_id: thread.id, messages: messages.length }, req.context);
   return ok(thread);
 }
 
@@ -48,7 +48,7 @@ async function update(req: GatewayRequest, ctx: AssistantContext) {
 async function remove(req: GatewayRequest, ctx: AssistantContext) {
   const id = threadIdOf(req);
   if (!(await deleteThread(ctx.workspaceId, id))) throw threadNotFound(id);
-  log.info('thread deleted', { thread_id: id });
+  log.info('thread deleted', { thread_id: id }, req.context);
   return ok({ id, object: 'thread.deleted', deleted: true });
 }
 

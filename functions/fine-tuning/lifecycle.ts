@@ -14,7 +14,7 @@
 import { randomInt } from 'node:crypto';
 import { config } from '../shared/config';
 import { badRequest, conflict, notFound, serverError } from '../shared/errors';
-import { log } from '../shared/telemetry/logger';
+import { log, type LogContext } from '../shared/telemetry/logger';
 import { executionArn, stopExecution } from '../shared/workflows/sfn';
 import { sendMessage } from '../shared/workflows/sqs';
 import { fineTuningAdapter } from './providers/index';
@@ -31,6 +31,8 @@ export interface NewJob {
   providerSlug: string;
   providerKind: FineTuningProviderKind;
   input: CreateJobInput;
+  /** The request creating it, for its log lines' trace id. */
+  context?: LogContext;
 }
 
 export async function createFineTuningJob(n: NewJob): Promise<JobRecord> {
@@ -95,7 +97,7 @@ export async function createFineTuningJob(n: NewJob): Promise<JobRecord> {
     if (!queueUrl) throw new Error('FINE_TUNING_QUEUE_URL is not set');
     await sendMessage(queueUrl, message);
   } catch (err) {
-    log.error('could not queue a fine-tuning job', { job_id: id, error: (err as Error).message });
+    log.error('could not queue a fine-tuning job', { job_id: id, error: (err as Error).message }, n.context);
     await updateJob(n.workspaceId, id, {
       from: ['validating_files'],
       set: {
@@ -106,7 +108,7 @@ export async function createFineTuningJob(n: NewJob): Promise<JobRecord> {
     });
     throw serverError();
   }
-  log.info('fine-tuning job created', { job_id: id, provider: n.providerKind, model: input.model });
+  log.info('fine-tuning job created', { job_id: id, provider: n.providerKind, model: input.model }, n.context);
   return record;
 }
 
@@ -116,7 +118,7 @@ const notCancellable = (job: JobRecord) =>
     'job_not_cancellable',
   );
 
-export async function cancelFineTuningJob(workspaceId: string, jobId: string): Promise<JobRecord> {
+export async function cancelFineTuningJob(workspaceId: string, jobId: string, ctx?: LogContext): Promise<JobRecord> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const job = await getJob(workspaceId, jobId);
     if (!job) throw notFound(`No fine-tuning job '${jobId}' in this workspace.`, 'fine_tuning_job_id');
@@ -128,21 +130,21 @@ export async function cancelFineTuningJob(workspaceId: string, jobId: string): P
     });
     if (!cancelled) continue; // it moved (e.g. to a terminal state) meanwhile: look again
     await addEvent(workspaceId, jobId, { level: 'info', message: 'The job was cancelled at your request.', type: 'message', data: { previous_status: job.status } });
-    log.info('fine-tuning job cancelled', { job_id: jobId, previous_status: job.status, submitted: cancelled.submit_claimed_at !== undefined });
-    if (cancelled.submit_claimed_at === undefined) await hardStop(jobId);
+    log.info('fine-tuning job cancelled', { job_id: jobId, previous_status: job.status, submitted: cancelled.submit_claimed_at !== undefined }, ctx);
+    if (cancelled.submit_claimed_at === undefined) await hardStop(jobId, ctx);
     return cancelled;
   }
   throw conflict(`Fine-tuning job ${jobId} kept changing while it was being cancelled; try again.`, 'concurrent_update');
 }
 
 /** Nothing reached the provider: stop the execution now (the workflow has nothing to undo). */
-async function hardStop(jobId: string): Promise<void> {
+async function hardStop(jobId: string, ctx: LogContext | undefined): Promise<void> {
   const machine = config().fineTuningStateMachineArn;
   if (!machine) return;
   try {
     await stopExecution(executionArn(machine, jobId), 'JobCancelled', 'The job was cancelled before it reached the provider.');
   } catch (err) {
     // The job is cancelled either way: the workflow's next step sees the flag and ends.
-    log.warn('could not stop the execution of a cancelled job', { job_id: jobId, error: (err as Error).message });
+    log.warn('could not stop the execution of a cancelled job', { job_id: jobId, error: (err as Error).message }, ctx);
   }
 }

@@ -32,6 +32,7 @@ async function create(req: GatewayRequest) {
     providerSlug: slug,
     providerKind,
     input,
+    context: req.context,
   });
   return ok(toPublicJob(job));
 }
@@ -50,7 +51,7 @@ async function retrieve(req: GatewayRequest) {
 }
 
 async function cancel(req: GatewayRequest) {
-  return ok(toPublicJob(await cancelFineTuningJob(req.auth.workspaceId, jobId(req))));
+  return ok(toPublicJob(await cancelFineTuningJob(req.auth.workspaceId, jobId(req), req.context)));
 }
 
 async function events(req: GatewayRequest) {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { PassThrough, Readable } from 'node:stream';
 import { getItem, putItem } from '../shared/db/ops';
 import type { ConfigNode } from '../shared/gateway-config';
-import { afterResponse } from '../shared/telemetry/context';
+import { afterResponse, type RequestContext } from '../shared/telemetry/context';
 import { log } from '../shared/telemetry/logger';
 import type { UpstreamRequest } from '../providers/types';
 import type { GatewayOptions } from './headers';
@@ -80,7 +80,7 @@ export async function readCache(plan: CachePlan): Promise<UpstreamOutcome | unde
  * Pass a successful provider body through while keeping a copy; once it has ended cleanly
  * the copy is stored (after the response). Bodies over the item limit are not cached.
  */
-export function storeWhileStreaming(plan: CachePlan, response: UpstreamOutcome): UpstreamOutcome {
+export function storeWhileStreaming(plan: CachePlan, response: UpstreamOutcome, ctx: RequestContext): UpstreamOutcome {
   const chunks: Buffer[] = [];
   let size = 0;
   let tooBig = false;
@@ -102,14 +102,14 @@ export function storeWhileStreaming(plan: CachePlan, response: UpstreamOutcome):
       if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
     }
     const body = Buffer.concat(chunks);
-    afterResponse(async () => {
+    afterResponse(ctx, async () => {
       await putItem('cache', {
         ...cacheKey(plan.key),
         status: response.status,
         headers,
         body,
         ttl: Math.floor(Date.now() / 1000) + plan.maxAgeSeconds,
-      }).catch((err: unknown) => log.warn('cache write failed', { error: (err as Error).message }));
+      }).catch((err: unknown) => log.warn('cache write failed', { error: (err as Error).message }, ctx));
     });
   });
   response.body.pipe(tee);

@@ -88,13 +88,14 @@ export async function dispatch(spec: DispatchSpec): Promise<Dispatched> {
     provider: await primaryProvider(resolvedConfig.config, req.auth.workspaceId),
     model: spec.model,
     metadata: options.metadata,
+    context: req.context,
   }).catch((err: unknown) => {
     facts.rateLimited = (err as { status?: number }).status === 429;
     throw err;
   });
   if (grant.tokenBuckets.length) {
     // Token policies learn the actual usage once the response (or stream) has ended.
-    afterResponse(() => recordTokenUsage(grant, facts.usage?.total_tokens ?? 0));
+    afterResponse(req.context, () => recordTokenUsage(grant, facts.usage?.total_tokens ?? 0));
   }
   const startedAt = Date.now();
   const deadline = options.timeoutMs !== undefined ? startedAt + options.timeoutMs : undefined;
@@ -127,7 +128,7 @@ export async function dispatch(spec: DispatchSpec): Promise<Dispatched> {
       const response = await sendUpstream({ ...upstream, timeoutMs, trustedHosts: config().trustedHosts });
       upstreamLatencyMs = Date.now() - sent;
       const outcome = { status: response.status, headers: response.headers, body: response.body };
-      return { response: cache && outcome.status < 300 ? storeWhileStreaming(cache, outcome) : outcome };
+      return { response: cache && outcome.status < 300 ? storeWhileStreaming(cache, outcome, req.context) : outcome };
     } catch (err) {
       upstreamLatencyMs = Date.now() - sent;
       if (err instanceof GatewayError) return { error: err };

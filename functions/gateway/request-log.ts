@@ -68,7 +68,7 @@ export const tracePartition = (workspaceId: string, traceId: string) => `WS#${wo
  * the invocation ends; concurrent requests of one process share BatchWriteItem calls).
  */
 export function recordRequest(req: GatewayRequest, facts: RequestFacts): void {
-  afterResponse(async () => {
+  afterResponse(req.context, async () => {
     const now = Date.now();
     const record: RequestLogRecord = {
       object: 'request_log',
@@ -128,6 +128,7 @@ export function recordRequest(req: GatewayRequest, facts: RequestFacts): void {
         rateLimited: facts.rateLimited,
         guardrailBlocked: facts.guardrailBlocked,
       },
+      req.context,
     );
     await putLogRecord({
       pk: logPartition(record.workspace_id),

@@ -67,7 +67,7 @@ async function create(req: GatewayRequest) {
     name: body.name,
     definition: { checks: body.checks, actions: body.actions },
   });
-  log.info('guardrail created', { guardrail_id: created.id, version_id: created.version_id, target_workspace_id: workspaceId });
+  log.info('guardrail created', { guardrail_id: created.id, version_id: created.version_id, target_workspace_id: workspaceId }, req.context);
   return ok(creationResult(created));
 }
 
@@ -101,7 +101,7 @@ async function update(req: GatewayRequest) {
   const workspaceId = await queryScope(req);
   const updated = await updateGuardrail(workspaceId, id, { name: body.name, definition: { checks: body.checks, actions: body.actions } });
   if (!updated) throw missing(id);
-  log.info('guardrail updated', { guardrail_id: updated.id, version_id: updated.version_id, version: updated.version });
+  log.info('guardrail updated', { guardrail_id: updated.id, version_id: updated.version_id, version: updated.version }, req.context);
   return ok(creationResult(updated));
 }
 
@@ -109,7 +109,7 @@ async function remove(req: GatewayRequest) {
   const id = ref(req);
   const deleted = await deleteGuardrail(await queryScope(req), id);
   if (!deleted) throw missing(id);
-  log.info('guardrail deleted', { guardrail_id: deleted.id });
+  log.info('guardrail deleted', { guardrail_id: deleted.id }, req.context);
   return ok({ object: 'guardrail.deleted', id: deleted.id, slug: deleted.slug, deleted: true });
 }
 

@@ -3,7 +3,7 @@ import { config } from '../shared/config';
 import { getItem, updateItem } from '../shared/db/ops';
 import { GatewayError } from '../shared/errors';
 import { TtlCache } from '../shared/stores/ttl-cache';
-import { log } from '../shared/telemetry/logger';
+import { log, type LogContext } from '../shared/telemetry/logger';
 import { METADATA_PREFIX, UNIT_MS, UNIT_WORDS, WILDCARD, type PolicyType, type PolicyUnit, type RateLimitPolicy } from './model';
 import { admitRequest, returnUnit, type BucketWindow } from './reservations';
 import { listWorkspacePolicies } from './store';
@@ -45,6 +45,8 @@ export interface LimitSubject {
   provider?: string;
   model?: string;
   metadata: Record<string, string>;
+  /** The request, for the trace id of a refusal's log line. */
+  context?: LogContext;
 }
 
 /** Where a tokens policy counts: opaque to callers, handed back to `recordTokenUsage`. */
@@ -226,7 +228,7 @@ export async function enforceRateLimits(subject: LimitSubject, now = Date.now())
     for (const c of checked) if (c.admitted && c.policy.type === 'requests') returnUnit(c.window);
     if (failed) throw failed.reason;
     const binding = refused.reduce((a, b) => (b.window.resetSeconds > a.window.resetSeconds ? b : a));
-    log.debug('rate limit exceeded', { policy_id: binding.policy.id, type: binding.policy.type, unit: binding.policy.unit });
+    log.debug('rate limit exceeded', { policy_id: binding.policy.id, type: binding.policy.type, unit: binding.policy.unit }, subject.context);
     throw exceeded(binding);
   }
 

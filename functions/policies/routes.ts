@@ -53,7 +53,7 @@ async function create(req: GatewayRequest) {
     groupBy: body.group_by ?? [],
   });
   clearPolicyCache(workspaceId);
-  log.info('rate-limits policy created', { policy_id: policy.id, target_workspace_id: workspaceId, by_key_id: req.auth.keyId });
+  log.info('rate-limits policy created', { policy_id: policy.id, target_workspace_id: workspaceId, by_key_id: req.auth.keyId }, req.context);
   return ok(withObject(policy));
 }
 
@@ -86,7 +86,7 @@ async function applyUpdate(req: GatewayRequest, patch: PolicyPatch) {
   const policy = await updatePolicy(workspaceId, req.params.id!, patch);
   if (!policy) throw policyNotFound(req.params.id!);
   clearPolicyCache(workspaceId);
-  log.info('rate-limits policy updated', { policy_id: policy.id, status: policy.status, by_key_id: req.auth.keyId });
+  log.info('rate-limits policy updated', { policy_id: policy.id, status: policy.status, by_key_id: req.auth.keyId }, req.context);
   return ok(withObject(policy));
 }
 
@@ -103,7 +103,7 @@ async function remove(req: GatewayRequest) {
   const id = req.params.id!;
   if (!(await deletePolicy(workspaceId, id))) throw policyNotFound(id);
   clearPolicyCache(workspaceId);
-  log.info('rate-limits policy deleted', { policy_id: id, by_key_id: req.auth.keyId });
+  log.info('rate-limits policy deleted', { policy_id: id, by_key_id: req.auth.keyId }, req.context);
   return ok({ object: 'policy_rate_limits.deleted', id, deleted: true });
 }
 

@@ -46,7 +46,7 @@ async function create(req: GatewayRequest) {
   checkVersion(fields);
   await checkVirtualKey(req.auth.workspaceId, fields.virtual_key);
   const { prompt, version } = await createPrompt(req.auth.workspaceId, { name: body.name, collection_id: body.collection_id ?? null, fields });
-  log.info('prompt created', { prompt_id: prompt.id, slug: prompt.slug, prompt_version_id: version.prompt_version_id });
+  log.info('prompt created', { prompt_id: prompt.id, slug: prompt.slug, prompt_version_id: version.prompt_version_id }, req.context);
   return ok(updateResult(prompt, version));
 }
 
@@ -81,7 +81,7 @@ async function update(req: GatewayRequest) {
     return { fields, name: body.name, collection_id: body.collection_id };
   });
   if (!result) throw notFound(`No prompt template '${ref.raw.slice(0, 160)}' in this workspace.`, 'promptId');
-  log.info('prompt updated', { prompt_id: prompt.id, version: result.version.version, patch: body.patch === true });
+  log.info('prompt updated', { prompt_id: prompt.id, version: result.version.version, patch: body.patch === true }, req.context);
   return ok(updateResult(result.prompt, result.version));
 }
 
@@ -89,7 +89,7 @@ async function remove(req: GatewayRequest) {
   const { prompt } = await selectByRef(req.auth.workspaceId, req.params.promptId!);
   const deleted = await deletePrompt(req.auth.workspaceId, prompt);
   if (!deleted) throw notFound(`No prompt template '${req.params.promptId!.slice(0, 160)}' in this workspace.`, 'promptId');
-  log.info('prompt deleted', { prompt_id: prompt.id, slug: prompt.slug });
+  log.info('prompt deleted', { prompt_id: prompt.id, slug: prompt.slug }, req.context);
   return ok({ object: 'prompt.deleted', id: prompt.id, slug: prompt.slug, deleted: true });
 }
 
@@ -110,7 +110,7 @@ async function publish(req: GatewayRequest) {
   if (!version) throw versionNotFound(ref.ref, raw);
   const published = await publishVersion(workspaceId, prompt.id, version);
   if (!published) throw notFound(`No prompt template '${ref.raw.slice(0, 160)}' in this workspace.`, 'promptId');
-  log.info('prompt version published', { prompt_id: prompt.id, version: version.version });
+  log.info('prompt version published', { prompt_id: prompt.id, version: version.version }, req.context);
   return ok(promptWithVersion(published, version));
 }
 

@@ -79,11 +79,11 @@ async function itemsOf(ref: { workspaceId: string; threadId: string; runId: stri
 describe('non-streamed runs through the engine (hooks wired in-process)', () => {
   it('createAndPoll + submitToolOutputsAndPoll on a managed Anthropic provider', async () => {
     restore = lifecycle.setLifecycleHooks({
-      startRun: async (r) => void engine.inEngineContext(r.run.id, () => engine.runModelStep(r), true),
+      startRun: async (r) => void engine.runModelStep(r),
       submitToolOutputs: async (r, outputs) => {
         const resumed = await submit.submitToolOutputsToRun(r, outputs);
         if (!resumed) return undefined;
-        void engine.inEngineContext(r.run.id, () => engine.runModelStep(resumed.record), true);
+        void engine.runModelStep(resumed.record);
         return resumed.record.run;
       },
     });

@@ -286,6 +286,47 @@ describe('request logs', () => {
     }
   });
 
+  it('gives each of many concurrent requests its own trace id and workspace on its log line', async () => {
+    const writes: string[] = [];
+    const original = process.stdout.write.bind(process.stdout);
+    process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      writes.push(String(chunk));
+      return (original as (...a: unknown[]) => boolean)(chunk, ...rest);
+    }) as typeof process.stdout.write;
+    const run = `conc-${Date.now()}`;
+    const traces = Array.from({ length: 24 }, (_, i) => `${run}-${i}`);
+    try {
+      // Interleaved in one process (the local runtime), as many Lambda containers never are.
+      await Promise.all(
+        traces.map((traceId, i) =>
+          openaiClient({ 'x-gateway-trace-id': traceId, 'x-gateway-metadata': JSON.stringify({ n: String(i) }) }).chat.completions.create({
+            model: 'gpt-4o-mini',
+            messages: [{ role: 'user', content: `request ${i}` }],
+            stream: i % 2 === 0,
+          }).then(async (res) => {
+            if (Symbol.asyncIterator in res) for await (const _ of res) void _;
+          }),
+        ),
+      );
+      let lines: Array<{ trace_id?: string; workspace_id?: string; metadata?: { n?: string } }> = [];
+      for (let i = 0; i < 50 && lines.length < traces.length; i++) {
+        lines = writes
+          .join('')
+          .split('\n')
+          .filter((l) => l.includes('"message":"request"') && l.includes(run))
+          .map((l) => JSON.parse(l));
+        if (lines.length < traces.length) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(lines).toHaveLength(traces.length);
+      for (const line of lines) {
+        expect(line.trace_id).toBe(`${run}-${line.metadata?.n}`);
+        expect(line.workspace_id).toBe(gw.workspaceId);
+      }
+    } finally {
+      process.stdout.write = original;
+    }
+  });
+
   it('records requests rejected by validation too', async () => {
     const traceId = `trace-bad-${Date.now()}`;
     await call(gw, 'POST', '/v1/chat/completions', { headers: { 'x-gateway-trace-id': traceId, 'x-gateway-provider': 'openai' }, body: { model: 'x' } });

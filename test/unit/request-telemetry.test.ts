@@ -37,21 +37,19 @@ async function load(env: Record<string, string | undefined>) {
     if (m.guardrailBlocked) oracleMetrics.addMetric('GuardrailBlocks', MetricUnit.Count, 1);
     oracleMetrics.publishStoredMetrics();
   }
-  const inRequest = (fn: () => void) => context.runWithContext({ traceId: 'trace-1', workspaceId: 'ws-1', afterResponse: [] }, fn);
+  const ctx = { ...context.newRequestContext('trace-1'), workspaceId: 'ws-1' };
   return {
-    lean: (fields: Record<string, unknown>, m: RequestMetrics) => stdout(() => inRequest(() => metrics.writeRequestTelemetry('request', fields, m))),
+    lean: (fields: Record<string, unknown>, m: RequestMetrics) => stdout(() => metrics.writeRequestTelemetry('request', fields, m, ctx)),
     oracle: (fields: Record<string, unknown>, m: RequestMetrics) =>
-      stdout(() =>
-        inRequest(() => {
-          logger.log.info('request', fields);
-          powertoolsMetrics(m);
-        }),
-      ),
+      stdout(() => {
+        logger.log.info('request', fields, ctx);
+        powertoolsMetrics(m);
+      }),
     writes: (fields: Record<string, unknown>, m: RequestMetrics) => {
       let count = 0;
       const spy = vi.spyOn(process.stdout, 'write').mockImplementation(() => ++count > 0);
       try {
-        inRequest(() => metrics.writeRequestTelemetry('request', fields, m));
+        metrics.writeRequestTelemetry('request', fields, m, ctx);
       } finally {
         spy.mockRestore();
       }

@@ -5,7 +5,7 @@ import { config } from '../config';
 import { asGatewayError, payloadTooLarge } from '../errors';
 import { uuid } from '../ids';
 import { log } from '../telemetry/logger';
-import { runWithContext, type RequestContext } from '../telemetry/context';
+import { flushAfterResponse, newRequestContext, type RequestContext } from '../telemetry/context';
 import { buildRequest, normaliseHeaders, traceIdFrom } from './request';
 import { errorResponse, mergeHeaders } from './response';
 import { methodNotAllowed, routeNotFound, Router } from './router';
@@ -23,7 +23,7 @@ export async function handleEvent(router: Router, event: APIGatewayProxyEvent, c
   const method = (event.httpMethod ?? 'GET').toUpperCase();
   const path = event.path ?? '/';
   try {
-    const req = buildRequest(event, ctx.traceId, headers);
+    const req = buildRequest(event, ctx, headers);
     if (req.body.length > config().maxBodyBytes) throw payloadTooLarge(config().maxBodyBytes);
     const match = router.match(method, path);
     // The key is checked on every route, known or not, so routes cannot be probed anonymously.
@@ -37,7 +37,7 @@ export async function handleEvent(router: Router, event: APIGatewayProxyEvent, c
   } catch (err) {
     const gatewayError = asGatewayError(err);
     if (gatewayError.status >= 500) {
-      log.error('request failed', { route: ctx.route, method, path, error: describeError(err) });
+      log.error('request failed', { route: ctx.route, method, path, error: describeError(err) }, ctx);
     }
     return errorResponse(gatewayError);
   }
@@ -47,14 +47,8 @@ function describeError(err: unknown) {
   return err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : { value: String(err) };
 }
 
-async function runAfterResponse(ctx: RequestContext): Promise<void> {
-  const tasks = ctx.afterResponse.splice(0);
-  await Promise.all(
-    tasks.map((task) =>
-      task().catch((err: unknown) => runWithContext(ctx, () => log.error('after-response task failed', { error: describeError(err) }))),
-    ),
-  );
-}
+const runAfterResponse = (ctx: RequestContext): Promise<void> =>
+  flushAfterResponse(ctx, (err) => log.error('after-response task failed', { error: describeError(err) }, ctx));
 
 /**
  * Send a response body to the Lambda response stream. Strings and buffers are one write;
@@ -92,8 +86,8 @@ function sendBody(body: ResponseBody | undefined, out: Writable): Promise<void> 
 export function createHttpHandler(routes: readonly Route[]) {
   const router = new Router(routes);
   return awslambda.streamifyResponse(async (event: APIGatewayProxyEvent, responseStream: Writable, _context: Context) => {
-    const ctx: RequestContext = { traceId: '', afterResponse: [] };
-    const response = await runWithContext(ctx, () => handleEvent(router, event, ctx));
+    const ctx = newRequestContext();
+    const response = await handleEvent(router, event, ctx);
     const out = awslambda.HttpResponseStream.from(responseStream, {
       statusCode: response.statusCode,
       headers: mergeHeaders(response.headers, { [TRACE_HEADER]: ctx.traceId }),
@@ -101,7 +95,7 @@ export function createHttpHandler(routes: readonly Route[]) {
     try {
       await sendBody(response.body, out);
     } finally {
-      await runWithContext(ctx, () => runAfterResponse(ctx));
+      await runAfterResponse(ctx);
     }
   });
 }

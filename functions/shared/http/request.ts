@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { badRequest } from '../errors';
+import type { RequestContext } from '../telemetry/context';
 import type { GatewayRequest } from './types';
 
 const TRACE_ID_PATTERN = /^[A-Za-z0-9._:\-]{1,128}$/;
@@ -38,7 +39,7 @@ function rawQueryFrom(event: APIGatewayProxyEvent): { query: Record<string, stri
   return { query, rawQuery: pairs.join('&') };
 }
 
-export function buildRequest(event: APIGatewayProxyEvent, traceId: string, headers: Record<string, string>): GatewayRequest {
+export function buildRequest(event: APIGatewayProxyEvent, context: RequestContext, headers: Record<string, string>): GatewayRequest {
   const body = event.body ? Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8') : Buffer.alloc(0);
   const { query, rawQuery } = rawQueryFrom(event);
   let parsed: { value: unknown } | undefined;
@@ -50,7 +51,8 @@ export function buildRequest(event: APIGatewayProxyEvent, traceId: string, heade
     rawQuery,
     headers,
     body,
-    traceId,
+    traceId: context.traceId,
+    context,
     receivedAt: Date.now(),
     auth: undefined as never,
     json() {

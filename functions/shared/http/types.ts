@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { RequestContext } from '../telemetry/context';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -27,6 +28,8 @@ export interface GatewayRequest {
   /** Parsed JSON body; throws a 400 on malformed JSON. Cached after the first call. */
   json(): unknown;
   traceId: string;
+  /** This request's trace id and after-response work; give it to `log` and `afterResponse`. */
+  context: RequestContext;
   /** Set by the kernel before the route handler runs. */
   auth: AuthContext;
   receivedAt: number;

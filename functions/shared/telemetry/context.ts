@@ -1,9 +1,10 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-
 /**
- * Per-request context carried through async calls. In Lambda a container serves one
- * request at a time, but the local runtime interleaves many in one process, so a
- * module-level "current trace id" would leak between requests.
+ * Per-request context, passed explicitly (a request carries it as `req.context`).
+ *
+ * Not AsyncLocalStorage: on Node 20 and 22 (Lambda's nodejs22.x) it runs a promise hook
+ * for every promise of the process once any store is active, which cost 10-15 % of the
+ * gateway's CPU per request (bench/README.md). A module-level "current request" would be
+ * wrong in the local runtime, which interleaves many invocations in one process.
  */
 export interface RequestContext {
   traceId: string;
@@ -13,15 +14,19 @@ export interface RequestContext {
   afterResponse: Array<() => Promise<void>>;
 }
 
-const storage = new AsyncLocalStorage<RequestContext>();
+export const newRequestContext = (traceId = ''): RequestContext => ({ traceId, afterResponse: [] });
 
-export const runWithContext = <T>(ctx: RequestContext, fn: () => T): T => storage.run(ctx, fn);
-export const currentContext = (): RequestContext | undefined => storage.getStore();
-export const currentTraceId = (): string | undefined => storage.getStore()?.traceId;
-
-/** Schedule work for after the response; outside a request it runs in the background. */
-export function afterResponse(task: () => Promise<void>): void {
-  const ctx = storage.getStore();
+/** Schedule work for after the response; without a request it runs in the background. */
+export function afterResponse(ctx: RequestContext | undefined, task: () => Promise<void>): void {
   if (ctx) ctx.afterResponse.push(task);
   else void task().catch(() => undefined);
+}
+
+/**
+ * Run the after-response work queued so far, all at once; a task's failure goes to
+ * `onError` and does not stop the others.
+ */
+export async function flushAfterResponse(ctx: RequestContext, onError: (err: unknown) => void): Promise<void> {
+  const tasks = ctx.afterResponse.splice(0);
+  await Promise.all(tasks.map((task) => task().catch(onError)));
 }

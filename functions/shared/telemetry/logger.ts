@@ -1,6 +1,6 @@
 import { getNumberFromEnv, getXRayTraceIdFromEnv } from '@aws-lambda-powertools/commons/utils/env';
 import { LogFormatter, Logger, LogLevelThreshold } from '@aws-lambda-powertools/logger';
-import { currentContext } from './context';
+import type { RequestContext } from './context';
 
 /** Service name of every log line and of the EMF metrics' `service` dimension. */
 export const SERVICE_NAME = process.env.POWERTOOLS_SERVICE_NAME ?? 'ai-gateway';
@@ -9,21 +9,24 @@ const root = new Logger({ serviceName: SERVICE_NAME });
 
 type Extra = Record<string, unknown>;
 
-function withContext(extra: Extra | undefined): Extra {
-  const ctx = currentContext();
+/** The request a line belongs to: its trace id (and workspace, once authenticated) go on the line. */
+export type LogContext = Pick<RequestContext, 'traceId' | 'workspaceId'>;
+
+function withContext(extra: Extra | undefined, ctx: LogContext | undefined): Extra {
   if (!ctx) return extra ?? {};
   return { trace_id: ctx.traceId, ...(ctx.workspaceId ? { workspace_id: ctx.workspaceId } : {}), ...extra };
 }
 
 /**
- * Structured JSON log lines (Powertools) with the request's trace id on every line.
- * Never pass secrets here: callers log ids, hashes prefixes and names, not keys.
+ * Structured JSON log lines (Powertools); pass the request's context (`req.context`) and
+ * the line carries its trace id. Never pass secrets here: callers log ids, hashes
+ * prefixes and names, not keys.
  */
 export const log = {
-  debug: (message: string, extra?: Extra) => root.debug(message, withContext(extra)),
-  info: (message: string, extra?: Extra) => root.info(message, withContext(extra)),
-  warn: (message: string, extra?: Extra) => root.warn(message, withContext(extra)),
-  error: (message: string, extra?: Extra) => root.error(message, withContext(extra)),
+  debug: (message: string, extra?: Extra, ctx?: LogContext) => root.debug(message, withContext(extra, ctx)),
+  info: (message: string, extra?: Extra, ctx?: LogContext) => root.info(message, withContext(extra, ctx)),
+  warn: (message: string, extra?: Extra, ctx?: LogContext) => root.warn(message, withContext(extra, ctx)),
+  error: (message: string, extra?: Extra, ctx?: LogContext) => root.error(message, withContext(extra, ctx)),
 };
 
 export const powertoolsLogger = root;
@@ -48,14 +51,14 @@ function putPresent(out: Extra, attributes: Extra): void {
 }
 
 /**
- * The line `log.info(message, extra)` prints, as text ending in a newline ('' when INFO
+ * The line `log.info(message, extra, ctx)` prints, as text ending in a newline ('' when INFO
  * is not logged), for the one line written per request. Powertools' generic path (merged
  * attribute objects, and a JSON replacer called on every value) cost 14 µs a line; this is
  * the same JSON for plain data: strings, numbers, booleans, null and plain objects. Errors,
  * Maps or BigInts, which Powertools' replacer converts, go through `log` instead.
  * test/unit/request-telemetry.test.ts holds it to Powertools' output.
  */
-export function infoLine(message: string, extra: Extra): string {
+export function infoLine(message: string, extra: Extra, ctx: LogContext | undefined): string {
   if (root.level > LogLevelThreshold.INFO) return '';
   const line: Extra = {};
   putPresent(line, {
@@ -66,6 +69,6 @@ export function infoLine(message: string, extra: Extra): string {
     sampling_rate: SAMPLE_RATE,
     xray_trace_id: getXRayTraceIdFromEnv(),
   });
-  putPresent(line, withContext(extra));
+  putPresent(line, withContext(extra, ctx));
   return JSON.stringify(line) + '\n';
 }

@@ -1,5 +1,5 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { infoLine, SERVICE_NAME } from './logger';
+import { infoLine, SERVICE_NAME, type LogContext } from './logger';
 
 /**
  * EMF metrics: one JSON line per request that CloudWatch turns into metrics without an
@@ -70,7 +70,7 @@ export function requestMetricsLine(m: RequestMetrics): string {
  * A request's log line and its EMF document, in one synchronous stdout write (each line is
  * its own CloudWatch log event, as when Powertools prints them one by one).
  */
-export function writeRequestTelemetry(message: string, fields: Record<string, unknown>, m: RequestMetrics): void {
-  const text = infoLine(message, fields) + requestMetricsLine(m);
+export function writeRequestTelemetry(message: string, fields: Record<string, unknown>, m: RequestMetrics, ctx: LogContext): void {
+  const text = infoLine(message, fields, ctx) + requestMetricsLine(m);
   if (text) process.stdout.write(text);
 }
