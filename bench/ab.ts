@@ -8,7 +8,11 @@
  * jobs share the CPUs.
  *
  *   npx tsx bench/ab.ts --base=/tmp/gateway-base [--after=<dir>, default this checkout] [--scenarios=gateway-proxy,...]
- *                       [--rounds=5] [--seconds=4] [--connections=16] [--stream]
+ *                       [--rounds=5] [--seconds=4] [--connections=16] [--stream] [--bundles]
+ *
+ * With --bundles both sides run from their own checkout's production bundles, with the
+ * Lambda NODE_OPTIONS, as `npm run bench` runs the gateway; without it, from the
+ * TypeScript sources under tsx.
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 export {};
@@ -16,7 +20,9 @@ export {};
 const { startDynamoDbLocal } = await import('../infra/local/dynamodb');
 const { setUpGateway } = await import('./lib/admin');
 const { median, round, runLoad } = await import('./lib/load');
-const { loadAverage, spawnTsJson, startChildGateway } = await import('./lib/procs');
+const { loadAverage, REPO_ROOT, spawnTsJson, startChildGateway } = await import('./lib/procs');
+const { resolve } = await import('node:path');
+const { execFileSync } = await import('node:child_process');
 const { requestFor } = await import('./lib/scenarios');
 type Upstreams = import('./lib/scenarios').Upstreams;
 type Scenario = import('./lib/scenarios').Scenario;
@@ -31,12 +37,25 @@ const rounds = Number(opt('rounds') ?? 5);
 const seconds = Number(opt('seconds') ?? 4);
 const connections = Number(opt('connections') ?? 16);
 const stream = args.includes('--stream');
+const bundles = args.includes('--bundles');
+
+/** Build a checkout's production bundles with its own bench code; returns their folder. */
+function bundlesOf(root: string): string {
+  const code = `await (await import(${JSON.stringify(resolve(root, 'bench/lib/cold-start.ts'))})).bundleAll()`;
+  execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', code], { cwd: root, stdio: 'inherit' });
+  return resolve(root, 'bench/.tmp/bundles');
+}
 
 const dynamo = await startDynamoDbLocal(null);
 const upstream = await spawnTsJson<Upstreams>('bench/upstream.ts');
 const sides = {
-  before: await startChildGateway({ name: 'ab-before', dynamodbEndpoint: dynamo.endpoint, root: base }),
-  after: await startChildGateway({ name: 'ab-after', dynamodbEndpoint: dynamo.endpoint, root: opt('after') }),
+  before: await startChildGateway({ name: 'ab-before', dynamodbEndpoint: dynamo.endpoint, root: base, ...(bundles ? { functionBundles: bundlesOf(base) } : {}) }),
+  after: await startChildGateway({
+    name: 'ab-after',
+    dynamodbEndpoint: dynamo.endpoint,
+    root: opt('after'),
+    ...(bundles ? { functionBundles: bundlesOf(opt('after') ?? REPO_ROOT) } : {}),
+  }),
 };
 const results: Record<string, Record<'before' | 'after', LoadResult[]>> = {};
 try {
