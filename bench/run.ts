@@ -32,7 +32,7 @@ const { startDynamoDbLocal } = await import('../infra/local/dynamodb');
 const { TABLE_SPECS } = await import('../infra/tables');
 const { setUpGateway } = await import('./lib/admin');
 const { bundleAll, buildProbe, measureColdStarts } = await import('./lib/cold-start');
-const { runLoad, runPaced, round } = await import('./lib/load');
+const { median, runLoad, runPaced, round } = await import('./lib/load');
 const { loadAverage, REPO_ROOT, settle, spawnTsJson, startChildGateway, TMP_DIR, rssMb } = await import('./lib/procs');
 const { renderTables } = await import('./lib/report');
 const { measureRss } = await import('./lib/rss');
@@ -69,6 +69,7 @@ const M = {
   slowChunkDelayMs: 400,
   coldRuns: QUICK ? 1 : 5,
   storageRequests: QUICK ? 50 : 200,
+  pairedRounds: QUICK ? 1 : 5,
 };
 
 const started = Date.now();
@@ -94,6 +95,7 @@ const results: Results = {
     connections: M.connections.join(', '),
     repeats: `one run per (scenario, latency, concurrency); streams: ${M.streamWarmup} warm-up, ${M.streamSequential} sequential + ${M.streamConcurrency} x ${M.streamPerWorker} concurrent, medians; cold start: median of ${M.coldRuns} fresh processes per variant`,
     latency: 'per response, autocannon hrtime, percentiles computed from every 2xx sample',
+    paired: `bare proxy and gateway-proxy-ratelimit alternated, ${M.pairedRounds} rounds of durationS each at the highest concurrency; the throughput target uses the median of the rounds' ratios`,
     halfSaturation: 'half of the best gateway-proxy-ratelimit req/s at 0 ms, evenly spaced requests for durationS',
     rss: `${M.rssStreams} concurrent streams, fake chunk delay ${M.slowChunkDelayMs} ms, RSS sampled every 100 ms`,
     storageRequests: M.storageRequests,
@@ -155,6 +157,27 @@ try {
         const base = results.load.find((b) => b.scenario === row.baseline && b.latencyMs === row.latencyMs && b.connections === row.connections);
         row.addedP50 = base ? round(row.p50 - base.p50) : NaN;
         row.addedP99 = base ? round(row.p99 - base.p99) : NaN;
+      }
+
+      // The throughput ratio, from the bare proxy and the gateway loaded in turn: run one
+      // after the other a minute apart, the two met different machines (the same code gave
+      // 0.19 x and 0.34 x in two runs).
+      if (M.scenarios.includes('bare-proxy') && M.scenarios.includes('gateway-proxy-ratelimit') && M.latencies.includes(0)) {
+        const connections = Math.max(...M.connections);
+        const run = async (scenario: 'bare-proxy' | 'gateway-proxy-ratelimit') => {
+          await quietEmulator();
+          return runLoad(requestFor(scenario, targets, 0), { connections, durationS: M.durationS, serverPid: scenario === 'bare-proxy' ? bare.pid : gw.pid });
+        };
+        const rounds: NonNullable<Results['paired']>['rounds'] = [];
+        for (let i = 0; i < M.pairedRounds; i++) {
+          // Alternate which goes first, so a drift in background load favours neither.
+          const first = i % 2 === 0 ? await run('bare-proxy') : await run('gateway-proxy-ratelimit');
+          const second = i % 2 === 0 ? await run('gateway-proxy-ratelimit') : await run('bare-proxy');
+          const [bareRun, gatewayRun] = i % 2 === 0 ? [first, second] : [second, first];
+          rounds.push({ bare: bareRun, gateway: gatewayRun, ratio: round(gatewayRun.rps / bareRun.rps) });
+          log(`paired round ${i + 1}: bare proxy ${bareRun.rps} req/s, gateway ${gatewayRun.rps} req/s, ratio ${rounds.at(-1)!.ratio}`);
+        }
+        results.paired = { connections, durationS: M.durationS, rounds, medianRatio: round(median(rounds.map((x) => x.ratio))) };
       }
 
       // p99 added latency at half of the gateway's saturation (rate-limited runs).
@@ -344,13 +367,25 @@ function restEvent(method: string, path: string, headers: Record<string, string>
 function evaluateTargets(r: Results): Results['targets'] {
   const out: Results['targets'] = [];
   const best = (scenario: string) => Math.max(...r.load.filter((x) => x.scenario === scenario && x.latencyMs === 0).map((x) => x.rps));
-  if (r.load.length) {
+  if (r.paired) {
+    const gw = best('gateway-proxy-ratelimit');
+    const floor = best('bare-proxy');
+    const p = r.paired;
+    out.push({
+      name: 'throughput with auth + request logging + one rate-limit policy',
+      goal: '>= 0.5 x bare proxy (at 0 ms upstream latency)',
+      measured:
+        `${p.medianRatio.toFixed(2)} x: median of ${p.rounds.length} round${p.rounds.length === 1 ? "" : "s"} with the two loaded in turn (${p.rounds.map((x) => x.ratio.toFixed(2)).join(', ')}); ` +
+        `best req/s of the tables: ${gw} vs ${floor} = ${(gw / floor).toFixed(2)} x`,
+      met: p.medianRatio >= 0.5,
+    });
+  } else if (r.load.some((x) => x.scenario === 'bare-proxy') && r.load.some((x) => x.scenario === 'gateway-proxy-ratelimit')) {
     const gw = best('gateway-proxy-ratelimit');
     const floor = best('bare-proxy');
     out.push({
       name: 'throughput with auth + request logging + one rate-limit policy',
       goal: '>= 0.5 x bare proxy (best req/s at 0 ms upstream latency)',
-      measured: `${gw} vs ${floor} req/s = ${(gw / floor).toFixed(2)} x`,
+      measured: `${gw} vs ${floor} req/s = ${(gw / floor).toFixed(2)} x (one run each; no paired rounds)`,
       met: gw / floor >= 0.5,
     });
   }

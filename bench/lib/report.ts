@@ -32,6 +32,14 @@ export interface HalfSaturation {
   addedP99: number;
 }
 
+/** Bare proxy and rate-limited gateway loaded in turn, so both meet the same machine. */
+export interface PairedThroughput {
+  connections: number;
+  durationS: number;
+  rounds: Array<{ bare: LoadResult; gateway: LoadResult; ratio: number }>;
+  medianRatio: number;
+}
+
 export interface Target {
   name: string;
   goal: string;
@@ -46,6 +54,7 @@ export interface Results {
   scenarios: Record<string, string>;
   load: LoadRow[];
   halfSaturation?: HalfSaturation;
+  paired?: PairedThroughput;
   streams: StreamRow[];
   rss?: { gateway: RssResult; bareProxy: RssResult; route: string; chunkDelayMs: number };
   storage: StorageRow[];
@@ -154,6 +163,17 @@ export function renderTables(r: Results): string {
     '### Throughput and latency, JSON, upstream latency 50 ms',
     loadTable(r.load, 50),
   ];
+  if (r.paired) {
+    const p = r.paired;
+    parts.push(
+      `### Throughput, bare proxy and gateway in turn (gateway-proxy-ratelimit, upstream latency 0 ms, ${p.connections} connections, ${p.durationS} s each)`,
+      table(
+        ['round', 'bare proxy req/s', 'gateway req/s', 'gateway / bare proxy', 'bare proxy CPU ms/req', 'gateway CPU ms/req'],
+        p.rounds.map((x, i) => [i + 1, x.bare.rps, x.gateway.rps, fmt(x.ratio), fmt(x.bare.serverCpuMsPerReq, 3), fmt(x.gateway.serverCpuMsPerReq, 3)]),
+      ),
+      `Median ratio: ${fmt(p.medianRatio)} x.`,
+    );
+  }
   if (r.halfSaturation) {
     const h = r.halfSaturation;
     parts.push(
