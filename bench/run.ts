@@ -375,7 +375,7 @@ function evaluateTargets(r: Results): Results['targets'] {
       name: 'throughput with auth + request logging + one rate-limit policy',
       goal: '>= 0.5 x bare proxy (at 0 ms upstream latency)',
       measured:
-        `${p.medianRatio.toFixed(2)} x: median of ${p.rounds.length} round${p.rounds.length === 1 ? "" : "s"} with the two loaded in turn (${p.rounds.map((x) => x.ratio.toFixed(2)).join(', ')}); ` +
+        `${p.medianRatio.toFixed(2)} x: median of ${p.rounds.length} round${p.rounds.length === 1 ? '' : 's'} with the two loaded in turn (${p.rounds.map((x) => x.ratio.toFixed(2)).join(', ')}); ` +
         `best req/s of the tables: ${gw} vs ${floor} = ${(gw / floor).toFixed(2)} x`,
       met: p.medianRatio >= 0.5,
     });
