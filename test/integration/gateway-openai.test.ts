@@ -239,14 +239,20 @@ describe('generic proxy', () => {
   });
 });
 
+/** Record what the process writes to stdout (the log lines), still passing it through. */
+function captureStdout(): { writes: string[]; restore(): void } {
+  const writes: string[] = [];
+  const original = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    writes.push(String(chunk));
+    return (original as (...a: unknown[]) => boolean)(chunk, ...rest);
+  }) as typeof process.stdout.write;
+  return { writes, restore: () => void (process.stdout.write = original) };
+}
+
 describe('request logs', () => {
   it('records every request with provider, model, status, usage, metadata — and no secrets', async () => {
-    const writes: string[] = [];
-    const original = process.stdout.write.bind(process.stdout);
-    process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-      writes.push(String(chunk));
-      return (original as (...a: unknown[]) => boolean)(chunk, ...rest);
-    }) as typeof process.stdout.write;
+    const { writes, restore } = captureStdout();
     const traceId = `trace-log-${Date.now()}`;
     try {
       await openaiClient({ 'x-gateway-trace-id': traceId, 'x-gateway-metadata': JSON.stringify({ _user: 'u-42' }) }).chat.completions.create({
@@ -282,17 +288,12 @@ describe('request logs', () => {
       expect(everything).not.toContain(gw.adminKey);
       expect(everything).not.toContain('sk-ant-managed-secret');
     } finally {
-      process.stdout.write = original;
+      restore();
     }
   });
 
   it('gives each of many concurrent requests its own trace id and workspace on its log line', async () => {
-    const writes: string[] = [];
-    const original = process.stdout.write.bind(process.stdout);
-    process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-      writes.push(String(chunk));
-      return (original as (...a: unknown[]) => boolean)(chunk, ...rest);
-    }) as typeof process.stdout.write;
+    const { writes, restore } = captureStdout();
     const run = `conc-${Date.now()}`;
     const traces = Array.from({ length: 24 }, (_, i) => `${run}-${i}`);
     try {
@@ -323,7 +324,7 @@ describe('request logs', () => {
         expect(line.workspace_id).toBe(gw.workspaceId);
       }
     } finally {
-      process.stdout.write = original;
+      restore();
     }
   });
 
