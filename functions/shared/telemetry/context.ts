@@ -2,8 +2,8 @@
  * Per-request context, passed explicitly (a request carries it as `req.context`).
  *
  * Not AsyncLocalStorage: on Node 20 and 22 (Lambda's nodejs22.x) it runs a promise hook
- * for every promise of the process once any store is active, which cost 10-15 % of the
- * gateway's CPU per request (bench/README.md). A module-level "current request" would be
+ * for every promise of the process once any store is active, which cost 7-14 % of the
+ * gateway's CPU per request (bench/README.md, item 18). A module-level "current request" would be
  * wrong in the local runtime, which interleaves many invocations in one process.
  */
 export interface RequestContext {
@@ -16,10 +16,9 @@ export interface RequestContext {
 
 export const newRequestContext = (traceId = ''): RequestContext => ({ traceId, afterResponse: [] });
 
-/** Schedule work for after the response; without a request it runs in the background. */
-export function afterResponse(ctx: RequestContext | undefined, task: () => Promise<void>): void {
-  if (ctx) ctx.afterResponse.push(task);
-  else void task().catch(() => undefined);
+/** Schedule work for after the response; the invocation waits for it before it ends. */
+export function afterResponse(ctx: RequestContext, task: () => Promise<void>): void {
+  ctx.afterResponse.push(task);
 }
 
 /**
