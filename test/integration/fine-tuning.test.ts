@@ -182,7 +182,10 @@ describe('fine-tuning lifecycle through the OpenAI SDK', () => {
     expect(seen.at(-1)).toBe('succeeded');
     expect(seen.indexOf('running')).toBeLessThan(seen.indexOf('succeeded'));
 
-    // Events: the gateway's own and the provider's, newest first, auto-paginated.
+    // Events: the gateway's own and the provider's, newest first, auto-paginated. The
+    // worker writes the closing events after the status (only the write that wins the
+    // status change writes them), so a reader can see `succeeded` a moment before them.
+    await waitFor(async () => (await allEvents(done.id)).some((e) => e.message === 'The job has successfully completed.'));
     const events = await allEvents(done.id);
     const messages = events.map((e) => e.message);
     expect(messages[0]).toBe('The job has successfully completed.');
@@ -205,6 +208,8 @@ describe('fine-tuning lifecycle through the OpenAI SDK', () => {
     expect(failed.error).toEqual(FAKE_JOB_ERROR);
     expect(failed.fine_tuned_model).toBeNull();
     expect(failed.finished_at).toEqual(expect.any(Number));
+    // The closing event is written just after the status (see the succeeded case).
+    await waitFor(async () => (await allEvents(failed.id)).some((e) => e.level === 'error'));
     const events = await allEvents(failed.id);
     expect(events[0]).toMatchObject({ level: 'error', message: `The job failed: ${FAKE_JOB_ERROR.message}` });
   });
@@ -220,6 +225,7 @@ describe('fine-tuning lifecycle through the OpenAI SDK', () => {
     expect(failed.error.message).toContain("'file-does-not-exist' was not found at OpenAI");
     // It never reached the provider's jobs API.
     expect(fake.count((r) => r.method === 'POST' && r.path.endsWith('/fine_tuning/jobs'))).toBe(creates);
+    await waitFor(async () => (await allEvents(failed.id)).some((e) => e.message.includes('was not found at OpenAI')));
     const messages = (await allEvents(failed.id)).map((e) => e.message);
     expect(messages.some((m) => m.startsWith('Submitted'))).toBe(false);
     expect(messages[0]).toContain('was not found at OpenAI');
