@@ -30,14 +30,39 @@ export interface HalfSaturation {
   gateway: LoadResult;
   addedP50: number;
   addedP99: number;
+  /**
+   * The floor at the same rate: the bare proxy alone, and again while DynamoDB Local writes
+   * as many request-log records per second as the gateway causes (bench/record-writer.ts).
+   */
+  floor?: { bare: LoadResult; bareWithRecords: LoadResult; addedP99: number; addedP99WithRecords: number };
+}
+
+/**
+ * CPU time (ms) per request of every process on the machine during one round, the records
+ * DynamoDB Local wrote after the round included, and the share of the cores they used.
+ */
+export interface MachineCpu {
+  perRequest: { loadClient: number; fake: number; server: number; emulator: number; total: number };
+  /** All four processes' CPU time over the round, % of the machine's cores (100 = all busy). */
+  busyPct: number;
 }
 
 /** Bare proxy and rate-limited gateway loaded in turn, so both meet the same machine. */
 export interface PairedThroughput {
   connections: number;
   durationS: number;
-  rounds: Array<{ bare: LoadResult; gateway: LoadResult; ratio: number }>;
+  rounds: Array<{ bare: LoadResult & { machine: MachineCpu }; gateway: LoadResult & { machine: MachineCpu }; ratio: number }>;
   medianRatio: number;
+  /** Medians over the rounds of each side's machine CPU per request. */
+  machine: { bare: MachineCpu['perRequest']; gateway: MachineCpu['perRequest'] };
+  /**
+   * What the machine allows: the ratio a gateway would reach if it cost no more CPU than the
+   * bare proxy while its request-log records still cost DynamoDB Local what they cost here
+   * (total CPU per request sets the rate when the cores are full), and the most CPU per
+   * request the gateway could use for 0.5 x.
+   */
+  ceilingRatio: number;
+  gatewayCpuFor05: number;
 }
 
 export interface Target {
@@ -168,10 +193,26 @@ export function renderTables(r: Results): string {
     parts.push(
       `### Throughput, bare proxy and gateway in turn (gateway-proxy-ratelimit, upstream latency 0 ms, ${p.connections} connections, ${p.durationS} s each)`,
       table(
-        ['round', 'bare proxy req/s', 'gateway req/s', 'gateway / bare proxy', 'bare proxy CPU ms/req', 'gateway CPU ms/req'],
-        p.rounds.map((x, i) => [i + 1, x.bare.rps, x.gateway.rps, fmt(x.ratio), fmt(x.bare.serverCpuMsPerReq, 3), fmt(x.gateway.serverCpuMsPerReq, 3)]),
+        ['round', 'bare proxy req/s', 'gateway req/s', 'gateway / bare proxy', 'bare proxy CPU ms/req', 'gateway CPU ms/req', 'cores busy (bare proxy / gateway)'],
+        p.rounds.map((x, i) => [i + 1, x.bare.rps, x.gateway.rps, fmt(x.ratio), fmt(x.bare.serverCpuMsPerReq, 3), fmt(x.gateway.serverCpuMsPerReq, 3), `${x.bare.machine.busyPct} % / ${x.gateway.machine.busyPct} %`]),
       ),
       `Median ratio: ${fmt(p.medianRatio)} x.`,
+      'CPU time per request of every process on the machine (ms, median of the rounds; DynamoDB Local until it has written the round\'s last records):',
+      table(
+        ['process', 'bare proxy rounds', 'gateway rounds'],
+        [
+          ['load client (autocannon)', fmt(p.machine.bare.loadClient, 3), fmt(p.machine.gateway.loadClient, 3)],
+          ['fake provider', fmt(p.machine.bare.fake, 3), fmt(p.machine.gateway.fake, 3)],
+          ['bare proxy / gateway', fmt(p.machine.bare.server, 3), fmt(p.machine.gateway.server, 3)],
+          ['DynamoDB Local', fmt(p.machine.bare.emulator, 3), fmt(p.machine.gateway.emulator, 3)],
+          ['total', fmt(p.machine.bare.total, 3), fmt(p.machine.gateway.total, 3)],
+        ],
+      ),
+      `With the cores full, the rate is set by the total. A gateway that cost no more CPU than the bare proxy, with the other processes as measured ` +
+        `(its request-log records in DynamoDB Local included), would reach ${fmt(p.ceilingRatio)} x here. ` +
+        (p.gatewayCpuFor05 > 0
+          ? `0.5 x needs the gateway at or below ${fmt(p.gatewayCpuFor05, 3)} ms of CPU per request, against the bare proxy's ${fmt(p.machine.bare.server, 3)} ms.`
+          : `0.5 x is out of reach here even for a gateway that used no CPU at all: the other processes of its rounds alone use more than twice the bare proxy rounds' total.`),
     );
   }
   if (r.halfSaturation) {
@@ -183,20 +224,27 @@ export function renderTables(r: Results): string {
         [
           ['direct-openai', h.rate, h.direct.rps, fmt(h.direct.p50), fmt(h.direct.p90), fmt(h.direct.p99), '', '', fmt(h.direct.serverCpuMsPerReq, 3)],
           ['gateway-proxy-ratelimit', h.rate, h.gateway.rps, fmt(h.gateway.p50), fmt(h.gateway.p90), fmt(h.gateway.p99), signed(h.addedP50), signed(h.addedP99), fmt(h.gateway.serverCpuMsPerReq, 3)],
+          ...(h.floor
+            ? [
+                ['bare-proxy', h.rate, h.floor.bare.rps, fmt(h.floor.bare.p50), fmt(h.floor.bare.p90), fmt(h.floor.bare.p99), signed(h.floor.bare.p50 - h.direct.p50), signed(h.floor.addedP99), fmt(h.floor.bare.serverCpuMsPerReq, 3)],
+                ['bare-proxy, DynamoDB Local writing as many request-log records', h.rate, h.floor.bareWithRecords.rps, fmt(h.floor.bareWithRecords.p50), fmt(h.floor.bareWithRecords.p90), fmt(h.floor.bareWithRecords.p99), signed(h.floor.bareWithRecords.p50 - h.direct.p50), signed(h.floor.addedP99WithRecords), fmt(h.floor.bareWithRecords.serverCpuMsPerReq, 3)],
+              ]
+            : []),
         ],
       ),
       `Saturation (best req/s of gateway-proxy-ratelimit at 0 ms): ${h.saturationRps} req/s; half: ${h.rate} req/s.`,
     );
     if (h.direct.sched && h.gateway.sched) {
-      const names = Object.keys(h.gateway.sched);
+      const names = [...new Set([h.direct, h.gateway, h.floor?.bare, h.floor?.bareWithRecords].flatMap((run) => Object.keys(run?.sched ?? {})))];
       const share = (s: SchedShare | undefined) => (s ? `${s.cpuPct} % / ${s.waitingPct} %` : '');
       parts.push(
-        'Each process during the two paced runs, % of wall time: on a CPU / runnable but waiting for one (2 cores = 200 %; `/proc/<pid>/task/*/schedstat`, the gateway\'s and the fake\'s JavaScript thread only):',
+        'Each process during the paced runs, % of wall time: on a CPU / runnable but waiting for one (2 cores = 200 %; `/proc/<pid>/task/*/schedstat`, the gateway\'s and the fake\'s JavaScript thread only):',
         table(
           ['paced run', ...names],
           [
             ['direct-openai', ...names.map((n) => share(h.direct.sched![n]))],
             ['gateway-proxy-ratelimit', ...names.map((n) => share(h.gateway.sched![n]))],
+            ...(h.floor ? [['bare-proxy', ...names.map((n) => share(h.floor!.bare.sched?.[n]))], ['bare-proxy + records', ...names.map((n) => share(h.floor!.bareWithRecords.sched?.[n]))]] : []),
           ],
         ),
       );

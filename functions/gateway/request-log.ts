@@ -130,15 +130,20 @@ export function recordRequest(req: GatewayRequest, facts: RequestFacts): void {
       },
       req.context,
     );
-    await putLogRecord({
-      pk: logPartition(record.workspace_id),
-      sk: record.id,
-      gsi1pk: tracePartition(record.workspace_id, record.trace_id),
-      gsi1sk: record.id,
-      ttl: Math.floor(now / 1000) + config().requestLogTtlDays * 86_400,
-      ...record,
-    });
+    await putLogRecord(requestLogItem(record));
   });
+}
+
+/** The stored item of a record: keyed by workspace (newest first by id) and by trace id. */
+export function requestLogItem(record: RequestLogRecord): RequestLogRecord & { pk: string; sk: string; gsi1pk: string; gsi1sk: string; ttl: number } {
+  return {
+    pk: logPartition(record.workspace_id),
+    sk: record.id,
+    gsi1pk: tracePartition(record.workspace_id, record.trace_id),
+    gsi1sk: record.id,
+    ttl: record.created_at + config().requestLogTtlDays * 86_400,
+    ...record,
+  };
 }
 
 /**

@@ -65,7 +65,7 @@ export interface LocalGateway {
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 /** REQUEST_LOG_BATCH_WAIT_MS of the local runtime unless set (README, bench/README.md). */
-const LOCAL_REQUEST_LOG_BATCH_WAIT_MS = 20;
+export const LOCAL_REQUEST_LOG_BATCH_WAIT_MS = 20;
 /** How long `stop()` lets running invocations finish. */
 const INVOCATION_DRAIN_MS = 10_000;
 
