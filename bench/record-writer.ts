@@ -10,6 +10,10 @@ import { TABLE_SPECS } from '../infra/tables';
 const rate = Number(process.env.RECORDS_PER_S);
 if (!(rate > 0)) throw new Error('RECORDS_PER_S must be a positive number');
 const prefix = process.env.TABLE_PREFIX ?? 'floor-';
+// DynamoDB Local at AWS_ENDPOINT_URL_DYNAMODB takes any credentials.
+process.env.AWS_REGION ??= 'us-east-1';
+process.env.AWS_ACCESS_KEY_ID ??= 'local';
+process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
 Object.assign(process.env, Object.fromEntries(TABLE_SPECS.map((t) => [t.envVar, `${prefix}${t.name}`])));
 
 const { batchedPuts } = await import('../functions/shared/db/batched-puts');

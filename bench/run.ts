@@ -214,9 +214,6 @@ try {
         const writer = await spawnTsJson('bench/record-writer.ts', {
           RECORDS_PER_S: String(rate),
           AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-          AWS_REGION: 'us-east-1',
-          AWS_ACCESS_KEY_ID: 'local',
-          AWS_SECRET_ACCESS_KEY: 'local',
           REQUEST_LOG_BATCH_WAIT_MS: String(LOCAL_REQUEST_LOG_BATCH_WAIT_MS),
         });
         const withWriter = { ...watch, 'record writer': { pid: writer.pid, mainThread: true } };
