@@ -21,7 +21,59 @@ export type RegexCompiler = (pattern: string) => { test(text: string): boolean }
 /** Whether a query uses `$regex` anywhere. */
 export const usesRegex = (query: unknown): boolean => JSON.stringify(query).includes('"$regex"');
 
-const OPERATORS = new Set(['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$regex']);
+const OPERATOR_LIST = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$regex'] as const;
+const OPERATORS = new Set<string>(OPERATOR_LIST);
+const COMBINATORS = ['$and', '$or'];
+const PATH_ROOTS = ['metadata', 'params', 'url'];
+
+export interface QueryProblem {
+  path: PropertyKey[];
+  message: string;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * What `matches` would silently treat as "no match": unknown operators or combinators,
+ * paths outside metadata/params/url, `$in`/`$nin` without a list. Reported at save time
+ * (and for inline configs) so a typo is a 400, not a request routed to `default`.
+ */
+export function queryProblems(query: Record<string, unknown>, at: PropertyKey[], problems: QueryProblem[] = []): QueryProblem[] {
+  for (const [key, condition] of Object.entries(query)) {
+    const here = [...at, key];
+    if (key.startsWith('$')) {
+      if (!COMBINATORS.includes(key)) {
+        problems.push({ path: here, message: `unknown condition combinator '${key}'; a query combines conditions with ${COMBINATORS.join(', ')}` });
+      } else if (!Array.isArray(condition) || !condition.every(isPlainObject)) {
+        problems.push({ path: here, message: `'${key}' takes a list of queries` });
+      } else {
+        condition.forEach((q, i) => queryProblems(q, [...here, i], problems));
+      }
+      continue;
+    }
+    if (!PATH_ROOTS.includes(key.split('.')[0]!)) {
+      problems.push({ path: here, message: `unknown condition path '${key}'; a path starts with ${PATH_ROOTS.map((r) => `${r}.`).join(', ')}` });
+      continue;
+    }
+    if (Array.isArray(condition)) {
+      problems.push({ path: here, message: 'a condition is a value or an object of operators; match a list with $in' });
+      continue;
+    }
+    if (!isPlainObject(condition)) continue; // a bare value: shorthand for $eq
+    const ops = Object.entries(condition);
+    if (!ops.length) problems.push({ path: here, message: `an empty condition; use one of ${OPERATOR_LIST.join(', ')}` });
+    for (const [op, expected] of ops) {
+      if (!OPERATORS.has(op)) {
+        problems.push({ path: [...here, op], message: `unknown condition operator '${op}'; known operators: ${OPERATOR_LIST.join(', ')}` });
+      } else if ((op === '$in' || op === '$nin') && !Array.isArray(expected)) {
+        problems.push({ path: [...here, op], message: `'${op}' takes a list of values` });
+      } else if (op === '$regex' && typeof expected !== 'string') {
+        problems.push({ path: [...here, op], message: `'$regex' takes a pattern string` });
+      }
+    }
+  }
+  return problems;
+}
 
 function lookup(input: ConditionInput, path: string): unknown {
   let value: unknown = input;

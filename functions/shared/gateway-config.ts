@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { queryProblems } from '../gateway/conditions';
 import { validationError } from './validation';
 
 /**
@@ -119,6 +120,7 @@ function checkTree(node: ConfigNode, path: string, depth: number, problems: Arra
       const conditions = node.strategy?.conditions ?? [];
       if (!conditions.length) problems.push({ path: at('strategy.conditions'), message: 'conditional mode needs at least one condition' });
       conditions.forEach((c, i) => {
+        problems.push(...queryProblems(c.query, [...at('strategy.conditions'), String(i), 'query']));
         if (!names.has(c.then)) problems.push({ path: at(`strategy.conditions.${i}.then`), message: `no target is named '${c.then}'` });
       });
       const def = node.strategy?.default;

@@ -355,6 +355,45 @@ describe('saved configs', () => {
     expect((await call(gw, 'POST', '/v1/configs', { body: { name: 'again', slug: 'prod-routing', config: { provider: 'openai' } } })).status).toBe(200);
   });
 
+  it('400 naming the path for an unknown condition operator or field, saved or inline', async () => {
+    const conditional = (query: Record<string, unknown>) => ({
+      strategy: { mode: 'conditional', conditions: [{ query, then: 'paid' }], default: 'free' },
+      targets: [
+        { name: 'paid', provider: 'openai' },
+        { name: 'free', provider: 'openai' },
+      ],
+    });
+    const cases: Array<[Record<string, unknown>, string, string]> = [
+      [conditional({ 'metadata.plan': { $equals: 'paid' } }), 'config.strategy.conditions[0].query.metadata.plan.$equals', '$equals'],
+      [conditional({ $or: [{ 'metadata.plan': { $eq: 'a' } }, { 'params.model': { $regexp: 'x' } }] }), 'config.strategy.conditions[0].query.$or[1].params.model.$regexp', '$regexp'],
+      [conditional({ $xor: [] }), 'config.strategy.conditions[0].query.$xor', '$xor'],
+      [conditional({ 'metadata.plan': { $in: 'paid' } }), 'config.strategy.conditions[0].query.metadata.plan.$in', '$in'],
+      [{ ...conditional({ 'metadata.plan': 'paid' }), strategy: { mode: 'conditional', conditions: [{ query: {}, then: 'paid', else: 'free' }] } }, 'config.strategy.conditions[0]', 'else'],
+    ];
+    for (const [config, param, named] of cases) {
+      const saved = await call(gw, 'POST', '/v1/configs', { body: { name: 'typo', config } });
+      expect(saved.status, JSON.stringify(config)).toBe(400);
+      expect(errorOf(saved).param).toBe(param);
+      expect(errorOf(saved).message).toContain(named);
+    }
+    const unknownOp = conditional({ 'metadata.plan': { $equals: 'paid' } });
+    expect(errorOf(await call(gw, 'POST', '/v1/configs', { body: { name: 'typo', config: unknownOp } })).message).toContain('$eq, $ne');
+
+    const good = await call(gw, 'POST', '/v1/configs', { body: { name: 'conditional', config: conditional({ 'metadata.plan': { $eq: 'paid' }, 'params.n': 2, $and: [{ 'metadata.tier': { $in: ['a'] } }] }) } });
+    expect(good.status).toBe(200);
+    const update = await call(gw, 'PUT', `/v1/configs/${good.body.id}`, { body: { config: unknownOp } });
+    expect(update.status).toBe(400);
+    expect(errorOf(update).param).toBe('config.strategy.conditions[0].query.metadata.plan.$equals');
+
+    const inline = await call(gw, 'POST', '/v1/chat/completions', {
+      headers: { 'x-gateway-config': JSON.stringify(unknownOp) },
+      body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] },
+    });
+    expect(inline.status).toBe(400);
+    expect(errorOf(inline).param).toBe('x-gateway-config.strategy.conditions[0].query.metadata.plan.$equals');
+    expect(errorOf(inline).message).toContain('$equals');
+  });
+
   it('409 for a slug that is taken', async () => {
     await call(gw, 'POST', '/v1/configs', { body: { name: 'a', slug: 'taken', config: { provider: 'openai' } } });
     const dup = await call(gw, 'POST', '/v1/configs', { body: { name: 'b', slug: 'taken', config: { provider: 'openai' } } });
