@@ -37,13 +37,20 @@ function parseMetadata(raw: string | undefined): Record<string, string> {
   return out;
 }
 
+/**
+ * The longest a gateway request can run: the endpoint Lambdas' 15-minute timeout
+ * (infra/stacks/endpoint-function.ts), which bounds a streamed response too.
+ */
+export const PLATFORM_REQUEST_LIMIT_MS = 900_000;
+
+/** Spec §5.3 sets no maximum: a longer timeout is capped to what the platform allows. */
 function parseTimeout(raw: string | undefined): number | undefined {
   if (raw === undefined || raw === '') return undefined;
   const ms = Number(raw);
-  if (!Number.isInteger(ms) || ms <= 0 || ms > 900_000) {
-    throw badRequest('x-gateway-request-timeout must be an integer number of milliseconds from 1 to 900000.', 'x-gateway-request-timeout', 'invalid_header');
+  if (!Number.isSafeInteger(ms) || ms <= 0) {
+    throw badRequest('x-gateway-request-timeout must be a positive integer number of milliseconds.', 'x-gateway-request-timeout', 'invalid_header');
   }
-  return ms;
+  return Math.min(ms, PLATFORM_REQUEST_LIMIT_MS);
 }
 
 /** Accepts a JSON array of names (spec §5.3) or a comma-separated list. */

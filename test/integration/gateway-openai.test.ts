@@ -140,6 +140,20 @@ describe('unified chat through the OpenAI SDK (OpenAI-compatible provider)', () 
     expect(res.status).toBe(408);
     expect(errorOf(res).type).toBe('timeout_error');
   });
+
+  it('x-gateway-request-timeout: any positive integer is accepted (capped to the platform limit); others are a 400', async () => {
+    const ask = (timeout: string) =>
+      call(gw, 'POST', '/v1/chat/completions', {
+        headers: { 'x-gateway-provider': 'openai', 'x-gateway-custom-host': `${openaiFake.url}/v1`, authorization: `Bearer ${PROVIDER_KEY}`, 'x-gateway-request-timeout': timeout },
+        body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] },
+      });
+    for (const timeout of ['900001', '3600000', '99999999999']) expect((await ask(timeout)).status, timeout).toBe(200);
+    for (const timeout of ['1.5', '-1', '0', 'soon']) {
+      const res = await ask(timeout);
+      expect(res.status, timeout).toBe(400);
+      expect(errorOf(res).param).toBe('x-gateway-request-timeout');
+    }
+  });
 });
 
 describe('Anthropic translated natively', () => {
