@@ -394,6 +394,20 @@ describe('saved configs', () => {
     expect(errorOf(inline).message).toContain('$equals');
   });
 
+  it('an empty list answers first_id and last_id null (as OpenAI), and the SDK pages through it', async () => {
+    const ws = await call(gw, 'POST', '/v1/workspaces', { body: { name: 'Empty lists' } });
+    const key = await call(gw, 'POST', '/v1/api-keys', { body: { name: 'empty admin', workspace_id: ws.body.id, scopes: ['admin'] } });
+    const empty = await call(gw, 'GET', '/v1/configs', { key: key.body.secret });
+    expect(empty.status).toBe(200);
+    expect(empty.body).toEqual({ object: 'list', data: [], first_id: null, last_id: null, has_more: false });
+    const { default: OpenAI } = await import('openai');
+    const { CursorPage } = await import('openai/pagination');
+    const client = new OpenAI({ apiKey: 'unused', baseURL: `${gw.url}/v1`, maxRetries: 0, defaultHeaders: { 'x-gateway-api-key': key.body.secret } });
+    const seen: unknown[] = [];
+    for await (const c of client.getAPIList('/configs', CursorPage<{ id: string }>)) seen.push(c);
+    expect(seen).toEqual([]);
+  });
+
   it('409 for a slug that is taken', async () => {
     await call(gw, 'POST', '/v1/configs', { body: { name: 'a', slug: 'taken', config: { provider: 'openai' } } });
     const dup = await call(gw, 'POST', '/v1/configs', { body: { name: 'b', slug: 'taken', config: { provider: 'openai' } } });
