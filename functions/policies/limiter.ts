@@ -167,9 +167,15 @@ interface Checked {
   admitted: boolean;
 }
 
+/**
+ * How many whole units a window holds: requests are counted one by one, so a fractional
+ * requests value admits its whole part (count + 1 <= value); tokens compare as they are.
+ */
+const capacityOf = (policy: ActivePolicy): number => (policy.type === 'requests' ? Math.floor(policy.value) : policy.value);
+
 async function countRequest(policy: ActivePolicy, pk: string, now: number): Promise<Checked> {
   const window = windowOf(pk, policy.type, policy.unit, now);
-  const { admitted, count } = await admitRequest(window, policy.value);
+  const { admitted, count } = await admitRequest(window, capacityOf(policy));
   return { policy, pk, window, count, admitted };
 }
 
@@ -198,7 +204,7 @@ function exceeded(c: Checked): GatewayError {
     `Rate limit exceeded: policy ${label} allows ${policy.value} ${what} per ${UNIT_WORDS[policy.unit]}. Retry after ${c.window.resetSeconds} s.`,
     null,
     'rate_limit_exceeded',
-    { 'retry-after': String(c.window.resetSeconds), ...headersOf(policy.value, 0, c.window.resetSeconds) },
+    { 'retry-after': String(c.window.resetSeconds), ...headersOf(capacityOf(policy), 0, c.window.resetSeconds) },
   );
 }
 
@@ -234,11 +240,11 @@ export async function enforceRateLimits(subject: LimitSubject, now = Date.now())
 
   const requests = checked.filter((c) => c.policy.type === 'requests');
   const tightest = requests.reduce<Checked | undefined>(
-    (a, b) => (a === undefined || b.policy.value - b.count < a.policy.value - a.count ? b : a),
+    (a, b) => (a === undefined || capacityOf(b.policy) - b.count < capacityOf(a.policy) - a.count ? b : a),
     undefined,
   );
   return {
-    headers: tightest ? headersOf(tightest.policy.value, tightest.policy.value - tightest.count, tightest.window.resetSeconds) : {},
+    headers: tightest ? headersOf(capacityOf(tightest.policy), capacityOf(tightest.policy) - tightest.count, tightest.window.resetSeconds) : {},
     tokenBuckets: checked
       .filter((c) => c.policy.type === 'tokens')
       .map((c) => ({ policyId: c.policy.id, pk: c.pk, type: c.policy.type, unit: c.policy.unit })),

@@ -104,8 +104,13 @@ const fields = {
   name: z.optional(z.nullable(z.string().check(z.maxLength(256)))),
   conditions: z.optional(z.array(condition).check(z.maxLength(MAX_CONDITIONS))),
   group_by: z.optional(z.array(groupBy).check(z.maxLength(MAX_GROUP_BY))),
-  /** A count of requests or tokens: a whole number above zero. */
-  value: z.int().check(z.positive(), z.lte(Number.MAX_SAFE_INTEGER)),
+  /**
+   * Requests or tokens per window, at least 1 (spec §2.9 types it as a number). Counters
+   * stay whole: a request is admitted while its count stays within the value, so a
+   * requests policy of 2.5 admits 2 per window; a tokens policy admits while the tokens
+   * used are below the value.
+   */
+  value: z.number().check(z.gte(1), z.lte(Number.MAX_SAFE_INTEGER)),
   type: z.enum(POLICY_TYPES),
   unit: z.enum(POLICY_UNITS),
 };

@@ -97,6 +97,14 @@ describe('create and read', () => {
     expect(created).toMatchObject({ name: null, conditions: [], group_by: [], type: 'tokens', unit: 'rpd', value: 5000 });
   });
 
+  it('accepts a fractional value of at least 1, on create and update', async () => {
+    const created = await createPolicy({ type: 'requests', unit: 'rpm', value: 1.5 });
+    expect(created.value).toBe(1.5);
+    const updated = await call(gw, 'PUT', `${BASE}/${created.id}`, { body: { value: 1000.25 } });
+    expect(updated.status).toBe(200);
+    expect(updated.body.value).toBe(1000.25);
+  });
+
   it('accepts every allowed condition and group-by key, and the wildcard value', async () => {
     const keys = ['api_key', 'workspace_id', 'organisation_id', 'provider', 'model', 'metadata._user', 'metadata.team'];
     const created = await createPolicy({
@@ -145,6 +153,8 @@ describe('validation', () => {
       [{ type: 'requests', unit: 'rps', value: 1 }, 'unit'],
       [{ type: 'requests', unit: 'rpm', value: 0 }, 'value'],
       [{ type: 'requests', unit: 'rpm', value: -3 }, 'value'],
+      [{ type: 'requests', unit: 'rpm', value: 0.5 }, 'value'],
+      [{ type: 'tokens', unit: 'rpm', value: 0.99 }, 'value'],
       [{ type: 'requests', unit: 'rpm' }, 'value'],
       [{ type: 'requests', unit: 'rpm', value: 1, conditions: [{ key: 'model' }] }, 'conditions[0].value'],
       [{ type: 'requests', unit: 'rpm', value: 1, colour: 'red' }, 'colour'],

@@ -75,6 +75,30 @@ describe('rate-limit policies enforced on the inference routes', () => {
     await call(gw, 'DELETE', `/v1/policies/rate-limits/${policy.body.id}`);
   });
 
+  it('a fractional requests value admits its whole part per window: 2.5 rpm admits exactly 2 of 5', async () => {
+    const ws = await call(gw, 'POST', '/v1/workspaces', { body: { name: 'fractional-ws' } });
+    const key = (await call(gw, 'POST', '/v1/api-keys', { body: { name: 'k', workspace_id: ws.body.id, scopes: ['admin', 'gateway'] } })).body.secret;
+    await call(gw, 'POST', '/v1/providers', { key, body: { slug: 'oa', provider: 'openai', api_key: 'sk-x', custom_host: `${fake.url}/v1` } });
+    const policy = await call(gw, 'POST', '/v1/policies/rate-limits', { key, body: { type: 'requests', unit: 'rpm', value: 2.5 } });
+    expect(policy.status).toBe(200);
+    expect(policy.body.value).toBe(2.5);
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 50_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 500));
+    const responses = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        fetch(`${gw.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-gateway-api-key': key, 'x-gateway-provider': '@oa' },
+          body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+        }),
+      ),
+    );
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(2);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(3);
+    expect(responses.find((r) => r.status === 429)!.headers.get('x-ratelimit-limit')).toBe('2');
+  });
+
   it('a tokens policy counts streamed and non-streamed usage, then refuses', async () => {
     // A fresh workspace, so the request policy above cannot interfere.
     const ws = await call(gw, 'POST', '/v1/workspaces', { body: { name: 'tokens-ws' } });
