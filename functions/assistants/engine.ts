@@ -190,8 +190,11 @@ async function settle(ctx: LogContext, record: RunRecord, state: EngineState, k:
     const required_action = { type: 'submit_tool_outputs' as const, submit_tool_outputs: { tool_calls: calls } };
     return commit(ctx, record, k, events, { status: 'requires_action', required_action }, commitGuard(k, usage, result.usage));
   }
+  // The provider stopped the answer (its filter): the run completes with what was said,
+  // the message is marked cut short, as OpenAI's `incomplete_details.reason` does.
+  const filtered = result.finish === 'content_filter';
   await writer.openMessage();
-  await writer.closeMessage('completed', null, { status: 'completed', usage: result.usage });
+  await writer.closeMessage(filtered ? 'incomplete' : 'completed', filtered ? 'content_filter' : null, { status: 'completed', usage: result.usage });
   return commit(ctx, record, k, events, { status: 'completed', usage }, guard);
 }
 

@@ -8,6 +8,8 @@
  *                                            with arguments `{"location":"<city>"}`
  * - Otherwise                            -> text `echo: <last user text>`
  * A max-tokens limit below the answer's word count truncates it (finish `length`).
+ * A last user text containing `[content-filter]` stops the answer after its first word
+ * (finish `content_filter`).
  * Tokens are words: prompt = words of every turn, completion = words of the answer
  * (for a tool call: of its JSON arguments).
  */
@@ -29,7 +31,7 @@ export interface Conversation {
 }
 
 export type Answer =
-  | { kind: 'text'; text: string; pieces: string[]; finish: 'stop' | 'length'; completionTokens: number }
+  | { kind: 'text'; text: string; pieces: string[]; finish: 'stop' | 'length' | 'content_filter'; completionTokens: number }
   | {
       kind: 'tool';
       /** Deterministic id suffix; each provider adds its own prefix (`call_`, `toolu_`, …). */
@@ -83,8 +85,11 @@ export function answer(conv: Conversation): Answer {
 
 function textAnswer(full: string, maxTokens: number | undefined): Answer {
   let parts = pieces(full);
-  let finish: 'stop' | 'length' = 'stop';
-  if (maxTokens !== undefined && maxTokens >= 0 && parts.length > maxTokens) {
+  let finish: 'stop' | 'length' | 'content_filter' = 'stop';
+  if (full.includes('[content-filter]')) {
+    parts = parts.slice(0, 1);
+    finish = 'content_filter';
+  } else if (maxTokens !== undefined && maxTokens >= 0 && parts.length > maxTokens) {
     parts = parts.slice(0, maxTokens);
     if (parts.length) parts[parts.length - 1] = parts[parts.length - 1]!.trimEnd();
     finish = 'length';

@@ -212,6 +212,16 @@ describe('streamed runs: the state matrix', () => {
     expect(message!.incomplete_at).not.toBeNull();
   });
 
+  it('a provider content filter leaves the message incomplete with reason content_filter; the run completes', async () => {
+    const { sdk, assistant, thread } = await setup('@run-openai', 'gpt-4o-mini', 'tell me something [content-filter] please');
+    const run = await sdk.beta.threads.runs.createAndPoll(thread.id, { assistant_id: assistant.id }, { pollIntervalMs: 100 });
+    expect(run).toMatchObject({ status: 'completed', incomplete_details: null });
+    const [message] = (await sdk.beta.threads.messages.list(thread.id, { run_id: run.id })).data;
+    expect(message).toMatchObject({ role: 'assistant', status: 'incomplete', incomplete_details: { reason: 'content_filter' } });
+    expect(message!.incomplete_at).not.toBeNull();
+    expect(message!.completed_at).toBeNull();
+  });
+
   it('incomplete: max_prompt_tokens (the thread is longer than the budget, even after auto truncation)', async () => {
     const { sdk, assistant, thread } = await setup('@run-claude', 'claude-3-5-haiku', words(300));
     const stream = sdk.beta.threads.runs.stream(thread.id, { assistant_id: assistant.id, max_prompt_tokens: 256 });
