@@ -20,6 +20,8 @@ const cacheSchema = z.strictObject({
   max_age: z.optional(z.int().check(z.gte(60), z.lte(90 * 24 * 3600))),
 });
 
+// Open on purpose: an inline guardrail definition (checked by the guardrails module) and
+// `override_params` (any provider body parameter). Every other object here is strict.
 const guardrailRef = z.union([z.string().check(z.minLength(1)), z.record(z.string(), z.unknown())]);
 
 type Condition = Record<string, unknown>;
