@@ -71,6 +71,23 @@ describe('README: first success without a provider account', () => {
   });
 });
 
+describe('README: saving a config', () => {
+  it('saves the example config over the first-success provider and routes by its slug', async () => {
+    const block = [...README.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!).find((code) => code.includes('/v1/configs'));
+    expect(block).toBeDefined();
+    const script = `set -e\nexport ADMIN_KEY="$ADMIN"\n${block!.replaceAll('http://127.0.0.1:8787', gw.url)}`;
+    const { stdout } = await promisify(execFile)('bash', ['-c', script], { env: { PATH: process.env.PATH!, ADMIN: gw.adminKey }, timeout: 30_000 });
+    expect(JSON.parse(stdout)).toMatchObject({ slug: 'local-retries' });
+
+    const chat = await call(gw, 'POST', '/v1/chat/completions', {
+      headers: { 'x-gateway-config': 'local-retries' },
+      body: { model: 'llama3.2', messages: [{ role: 'user', content: 'Hi' }] },
+    });
+    expect(chat.status).toBe(200);
+    expect(chat.body.choices[0].message.content).toBe('echo: Hi');
+  });
+});
+
 describe('GET /v1/openapi.json', () => {
   it('serves the committed OpenAPI document to any valid key, and to no one else', async () => {
     const committed = JSON.parse(readFileSync(join(REPO, 'docs/openapi.json'), 'utf8'));
