@@ -83,3 +83,6 @@ export const apiKeyRoutes: Route[] = [
   { method: 'GET', path: '/v1/api-keys/{id}', scope: 'admin', handler: get },
   { method: 'DELETE', path: '/v1/api-keys/{id}', scope: 'admin', handler: revoke },
 ];
+
+/** The body schema, for the OpenAPI document (infra/openapi). */
+export { createSchema };

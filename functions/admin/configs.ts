@@ -87,3 +87,6 @@ export const configRoutes: Route[] = [
   { method: 'PUT', path: '/v1/configs/{idOrSlug}', scope: 'admin', handler: update },
   { method: 'DELETE', path: '/v1/configs/{idOrSlug}', scope: 'admin', handler: remove },
 ];
+
+/** The body schemas, for the OpenAPI document (infra/openapi). */
+export { createSchema, updateSchema };

@@ -3,6 +3,9 @@ import { apiKeyRoutes } from './api-keys';
 import { configRoutes } from './configs';
 import { providerRoutes } from './providers';
 import { logRoutes } from './logs';
+import { openApiRoutes } from './openapi';
 import { workspaceRoutes } from './workspaces';
 
-export const handler = createHttpHandler([...workspaceRoutes, ...apiKeyRoutes, ...providerRoutes, ...configRoutes, ...logRoutes]);
+/** Every route of the admin group (also read by the OpenAPI test). */
+export const routes = [...workspaceRoutes, ...apiKeyRoutes, ...providerRoutes, ...configRoutes, ...logRoutes, ...openApiRoutes];
+export const handler = createHttpHandler(routes);

@@ -166,3 +166,6 @@ export const providerRoutes: Route[] = [
   { method: 'PUT', path: '/v1/providers/{slug}', scope: 'admin', handler: update },
   { method: 'DELETE', path: '/v1/providers/{slug}', scope: 'admin', handler: remove },
 ];
+
+/** The body schemas, for the OpenAPI document (infra/openapi). */
+export { createSchema, updateSchema };

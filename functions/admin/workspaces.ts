@@ -38,3 +38,6 @@ export const workspaceRoutes: Route[] = [
   { method: 'GET', path: '/v1/workspaces', scope: 'admin', handler: list },
   { method: 'GET', path: '/v1/workspaces/{id}', scope: 'admin', handler: get },
 ];
+
+/** The body schema, for the OpenAPI document (infra/openapi). */
+export { createSchema };

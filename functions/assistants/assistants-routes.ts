@@ -109,3 +109,6 @@ export const assistantRoutes = [
   route('POST', '/v1/assistants/{assistant_id}', update),
   route('DELETE', '/v1/assistants/{assistant_id}', remove),
 ];
+
+/** The body schemas, for the OpenAPI document (infra/openapi). */
+export { createSchema, updateSchema };

@@ -5,4 +5,5 @@ import { runRoutes } from './runs-routes';
 import { threadRoutes } from './threads-routes';
 
 /** Assistants v2: `/v1/assistants...` and `/v1/threads...` (threads, messages, runs, steps). */
-export const handler = createHttpHandler([...assistantRoutes, ...threadRoutes, ...messageRoutes, ...runRoutes]);
+export const routes = [...assistantRoutes, ...threadRoutes, ...messageRoutes, ...runRoutes];
+export const handler = createHttpHandler(routes);

@@ -74,3 +74,6 @@ export const messageRoutes = [
   route('POST', '/v1/threads/{thread_id}/messages/{message_id}', update),
   route('DELETE', '/v1/threads/{thread_id}/messages/{message_id}', remove),
 ];
+
+/** The body schema, for the OpenAPI document (infra/openapi). */
+export { updateSchema };

@@ -182,3 +182,6 @@ export const runRoutes = [
   route('GET', '/v1/threads/{thread_id}/runs/{run_id}/steps', steps),
   route('GET', '/v1/threads/{thread_id}/runs/{run_id}/steps/{step_id}', step),
 ];
+
+/** The body schemas, for the OpenAPI document (infra/openapi). */
+export { updateSchema, submitSchema };

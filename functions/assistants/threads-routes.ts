@@ -58,3 +58,6 @@ export const threadRoutes = [
   route('POST', '/v1/threads/{thread_id}', update),
   route('DELETE', '/v1/threads/{thread_id}', remove),
 ];
+
+/** The body schema, for the OpenAPI document (infra/openapi). */
+export { updateSchema };

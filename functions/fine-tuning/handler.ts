@@ -2,4 +2,5 @@ import { createHttpHandler } from '../shared/http/handler';
 import { fineTuningRoutes } from './routes';
 
 /** `/v1/fine_tuning/jobs...`: the fine-tuning endpoint group (one Lambda). */
-export const handler = createHttpHandler(fineTuningRoutes);
+export const routes = fineTuningRoutes;
+export const handler = createHttpHandler(routes);

@@ -90,3 +90,6 @@ export async function runChat(req: GatewayRequest, body: ChatRequest, facts: Req
 
 export const chatCompletions = (req: GatewayRequest) =>
   withRequestLog(req, 'chat.completions', (facts) => runChat(req, parseChatBody(req), facts));
+
+/** The body schema, for the OpenAPI document (infra/openapi). */
+export { chatSchema };

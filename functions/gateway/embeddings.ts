@@ -52,3 +52,6 @@ export const embeddings = (req: GatewayRequest) =>
     facts.status = 200;
     return jsonResponse(d, out);
   });
+
+/** The body schema, for the OpenAPI document (infra/openapi). */
+export { embeddingsSchema };

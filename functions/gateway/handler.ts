@@ -13,11 +13,13 @@ const proxyRoutes: Route[] = (['GET', 'POST', 'PUT', 'DELETE'] as const).map((me
   handler: genericProxy,
 }));
 
-export const handler = createHttpHandler([
+export const routes: Route[] = [
   { method: 'POST', path: '/v1/chat/completions', scope: 'gateway', name: 'chat.completions', handler: chatCompletions },
   { method: 'POST', path: '/v1/embeddings', scope: 'gateway', name: 'embeddings', handler: embeddings },
   { method: 'POST', path: '/v1/audio/speech', scope: 'gateway', name: 'audio.speech', handler: speech },
   { method: 'POST', path: '/v1/audio/transcriptions', scope: 'gateway', name: 'audio.transcriptions', handler: transcriptions },
   { method: 'POST', path: '/v1/audio/translations', scope: 'gateway', name: 'audio.translations', handler: translations },
   ...proxyRoutes,
-]);
+];
+
+export const handler = createHttpHandler(routes);

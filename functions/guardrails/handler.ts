@@ -1,4 +1,5 @@
 import { createHttpHandler } from '../shared/http/handler';
 import { guardrailRoutes } from './routes';
 
-export const handler = createHttpHandler(guardrailRoutes);
+export const routes = guardrailRoutes;
+export const handler = createHttpHandler(routes);

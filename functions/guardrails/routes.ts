@@ -121,3 +121,6 @@ export const guardrailRoutes: Route[] = [
   { method: 'PUT', path: '/v1/guardrails/{idOrSlug}', scope: 'admin', handler: update },
   { method: 'DELETE', path: '/v1/guardrails/{idOrSlug}', scope: 'admin', handler: remove },
 ];
+
+/** The body schemas, for the OpenAPI document (infra/openapi). */
+export { createSchema, updateSchema };

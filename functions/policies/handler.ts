@@ -1,4 +1,5 @@
 import { createHttpHandler } from '../shared/http/handler';
 import { policyRoutes } from './routes';
 
-export const handler = createHttpHandler(policyRoutes);
+export const routes = policyRoutes;
+export const handler = createHttpHandler(routes);

@@ -1,4 +1,5 @@
 import { createHttpHandler } from '../shared/http/handler';
 import { promptRoutes } from './routes';
 
-export const handler = createHttpHandler(promptRoutes);
+export const routes = promptRoutes;
+export const handler = createHttpHandler(routes);

@@ -154,3 +154,9 @@ export function parseRunBody(input: unknown): RunBody {
   checkRunKeys(body);
   return body;
 }
+
+/** The body schemas, for the OpenAPI document (infra/openapi). */
+export { createSchema, updateSchema };
+
+/** The body schema, for the OpenAPI document (infra/openapi). */
+export { runSchema };

@@ -1,4 +1,5 @@
 import { createHttpHandler } from '../shared/http/handler';
 import { rerankRoutes } from './routes';
 
-export const handler = createHttpHandler(rerankRoutes);
+export const routes = rerankRoutes;
+export const handler = createHttpHandler(routes);

@@ -149,3 +149,6 @@ export function parseGatewayConfig(input: unknown, root = 'config'): GatewayConf
   }
   return result.data;
 }
+
+/** The config schema, for the OpenAPI document (infra/openapi). */
+export { nodeSchema as gatewayConfigSchema };

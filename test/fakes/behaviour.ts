@@ -75,6 +75,10 @@ export interface FakeOptions {
   chunkDelayMs?: number;
   /** When set, only this API key is accepted (header-auth providers). */
   apiKey?: string;
+  /** Accept calls without a key, as Ollama does (the demo model, `npm run demo-model`). */
+  keyless?: boolean;
+  /** Listen on this port instead of a random one. */
+  port?: number;
   /** Initial behaviour (same as calling setBehaviour right after start). */
   behaviour?: Behaviour;
 }
@@ -128,6 +132,10 @@ export class Exchange {
 
   get apiKey(): string | undefined {
     return this.state.options.apiKey;
+  }
+
+  get keyless(): boolean {
+    return this.state.options.keyless === true;
   }
 
   /**
@@ -348,7 +356,7 @@ export async function startFake(
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
 

@@ -56,8 +56,8 @@ async function handle(ex: Exchange): Promise<void> {
     return echo(ex);
   }
   const key = bearer(rec) ?? rec.headers['api-key'];
-  if (!key) return ex.error(401, "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).");
-  if (ex.apiKey !== undefined && key !== ex.apiKey) return ex.error(401, `Incorrect API key provided: ${key.slice(0, 6)}***.`);
+  if (!key && !ex.keyless) return ex.error(401, "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).");
+  if (ex.apiKey !== undefined && key !== ex.apiKey) return ex.error(401, `Incorrect API key provided: ${(key ?? '').slice(0, 6)}***.`);
   return api(ex, deployment ? decodeURIComponent(deployment) : undefined);
 }
 

@@ -1,0 +1,202 @@
+/**
+ * Every operation of the API, for the OpenAPI document (infra/openapi/document.ts). Request
+ * bodies are the zod schemas the routes validate with, imported from the features; a test
+ * (test/unit/openapi.test.ts) holds this list to the endpoint groups' route tables.
+ */
+import * as zm from 'zod/mini';
+import { createSchema as apiKeyCreate } from '../../functions/admin/api-keys';
+import { createSchema as configCreate, updateSchema as configUpdate } from '../../functions/admin/configs';
+import { createSchema as providerCreate, updateSchema as providerUpdate } from '../../functions/admin/providers';
+import { createSchema as workspaceCreate } from '../../functions/admin/workspaces';
+import { createSchema as assistantCreate, updateSchema as assistantUpdate } from '../../functions/assistants/assistants-routes';
+import { updateSchema as messageUpdate } from '../../functions/assistants/messages-routes';
+import { createRunSchema, createThreadAndRunSchema, threadInputSchema } from '../../functions/assistants/run-input';
+import { submitSchema as runSubmit, updateSchema as runUpdate } from '../../functions/assistants/runs-routes';
+import { messageInputSchema } from '../../functions/assistants/schemas';
+import { updateSchema as threadUpdate } from '../../functions/assistants/threads-routes';
+import { createJobSchema } from '../../functions/fine-tuning/schema';
+import { chatSchema } from '../../functions/gateway/chat';
+import { embeddingsSchema } from '../../functions/gateway/embeddings';
+import { createSchema as guardrailCreate, updateSchema as guardrailUpdate } from '../../functions/guardrails/routes';
+import { createSchema as policyCreate, updateSchema as policyUpdate } from '../../functions/policies/model';
+import { createSchema as promptCreate, runSchema as promptRun, updateSchema as promptUpdate } from '../../functions/prompts/schemas';
+import { rerankBodySchema } from '../../functions/rerank/schema';
+import { gatewayConfigSchema } from '../../functions/shared/gateway-config';
+import type { HttpMethod, Scope } from '../../functions/shared/http/types';
+
+export interface QueryParameter {
+  name: string;
+  description: string;
+  type: 'string' | 'integer' | 'boolean';
+  enum?: readonly string[];
+}
+
+/** What a successful call answers. */
+export type Answer =
+  | 'object' // one JSON object
+  | 'list' // `{object: "list", data, first_id, last_id, has_more}`
+  | 'deleted' // `{id, object, deleted: true}`
+  | 'stream' // JSON, or server-sent events with `stream: true`
+  | 'passthrough'; // the provider's answer, unchanged
+
+export interface Operation {
+  method: HttpMethod;
+  /** As in the route table; a final `{proxy+}` matches the rest of the path. */
+  path: string;
+  scope: Scope;
+  summary: string;
+  description?: string;
+  /** A named JSON body (a component schema), or a body the gateway passes through unread. */
+  body?: { name: string; schema: zm.ZodMiniType } | { passthrough: string };
+  query?: readonly QueryParameter[];
+  answer: Answer;
+}
+
+/** The configs API validates `config` against the gateway config schema in a second step. */
+const configBody = (schema: typeof configCreate | typeof configUpdate) => zm.extend(schema, { config: zm.optional(gatewayConfigSchema) });
+
+const page: QueryParameter[] = [
+  { name: 'limit', type: 'integer', description: 'Page size, 1-100 (default 20).' },
+  { name: 'order', type: 'string', enum: ['asc', 'desc'], description: 'Sort order by creation time.' },
+  { name: 'after', type: 'string', description: 'Cursor: an object id; the page starts after it.' },
+  { name: 'before', type: 'string', description: 'Cursor: an object id; the page ends before it.' },
+];
+const workspaceId: QueryParameter = {
+  name: 'workspace_id',
+  type: 'string',
+  description: "Another workspace of the key's organisation (admin keys); default the key's own.",
+};
+
+const op = (method: HttpMethod, path: string, scope: Scope, summary: string, answer: Answer, rest: Partial<Operation> = {}): Operation => ({
+  method,
+  path,
+  scope,
+  summary,
+  answer,
+  ...rest,
+});
+const body = (name: string, schema: zm.ZodMiniType) => ({ body: { name, schema } });
+
+export const OPERATIONS: readonly Operation[] = [
+  // gateway: inference
+  op('POST', '/v1/chat/completions', 'gateway', 'Create a chat completion on any provider', 'stream', {
+    ...body('ChatCompletionRequest', chatSchema),
+    description: 'OpenAI chat completions. Fields beyond these pass to the provider unchanged; `stream: true` answers server-sent events ending with `data: [DONE]`.',
+  }),
+  op('POST', '/v1/embeddings', 'gateway', 'Create embeddings', 'object', body('EmbeddingsRequest', embeddingsSchema)),
+  op('POST', '/v1/audio/speech', 'gateway', 'Text to speech (body passed through)', 'passthrough', { body: { passthrough: 'application/json' } }),
+  op('POST', '/v1/audio/transcriptions', 'gateway', 'Transcribe audio (multipart, passed through)', 'passthrough', { body: { passthrough: 'multipart/form-data' } }),
+  op('POST', '/v1/audio/translations', 'gateway', 'Translate audio (multipart, passed through)', 'passthrough', { body: { passthrough: 'multipart/form-data' } }),
+  ...(['GET', 'POST', 'PUT', 'DELETE'] as const).map((method) =>
+    op(method, '/v1/{proxy+}', 'gateway', `Generic proxy (${method})`, 'passthrough', {
+      description:
+        "Any path no endpoint group owns: appended to the provider's base URL; status, headers and body come back unchanged, streamed chunk by chunk.",
+      ...(method === 'POST' || method === 'PUT' ? { body: { passthrough: 'application/json' } } : {}),
+    }),
+  ),
+  op('POST', '/v1/rerank', 'gateway', 'Rerank documents (Cohere, Jina, Voyage, Pinecone, Bedrock, Azure AI)', 'object', body('RerankRequest', rerankBodySchema)),
+
+  // admin
+  op('POST', '/v1/workspaces', 'admin', 'Create a workspace', 'object', body('WorkspaceCreate', workspaceCreate)),
+  op('GET', '/v1/workspaces', 'admin', "List the organisation's workspaces", 'list', { query: page }),
+  op('GET', '/v1/workspaces/{id}', 'admin', 'Retrieve a workspace', 'object'),
+  op('POST', '/v1/api-keys', 'admin', 'Create a gateway key (the secret is shown once)', 'object', body('ApiKeyCreate', apiKeyCreate)),
+  op('GET', '/v1/api-keys', 'admin', 'List gateway keys', 'list', { query: [...page, workspaceId] }),
+  op('GET', '/v1/api-keys/{id}', 'admin', 'Retrieve a gateway key', 'object', { query: [workspaceId] }),
+  op('DELETE', '/v1/api-keys/{id}', 'admin', 'Revoke a gateway key', 'deleted', { query: [workspaceId] }),
+  op('POST', '/v1/providers', 'admin', 'Create a managed provider (credentials encrypted, never returned)', 'object', body('ProviderCreate', providerCreate)),
+  op('GET', '/v1/providers', 'admin', 'List managed providers', 'list', { query: page }),
+  op('GET', '/v1/providers/{slug}', 'admin', 'Retrieve a managed provider', 'object'),
+  op('PUT', '/v1/providers/{slug}', 'admin', 'Update a managed provider', 'object', body('ProviderUpdate', providerUpdate)),
+  op('DELETE', '/v1/providers/{slug}', 'admin', 'Delete a managed provider', 'deleted'),
+  op('POST', '/v1/configs', 'admin', 'Save a config', 'object', body('ConfigCreate', configBody(configCreate))),
+  op('GET', '/v1/configs', 'admin', 'List saved configs', 'list', { query: page }),
+  op('GET', '/v1/configs/{idOrSlug}', 'admin', 'Retrieve a saved config', 'object'),
+  op('PUT', '/v1/configs/{idOrSlug}', 'admin', 'Update a saved config', 'object', body('ConfigUpdate', configBody(configUpdate))),
+  op('DELETE', '/v1/configs/{idOrSlug}', 'admin', 'Delete a saved config', 'deleted'),
+  op('GET', '/v1/logs', 'admin', 'List request logs, newest first', 'list', {
+    query: [
+      ...page,
+      { name: 'trace_id', type: 'string', description: 'Only the records of this trace id.' },
+      { name: 'provider', type: 'string', description: 'Only this provider.' },
+      { name: 'model', type: 'string', description: 'Only this model.' },
+      { name: 'status', type: 'integer', description: 'Only this HTTP status.' },
+      { name: 'from', type: 'integer', description: 'Created at or after (Unix seconds).' },
+      { name: 'to', type: 'integer', description: 'Created at or before (Unix seconds).' },
+    ],
+  }),
+  op('GET', '/v1/logs/{id}', 'admin', 'Retrieve a request log record', 'object'),
+  op('GET', '/v1/openapi.json', 'gateway', 'This OpenAPI document', 'object', { description: 'Needs a gateway key of any scope.' }),
+
+  // guardrails
+  op('POST', '/v1/guardrails', 'admin', 'Create a guardrail', 'object', body('GuardrailCreate', guardrailCreate)),
+  op('GET', '/v1/guardrails', 'admin', 'List guardrails', 'list', { query: [...page, workspaceId] }),
+  op('GET', '/v1/guardrails/{idOrSlug}', 'admin', 'Retrieve a guardrail (latest version)', 'object'),
+  op('GET', '/v1/guardrails/{idOrSlug}/versions', 'admin', "List a guardrail's versions", 'list'),
+  op('PUT', '/v1/guardrails/{idOrSlug}', 'admin', 'Update a guardrail (new version)', 'object', body('GuardrailUpdate', guardrailUpdate)),
+  op('DELETE', '/v1/guardrails/{idOrSlug}', 'admin', 'Delete a guardrail', 'deleted'),
+
+  // policies
+  op('POST', '/v1/policies/rate-limits', 'admin', 'Create a rate-limit policy', 'object', body('RateLimitPolicyCreate', policyCreate)),
+  op('GET', '/v1/policies/rate-limits', 'admin', 'List rate-limit policies', 'object', {
+    query: [
+      workspaceId,
+      { name: 'status', type: 'string', description: '`active` or `archived`.' },
+      { name: 'type', type: 'string', description: '`requests` or `tokens`.' },
+      { name: 'unit', type: 'string', description: '`rpm`, `rph` or `rpd`.' },
+      { name: 'page_size', type: 'integer', description: 'Page size.' },
+      { name: 'current_page', type: 'integer', description: 'Page number, from 0.' },
+    ],
+  }),
+  op('GET', '/v1/policies/rate-limits/{id}', 'admin', 'Retrieve a rate-limit policy', 'object', { query: [workspaceId] }),
+  op('PUT', '/v1/policies/rate-limits/{id}', 'admin', 'Update a rate-limit policy', 'object', { ...body('RateLimitPolicyUpdate', policyUpdate), query: [workspaceId] }),
+  op('DELETE', '/v1/policies/rate-limits/{id}', 'admin', 'Delete a rate-limit policy', 'object', { query: [workspaceId] }),
+  op('POST', '/v1/policies/rate-limits/{id}/archive', 'admin', 'Archive a rate-limit policy', 'object', { query: [workspaceId] }),
+
+  // prompts
+  op('POST', '/v1/prompts', 'admin', 'Create a prompt template', 'object', body('PromptCreate', promptCreate)),
+  op('GET', '/v1/prompts', 'gateway', 'List prompt templates', 'list', {
+    query: [...page, { name: 'collection_id', type: 'string', description: 'Only prompts of this collection.' }],
+  }),
+  op('GET', '/v1/prompts/{promptId}', 'gateway', 'Retrieve a prompt (`id`, `slug`, `@latest` or `@<n>`)', 'object'),
+  op('PUT', '/v1/prompts/{promptId}', 'admin', 'Update a prompt (new version)', 'object', body('PromptUpdate', promptUpdate)),
+  op('DELETE', '/v1/prompts/{promptId}', 'admin', 'Delete a prompt', 'deleted'),
+  op('GET', '/v1/prompts/{promptId}/versions', 'gateway', "List a prompt's versions", 'list', { query: page }),
+  op('PUT', '/v1/prompts/{promptId}/versions/{version}/publish', 'admin', 'Publish a version', 'object'),
+  op('POST', '/v1/prompts/{promptId}/render', 'gateway', 'Render a prompt into a chat-completion body', 'object', body('PromptRun', promptRun)),
+  op('POST', '/v1/prompts/{promptId}/completions', 'gateway', 'Run a prompt through the gateway', 'stream', body('PromptRun', promptRun)),
+
+  // assistants
+  op('POST', '/v1/assistants', 'gateway', 'Create an assistant', 'object', body('AssistantCreate', assistantCreate)),
+  op('GET', '/v1/assistants', 'gateway', 'List assistants', 'list', { query: page }),
+  op('GET', '/v1/assistants/{assistant_id}', 'gateway', 'Retrieve an assistant', 'object'),
+  op('POST', '/v1/assistants/{assistant_id}', 'gateway', 'Modify an assistant', 'object', body('AssistantUpdate', assistantUpdate)),
+  op('DELETE', '/v1/assistants/{assistant_id}', 'gateway', 'Delete an assistant', 'deleted'),
+  op('POST', '/v1/threads', 'gateway', 'Create a thread', 'object', body('ThreadCreate', threadInputSchema)),
+  op('GET', '/v1/threads/{thread_id}', 'gateway', 'Retrieve a thread', 'object'),
+  op('POST', '/v1/threads/{thread_id}', 'gateway', 'Modify a thread', 'object', body('ThreadUpdate', threadUpdate)),
+  op('DELETE', '/v1/threads/{thread_id}', 'gateway', 'Delete a thread', 'deleted'),
+  op('POST', '/v1/threads/{thread_id}/messages', 'gateway', 'Add a message', 'object', body('MessageCreate', messageInputSchema)),
+  op('GET', '/v1/threads/{thread_id}/messages', 'gateway', "List a thread's messages", 'list', {
+    query: [...page, { name: 'run_id', type: 'string', description: 'Only messages created by this run.' }],
+  }),
+  op('GET', '/v1/threads/{thread_id}/messages/{message_id}', 'gateway', 'Retrieve a message', 'object'),
+  op('POST', '/v1/threads/{thread_id}/messages/{message_id}', 'gateway', 'Modify a message', 'object', body('MessageUpdate', messageUpdate)),
+  op('DELETE', '/v1/threads/{thread_id}/messages/{message_id}', 'gateway', 'Delete a message', 'deleted'),
+  op('POST', '/v1/threads/runs', 'gateway', 'Create a thread and run it', 'stream', body('ThreadAndRunCreate', createThreadAndRunSchema)),
+  op('POST', '/v1/threads/{thread_id}/runs', 'gateway', 'Create a run', 'stream', body('RunCreate', createRunSchema)),
+  op('GET', '/v1/threads/{thread_id}/runs', 'gateway', "List a thread's runs", 'list', { query: page }),
+  op('GET', '/v1/threads/{thread_id}/runs/{run_id}', 'gateway', 'Retrieve a run', 'object'),
+  op('POST', '/v1/threads/{thread_id}/runs/{run_id}', 'gateway', 'Modify a run', 'object', body('RunUpdate', runUpdate)),
+  op('POST', '/v1/threads/{thread_id}/runs/{run_id}/cancel', 'gateway', 'Cancel a run', 'object'),
+  op('POST', '/v1/threads/{thread_id}/runs/{run_id}/submit_tool_outputs', 'gateway', 'Submit tool outputs', 'stream', body('SubmitToolOutputs', runSubmit)),
+  op('GET', '/v1/threads/{thread_id}/runs/{run_id}/steps', 'gateway', "List a run's steps", 'list', { query: page }),
+  op('GET', '/v1/threads/{thread_id}/runs/{run_id}/steps/{step_id}', 'gateway', 'Retrieve a run step', 'object'),
+
+  // fine-tuning
+  op('POST', '/v1/fine_tuning/jobs', 'gateway', 'Create a fine-tuning job', 'object', body('FineTuningJobCreate', createJobSchema)),
+  op('GET', '/v1/fine_tuning/jobs', 'gateway', 'List fine-tuning jobs', 'list', { query: page }),
+  op('GET', '/v1/fine_tuning/jobs/{fine_tuning_job_id}', 'gateway', 'Retrieve a fine-tuning job', 'object'),
+  op('POST', '/v1/fine_tuning/jobs/{fine_tuning_job_id}/cancel', 'gateway', 'Cancel a fine-tuning job', 'object'),
+  op('GET', '/v1/fine_tuning/jobs/{fine_tuning_job_id}/events', 'gateway', "List a job's events", 'list', { query: page }),
+];
