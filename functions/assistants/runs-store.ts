@@ -28,6 +28,13 @@ import {
  *   the same transaction.
  */
 
+/**
+ * The thread's claim: the active run's id, and when that run expires at the latest (so a
+ * claim whose run cannot be read is released only once it is stale: releaseExpiredClaim).
+ */
+const CLAIM_EXPIRES = 'active_run_expires_at';
+const CLAIM_ATTRIBUTES = ['active_run_id', CLAIM_EXPIRES];
+
 /** Lifetime of a run before it expires (OpenAI: 10 minutes). */
 export const RUN_TTL_SECONDS = 600;
 
@@ -157,7 +164,7 @@ export async function createRun(workspaceId: string, threadId: string, spec: Run
     const messages = additionalMessages.map((m) => asItem(messageItem(workspaceId, threadId, m, createdAt)));
     const outcome = await transact([
       txUpdate('threads', threadKey(workspaceId, threadId), {
-        set: { active_run_id: item.id },
+        set: { active_run_id: item.id, [CLAIM_EXPIRES]: item.expires_at },
         condition: 'attribute_exists(pk) AND attribute_not_exists(#active_run_id)',
       }),
       txPut('threads', asItem(item)),
@@ -186,7 +193,7 @@ export async function createThreadAndRun(
   const rItem = runItem(workspaceId, tItem.id, spec, createdAt);
   await writeInitialMessages(workspaceId, tItem.id, messages, createdAt);
   const outcome = await transact([
-    txPut('threads', { ...tItem, active_run_id: rItem.id }),
+    txPut('threads', { ...tItem, active_run_id: rItem.id, [CLAIM_EXPIRES]: rItem.expires_at }),
     txPut('threads', asItem(rItem)),
   ]);
   if (outcome !== 'ok') throw new Error(`thread-and-run write failed: ${outcome}`);
@@ -264,7 +271,7 @@ export async function transitionRun(ref: RunRef, from: readonly RunStatus[], pat
     const outcome = await transact([
       txUpdate('threads', key, spec),
       txUpdate('threads', threadKey(ref.workspaceId, ref.threadId), {
-        remove: ['active_run_id'],
+        remove: CLAIM_ATTRIBUTES,
         condition: '#active_run_id = :claim',
         conditionValues: { ':claim': ref.runId },
       }),
@@ -281,9 +288,25 @@ export async function transitionRun(ref: RunRef, from: readonly RunStatus[], pat
 /** Drop the thread's claim if (and only if) it is this run's. */
 async function releaseClaim(ref: RunRef): Promise<boolean> {
   const released = await updateItem('threads', threadKey(ref.workspaceId, ref.threadId), {
-    remove: ['active_run_id'],
+    remove: CLAIM_ATTRIBUTES,
     condition: 'attribute_exists(pk) AND #active_run_id = :claim',
     conditionValues: { ':claim': ref.runId },
+  });
+  return released !== undefined;
+}
+
+/**
+ * Drop a claim whose run cannot be read, only once the claim itself has expired. A run
+ * that cannot be read yet is not proof of a lost run: the claim and the run are written in
+ * one transaction, and a reader that raced that transaction (or an emulator with weaker
+ * isolation) may see the claim before the run. Claims written before the claim carried
+ * its expiry count as expired.
+ */
+async function releaseExpiredClaim(ref: RunRef): Promise<boolean> {
+  const released = await updateItem('threads', threadKey(ref.workspaceId, ref.threadId), {
+    remove: CLAIM_ATTRIBUTES,
+    condition: `attribute_exists(pk) AND #active_run_id = :claim AND (attribute_not_exists(#${CLAIM_EXPIRES}) OR #${CLAIM_EXPIRES} < :now)`,
+    conditionValues: { ':claim': ref.runId, ':now': nowSeconds() },
   });
   return released !== undefined;
 }
@@ -296,7 +319,8 @@ async function releaseClaim(ref: RunRef): Promise<boolean> {
 export async function releaseStaleClaim(workspaceId: string, threadId: string, runId: string): Promise<boolean> {
   const ref = { workspaceId, threadId, runId };
   const record = await getRun(ref);
-  if (!record || isTerminal(record.run.status)) return releaseClaim(ref);
+  if (!record) return releaseExpiredClaim(ref);
+  if (isTerminal(record.run.status)) return releaseClaim(ref);
   const { expires_at: expiresAt, status } = record.run;
   if (expiresAt === null || expiresAt > nowSeconds()) return false;
   const done = await transitionRun(ref, ACTIVE_RUN_STATUSES, { status: status === 'cancelling' ? 'cancelled' : 'expired' });
