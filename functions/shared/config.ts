@@ -21,6 +21,24 @@ const listFromEnv = z.pipe(
   z.transform((v) => (v ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean)),
 );
 
+const TRUTHY = new Set(['1', 'y', 'yes', 't', 'true', 'on']);
+const FALSY = new Set(['0', 'n', 'no', 'f', 'false', 'off']);
+/**
+ * Powertools' boolean settings (`getBooleanFromEnv` with extended parsing): unset is
+ * undefined; a value it does not know is an error when `strict`, else false (its dev-mode rule).
+ */
+const flagFromEnv = (strict: boolean) =>
+  z.pipe(
+    z.optional(z.string()),
+    z.transform((v) => {
+      if (v === undefined) return undefined;
+      const s = v.trim().toLowerCase();
+      if (TRUTHY.has(s) || FALSY.has(s)) return TRUTHY.has(s);
+      if (strict) throw new Error(`expected a boolean (true/false, 1/0, yes/no, on/off), got '${v}'`);
+      return false;
+    }),
+  );
+
 /** Unset and empty mean the same: no override. */
 const urlFromEnv = z.pipe(
   z.optional(z.string()),
@@ -67,6 +85,10 @@ const schema = z.object({
   /** Queue of new fine-tuning jobs; its consumer starts one execution per job. */
   FINE_TUNING_QUEUE_URL: z.optional(z.string()),
   SERVICE_NAME: z._default(z.string(), 'ai-gateway'),
+  /** Powertools' settings the gateway's own EMF lines follow (functions/shared/telemetry/metrics.ts). */
+  POWERTOOLS_METRICS_NAMESPACE: z._default(z.string(), 'AiGateway'),
+  POWERTOOLS_METRICS_DISABLED: flagFromEnv(true),
+  POWERTOOLS_DEV: flagFromEnv(false),
 });
 
 export interface GatewayConfig {
@@ -91,6 +113,10 @@ export interface GatewayConfig {
   fineTuningPollSeconds: number;
   fineTuningQueueUrl: string | undefined;
   serviceName: string;
+  /** CloudWatch namespace of the per-request EMF metrics. */
+  metricsNamespace: string;
+  /** Powertools' rule: POWERTOOLS_METRICS_DISABLED when set, else off in dev mode (POWERTOOLS_DEV). */
+  metricsEnabled: boolean;
 }
 
 export function parseConfig(env: Record<string, string | undefined>): GatewayConfig {
@@ -127,6 +153,8 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     fineTuningPollSeconds: e.FINE_TUNING_POLL_SECONDS,
     fineTuningQueueUrl: e.FINE_TUNING_QUEUE_URL,
     serviceName: e.SERVICE_NAME,
+    metricsNamespace: e.POWERTOOLS_METRICS_NAMESPACE,
+    metricsEnabled: !(e.POWERTOOLS_METRICS_DISABLED ?? e.POWERTOOLS_DEV ?? false),
   };
 }
 

@@ -1,30 +1,19 @@
-import type { EventBridgeEvent } from 'aws-lambda';
 import { finalizeExecution } from '../fine-tuning/steps';
-import type { FineTuningExecutionInput } from '../fine-tuning/workflow';
+import { parseEvent } from '../shared/workflows/events';
 import { log } from '../shared/telemetry/logger';
-
-interface ExecutionStatusChange {
-  executionArn: string;
-  status: string;
-  input: string | null;
-  cause?: string | null;
-}
+import { executionInput, executionStatusChange, fineTuningExecutionInput } from './events';
 
 /**
  * EventBridge "Step Functions Execution Status Change" (FAILED, TIMED_OUT, ABORTED) of the
  * fine-tuning machine: a job still active when its execution ended is failed, so no job
  * stays `running` forever. A job already terminal (e.g. cancelled, then stopped) is left alone.
  */
-export async function handler(event: EventBridgeEvent<'Step Functions Execution Status Change', ExecutionStatusChange>): Promise<void> {
-  let input: Partial<FineTuningExecutionInput> = {};
-  try {
-    input = JSON.parse(event.detail.input ?? '{}') as Partial<FineTuningExecutionInput>;
-  } catch {
-    // handled below
-  }
-  if (typeof input.workspaceId !== 'string' || typeof input.jobId !== 'string') {
-    log.error('execution status change without a job reference', { execution: event.detail.executionArn });
+export async function handler(event: unknown): Promise<void> {
+  const { detail } = parseEvent(executionStatusChange, event, 'fine-tune-finalize');
+  const job = executionInput(fineTuningExecutionInput, detail.input);
+  if (!job) {
+    log.error('execution status change without a job reference', { execution: detail.executionArn });
     return;
   }
-  await finalizeExecution(input.workspaceId, input.jobId, event.detail.status, event.detail.cause);
+  await finalizeExecution(job.workspaceId, job.jobId, detail.status, detail.cause);
 }

@@ -5,18 +5,16 @@ import { startExecution } from '../shared/workflows/sfn';
 import { createQueueConsumer } from '../shared/workflows/sqs';
 import { getJob } from '../fine-tuning/store';
 import { isTerminal } from '../fine-tuning/types';
-import type { FineTuningExecutionInput, StartJobMessage } from '../fine-tuning/workflow';
+import type { FineTuningExecutionInput } from '../fine-tuning/workflow';
+import { parseEvent } from '../shared/workflows/events';
+import { startJobMessage } from './events';
 
 /**
  * Consumer of the fine-tuning jobs queue: one execution per job, named after the job, so a
- * redelivered message starts nothing new. A job cancelled before its turn is not started.
+ * redelivered message starts nothing new. A job cancelled before its turn is not started; a malformed message is dropped (logged).
  */
 const consume = createQueueConsumer(async (body) => {
-  const msg = body as Partial<StartJobMessage>;
-  if (typeof msg?.workspaceId !== 'string' || typeof msg.jobId !== 'string') {
-    log.error('fine-tuning start message without workspaceId/jobId; dropped');
-    return;
-  }
+  const msg = parseEvent(startJobMessage, body, 'fine-tune-start');
   const job = await getJob(msg.workspaceId, msg.jobId);
   if (!job || isTerminal(job.status)) return;
   const machine = config().fineTuningStateMachineArn;

@@ -1,14 +1,7 @@
-import type { EventBridgeEvent } from 'aws-lambda';
 import { finalizeRunExecution } from '../assistants/run-steps';
-import type { RunExecutionInput } from '../assistants/run-workflow';
+import { parseEvent } from '../shared/workflows/events';
 import { log } from '../shared/telemetry/logger';
-
-interface ExecutionStatusChange {
-  executionArn: string;
-  status: string;
-  input: string | null;
-  cause?: string | null;
-}
+import { executionInput, executionStatusChange, runExecutionInput } from './events';
 
 /**
  * EventBridge "Step Functions Execution Status Change" (FAILED, TIMED_OUT, ABORTED) of the
@@ -17,16 +10,12 @@ interface ExecutionStatusChange {
  * server_error). Either way the thread's claim is released. A run already terminal, or
  * executed inline by a streaming request, is left alone.
  */
-export async function handler(event: EventBridgeEvent<'Step Functions Execution Status Change', ExecutionStatusChange>): Promise<void> {
-  let input: Partial<RunExecutionInput> = {};
-  try {
-    input = JSON.parse(event.detail.input ?? '{}') as Partial<RunExecutionInput>;
-  } catch {
-    // handled below
-  }
-  if (typeof input.workspaceId !== 'string' || typeof input.threadId !== 'string' || typeof input.runId !== 'string') {
-    log.error('execution status change without a run reference', { execution: event.detail.executionArn });
+export async function handler(event: unknown): Promise<void> {
+  const { detail } = parseEvent(executionStatusChange, event, 'run-finalize');
+  const run = executionInput(runExecutionInput, detail.input);
+  if (!run) {
+    log.error('execution status change without a run reference', { execution: detail.executionArn });
     return;
   }
-  await finalizeRunExecution({ workspaceId: input.workspaceId, threadId: input.threadId, runId: input.runId }, event.detail.status, event.detail.cause);
+  await finalizeRunExecution({ workspaceId: run.workspaceId, threadId: run.threadId, runId: run.runId }, detail.status, detail.cause);
 }

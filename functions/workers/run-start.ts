@@ -5,7 +5,9 @@ import { isTerminal } from '../assistants/types';
 import { config } from '../shared/config';
 import { log } from '../shared/telemetry/logger';
 import { startExecution } from '../shared/workflows/sfn';
+import { parseEvent } from '../shared/workflows/events';
 import { createQueueConsumer } from '../shared/workflows/sqs';
+import { runExecutionInput } from './events';
 
 /**
  * Consumer of the runs FIFO queue (group = thread id): one execution per run, named after
@@ -13,14 +15,11 @@ import { createQueueConsumer } from '../shared/workflows/sqs';
  * nothing new (a running execution of that name is returned; a finished one is
  * ExecutionAlreadyExists, which counts as started). A run that has ended, or that a
  * streaming request executes inline, is not started. A run cancelled before its turn is
- * started all the same: the machine's first task finishes the cancel.
+ * started all the same: the machine's first task finishes the cancel. A malformed message is
+ * dropped (logged).
  */
 const consume = createQueueConsumer(async (body) => {
-  const msg = body as Partial<RunExecutionInput>;
-  if (typeof msg?.workspaceId !== 'string' || typeof msg.threadId !== 'string' || typeof msg.runId !== 'string') {
-    log.error('run start message without workspaceId/threadId/runId; dropped');
-    return;
-  }
+  const msg = parseEvent(runExecutionInput, body, 'run-start');
   const input: RunExecutionInput = { workspaceId: msg.workspaceId, threadId: msg.threadId, runId: msg.runId };
   const loaded = await loadRunState(input);
   if (!loaded || isTerminal(loaded.record.run.status) || loaded.state.inline) {

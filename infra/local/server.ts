@@ -9,6 +9,7 @@ import { ENDPOINT_GROUPS, groupForPath } from '../endpoint-groups';
 import { TABLE_SPECS } from '../tables';
 import { LocalResponseStream, type StreamingHandler } from './awslambda-shim';
 import { createTables, startDynamoDbLocal } from './dynamodb';
+import { lambdaContext } from './lambda-context';
 import { startLocalKms } from './kms';
 import { startLocalSqs, type LocalSqs } from './sqs';
 import { startLocalStepFunctions, type LocalStepFunctions } from './stepfunctions';
@@ -54,7 +55,7 @@ export interface LocalGateway {
   workspaceId: string;
   dynamodbEndpoint: string;
   kmsEndpoint: string;
-  /** Local Step Functions (infra/local/stepfunctions.ts): endpoint, machine ARNs, running(). */
+  /** Local Step Functions (infra/local/stepfunctions/): endpoint, machine ARNs, running(). */
   stepFunctions: LocalStepFunctions;
   /** Local SQS (infra/local/sqs.ts): endpoint and queue URLs. */
   sqs: LocalSqs;
@@ -302,23 +303,8 @@ export function toProxyEvent(req: IncomingMessage, body: Buffer): APIGatewayProx
   };
 }
 
-function lambdaContext(group: string) {
-  const started = Date.now();
-  return {
-    functionName: `gateway-${group}`,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:gateway-${group}`,
-    memoryLimitInMB: '1024',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/gateway-${group}`,
-    logStreamName: 'local',
-    callbackWaitsForEmptyEventLoop: false,
-    getRemainingTimeInMillis: () => Math.max(0, 900_000 - (Date.now() - started)),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
-}
+const groupContext = (group: string) =>
+  lambdaContext({ functionName: `gateway-${group}`, timeoutSeconds: 900, memoryMb: 1024, region: 'us-east-1', accountId: '000000000000' });
 
 async function serve(handlerFor: (path: string) => StreamingHandler, req: IncomingMessage, res: ServerResponse): Promise<void> {
   try {
@@ -343,7 +329,7 @@ async function serveOne(handlerFor: (path: string) => StreamingHandler, req: Inc
   const group = groupForPath(event.path);
   const stream = new LocalResponseStream(res);
   try {
-    await handlerFor(event.path)(event, stream, lambdaContext(group));
+    await handlerFor(event.path)(event, stream, groupContext(group));
   } catch {
     // The handler already answered; a failure here is a caller that went away mid-stream.
     if (!res.headersSent) {

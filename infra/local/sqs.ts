@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import {
   ChangeMessageVisibilityBatchCommand,
@@ -11,6 +10,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { buildApp } from 'fauxqs';
+import { lambdaContext } from './lambda-context';
 import { deadLetterQueueName, QUEUES, queueName, WORKERS, type QueueSpec, type WorkerSpec } from '../workflows/registry';
 
 /**
@@ -248,21 +248,5 @@ export async function startLocalSqs(options: LocalSqsOptions = {}): Promise<Loca
   };
 }
 
-function consumerContext(worker: WorkerSpec, stage: string, region: string) {
-  const started = Date.now();
-  const functionName = `ai-gateway-${stage}-${worker.name}`;
-  return {
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:${region}:000000000000:function:${functionName}`,
-    memoryLimitInMB: '512',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    callbackWaitsForEmptyEventLoop: false,
-    getRemainingTimeInMillis: () => Math.max(0, worker.timeoutSeconds * 1000 - (Date.now() - started)),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
-}
+const consumerContext = (worker: WorkerSpec, stage: string, region: string) =>
+  lambdaContext({ functionName: `ai-gateway-${stage}-${worker.name}`, timeoutSeconds: worker.timeoutSeconds, memoryMb: 512, region, accountId: '000000000000' });

@@ -4,7 +4,7 @@
  * placeholders for the task workers' ARNs: CDK passes them to `DefinitionBody.fromString`
  * with `definitionSubstitutions` (infra/stacks/workflows-stack.ts), and the local runtime
  * substitutes fake ARNs and maps each task to the same worker module
- * (infra/local/stepfunctions.ts). Only what both sides support is offered: Lambda tasks
+ * (infra/local/stepfunctions/). Only what both sides support is offered: Lambda tasks
  * (plain or `.waitForTaskToken`), Wait, Choice, Pass, Succeed and Fail. Every task carries
  * an explicit `TimeoutSeconds` (aws-local-stepfunctions defaults to 60 s, AWS to a year).
  */

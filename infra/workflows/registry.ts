@@ -2,7 +2,7 @@
  * Every asynchronous piece of the gateway in one place (DESIGN.md §5): state machines, the
  * Lambda workers they invoke, the queues that feed them, and who may start, stop or answer
  * them. The CDK workflows stack (infra/stacks/workflows-stack.ts) and the local runtime
- * (infra/local/stepfunctions.ts, infra/local/sqs.ts) both build from these lists, so a
+ * (infra/local/stepfunctions/, infra/local/sqs.ts) both build from these lists, so a
  * workflow added here runs the same way in AWS and on one machine.
  *
  * Adding a workflow (e.g. assistant runs):

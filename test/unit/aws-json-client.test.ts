@@ -23,7 +23,9 @@ interface Seen {
   body: string;
 }
 
-type Answer = { status: number; body?: unknown; headers?: Record<string, string> } | 'hang';
+type Reply = { status: number; body?: unknown; headers?: Record<string, string> } | 'hang';
+/** A scripted reply, or one computed from the request (e.g. a server checking the signature's time). */
+type Answer = Reply | ((req: Seen) => Reply);
 
 let server: Server;
 let endpoint: string;
@@ -35,8 +37,10 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      seen.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      const answer = script.shift() ?? { status: 200, body: {} };
+      const request: Seen = { method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      seen.push(request);
+      const scripted = script.shift() ?? { status: 200, body: {} };
+      const answer = typeof scripted === 'function' ? scripted(request) : scripted;
       if (answer === 'hang') return;
       const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body ?? {});
       res.writeHead(answer.status, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'req-1', ...answer.headers });
@@ -293,5 +297,90 @@ describe('AWS JSON client: attempts', () => {
     await new Promise((resolve) => closed.close(resolve));
     const client = createAwsJsonClient(service({ endpointOverride: () => `http://127.0.0.1:${port}` }), { maxAttempts: 2 });
     await expect(client.send('GetItem', {})).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+});
+
+describe('AWS JSON client: retry quota (the SDK standard strategy)', () => {
+  const internal = { status: 500, body: { __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: 'boom' } };
+  const throttled = { status: 400, body: { __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException', message: 'slow down' } };
+  const attemptsOf = async (client: ReturnType<typeof createAwsJsonClient>, answers: Answer[]) => {
+    script = [...answers];
+    seen = [];
+    const out = await client.send('PutItem', {}).then(
+      () => 'ok',
+      (e: AwsServiceError) => e.$metadata.attempts,
+    );
+    script = [];
+    return { out, requests: seen.length };
+  };
+
+  it('takes 14 tokens of 500 per retry, 5 after throttling, and stops retrying when the bucket runs dry', async () => {
+    const client = createAwsJsonClient(service());
+    // 17 failing calls with two retries each: 476 tokens, 24 left.
+    for (let i = 0; i < 17; i++) expect(await attemptsOf(client, [internal, internal, internal])).toEqual({ out: 3, requests: 3 });
+    // One retry (10 left), then none: not enough for another.
+    expect(await attemptsOf(client, [internal, internal, internal])).toEqual({ out: 2, requests: 2 });
+    expect(await attemptsOf(client, [internal, internal])).toEqual({ out: 1, requests: 1 });
+    // Throttling retries are cheaper: two of them fit in the 10 left.
+    expect(await attemptsOf(client, [throttled, throttled, throttled])).toEqual({ out: 3, requests: 3 });
+    expect(await attemptsOf(client, [throttled])).toEqual({ out: 1, requests: 1 });
+    // Another client has its own bucket.
+    expect(await attemptsOf(createAwsJsonClient(service()), [internal, internal, internal])).toEqual({ out: 3, requests: 3 });
+  });
+
+  it('refunds 1 per success without a retry, and the retry cost on a success after a retry', async () => {
+    const client = createAwsJsonClient(service());
+    for (let i = 0; i < 18; i++) await attemptsOf(client, [internal, internal, internal]);
+    expect(await attemptsOf(client, [internal, internal])).toEqual({ out: 1, requests: 1 }); // 10 left
+    for (let i = 0; i < 4; i++) expect(await attemptsOf(client, [])).toEqual({ out: 'ok', requests: 1 }); // 14
+    // A retry that succeeds takes 14 and gives the 14 back...
+    expect(await attemptsOf(client, [internal])).toEqual({ out: 'ok', requests: 2 });
+    // ...so one more retry still fits, then the bucket is empty.
+    expect(await attemptsOf(client, [internal, internal, internal])).toEqual({ out: 2, requests: 2 });
+    expect(await attemptsOf(client, [internal, internal])).toEqual({ out: 1, requests: 1 });
+  });
+});
+
+describe('AWS JSON client: clock skew', () => {
+  const amzTime = (d: string) => Date.parse(d.replace(/^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z$/, '$1-$2-$3T$4:$5:$6Z'));
+  /** DynamoDB with its clock `skewMs` from ours: a signature more than 5 minutes off its clock is refused. */
+  const dynamodbAt = (skewMs: number) => (req: Seen) => {
+    const serverNow = Date.now() + skewMs;
+    const signedAt = amzTime(String(req.headers['x-amz-date']));
+    const headers = { date: new Date(serverNow).toUTCString() };
+    if (Math.abs(signedAt - serverNow) <= 300_000) return { status: 200, body: { Item: {} }, headers };
+    const message = signedAt > serverNow ? 'Signature not yet current: signed later than the server time + 5 min.' : 'Signature expired: signed earlier than the server time - 5 min.';
+    return { status: 400, body: { __type: 'com.amazon.coral.service#InvalidSignatureException', message }, headers };
+  };
+
+  it('re-signs with the server time when a clock error comes with a Date far from ours, and keeps the offset', async () => {
+    const client = createAwsJsonClient(service());
+    const skew = -60 * 60_000; // the server is an hour behind us
+    script = [dynamodbAt(skew), dynamodbAt(skew)];
+    expect(await client.send('GetItem', {})).toEqual({ Item: {} });
+    expect(seen).toHaveLength(2);
+    const [first, second] = seen.map((r) => amzTime(String(r.headers['x-amz-date'])));
+    expect(Math.abs(first! - Date.now())).toBeLessThan(60_000);
+    expect(Math.abs(second! - (Date.now() + skew))).toBeLessThan(60_000);
+    // Later calls are signed with the corrected time from the start.
+    seen = [];
+    script = [dynamodbAt(skew)];
+    expect(await client.send('GetItem', {})).toEqual({ Item: {} });
+    expect(seen).toHaveLength(1);
+  });
+
+  it('does not retry a signature error when the clocks agree', async () => {
+    const client = createAwsJsonClient(service());
+    script = [{ status: 400, body: { __type: 'com.amazon.coral.service#InvalidSignatureException', message: 'The request signature we calculated does not match' } }];
+    const err = await client.send('GetItem', {}).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: 'InvalidSignatureException', $metadata: { attempts: 1 } });
+    expect(seen).toHaveLength(1);
+  });
+
+  it('retries an expired signature once the clock is corrected (server ahead of us)', async () => {
+    const client = createAwsJsonClient(service());
+    script = [dynamodbAt(30 * 60_000), dynamodbAt(30 * 60_000)];
+    expect(await client.send('GetItem', {})).toEqual({ Item: {} });
+    expect(seen).toHaveLength(2);
   });
 });

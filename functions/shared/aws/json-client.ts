@@ -8,8 +8,9 @@ import { signHeaders } from './sigv4';
  * is a signed `POST /` of a JSON document naming the operation in `X-Amz-Target`. It replaces
  * the AWS SDK in the functions (340 KB of the 745 KB gateway bundle, and more than half the
  * CPU of a storage call in its middleware) and keeps the SDK's observable behaviour: its
- * endpoint settings, its retry rules (3 attempts) and its error shape (`name`, `message`,
- * modelled members such as `CancellationReasons`, `$metadata.httpStatusCode`).
+ * endpoint settings, its retry rules (3 attempts, its retry quota), its clock-skew correction
+ * and its error shape (`name`, `message`, modelled members such as `CancellationReasons`,
+ * `$metadata.httpStatusCode`).
  *
  * Blobs travel as base64 strings in this protocol; callers pass and read them as such.
  */
@@ -104,13 +105,48 @@ const NETWORK_ERRORS = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOU
 
 export type RetryKind = 'throttling' | 'transient';
 
-/** Whether an attempt's failure is worth another attempt, and of which kind (it sets the backoff). */
+/** Whether an attempt's failure is worth another attempt, and of which kind (it sets the backoff and the cost). */
 export function retryKind(err: unknown): RetryKind | undefined {
-  const e = err as { name?: unknown; code?: unknown; $metadata?: { httpStatusCode?: number } } | undefined;
+  const e = err as { name?: unknown; code?: unknown; message?: unknown; $metadata?: { httpStatusCode?: number } } | undefined;
   const status = e?.$metadata?.httpStatusCode ?? 0;
   if (THROTTLING_ERRORS.has(String(e?.name)) || status === 429) return 'throttling';
   if (TRANSIENT_ERRORS.has(String(e?.name)) || NETWORK_ERRORS.has(String(e?.code)) || status >= 500) return 'transient';
+  if (e?.name === 'InvalidSignatureException' && String(e.message).includes('Signature expired')) return 'transient';
   return undefined;
+}
+
+/**
+ * The SDK's retry quota (@smithy/core util-retry StandardRetryStrategy, per client): a
+ * bucket of 500 tokens; a retry after throttling takes 5, any other retry 14, and a call
+ * is not retried when the bucket holds less. A success puts back what its last retry took,
+ * or 1 when it needed none. A service in trouble thus gets first attempts only, instead of
+ * three times the traffic.
+ */
+const RETRY_CAPACITY = 500;
+const RETRY_COST: Record<RetryKind, number> = { throttling: 5, transient: 14 };
+const NO_RETRY_REFUND = 1;
+
+/** Errors a wrong local clock causes (@smithy/core CLOCK_SKEW_ERROR_CODES). */
+const CLOCK_SKEW_ERRORS = new Set([
+  'AccessDeniedException',
+  'AuthFailure',
+  'InvalidSignatureException',
+  'RequestExpired',
+  'RequestInTheFuture',
+  'RequestTimeTooSkewed',
+  'SignatureDoesNotMatch',
+]);
+/** The SDK retries such an error, re-signed, once the server's clock is this far from ours. */
+const CLOCK_SKEW_THRESHOLD_MS = 240_000;
+
+/**
+ * The SDK's clock sampling (getUpdatedSystemClockOffset): the server's `Date` minus the local
+ * time the answer arrived, unless a cache answered (`Age`) or the request took over 15 min.
+ */
+function clockOffsetFrom(headers: IncomingHttpHeaders, sentAt: number, current: number): number {
+  const serverTime = headers.date === undefined || headers.age !== undefined ? NaN : Date.parse(headers.date);
+  const now = Date.now();
+  return Number.isNaN(serverTime) || now - sentAt > 900_000 ? current : serverTime - now;
 }
 
 /** The SDK's bases: 50 ms, 1 s after throttling; doubled per retry, capped at 20 s. */
@@ -192,6 +228,9 @@ export function createAwsJsonClient(service: AwsJsonService, opts: AwsJsonClient
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   // Resolved on the first call: config() is read only after the runtime has set the env.
   let endpoint: URL | undefined;
+  let retryTokens = RETRY_CAPACITY;
+  /** Server time minus local time, learned from the answers' `Date`; requests are signed with it. */
+  let clockOffsetMs = 0;
 
   async function attempt(operation: string, body: string): Promise<RawResponse> {
     endpoint ??= new URL(service.endpointOverride() ?? regionalEndpoint(service.name, config().region));
@@ -203,7 +242,7 @@ export function createAwsJsonClient(service: AwsJsonService, opts: AwsJsonClient
         headers: { 'content-type': service.contentType, 'x-amz-target': `${service.targetPrefix}.${operation}` },
         body,
       },
-      { region: config().region, service: service.name, credentials: awsEnvCredentials() },
+      { region: config().region, service: service.name, credentials: awsEnvCredentials(), signingDate: new Date(Date.now() + clockOffsetMs) },
     );
     headers['content-length'] = String(Buffer.byteLength(body));
     return post(endpoint, headers, body, timeoutMs);
@@ -212,20 +251,31 @@ export function createAwsJsonClient(service: AwsJsonService, opts: AwsJsonClient
   return {
     async send<T>(operation: string, input: object): Promise<T> {
       const body = JSON.stringify(input);
+      let lastRetryCost: number | undefined;
       for (let attemptNo = 1; ; attemptNo++) {
         let failure: unknown;
+        const offsetBefore = clockOffsetMs;
         try {
+          const sentAt = Date.now();
           const res = await attempt(operation, body);
-          if (res.status >= 200 && res.status < 300) return (res.text ? JSON.parse(res.text) : {}) as T;
+          clockOffsetMs = clockOffsetFrom(res.headers, sentAt, clockOffsetMs);
+          if (res.status >= 200 && res.status < 300) {
+            retryTokens = Math.min(RETRY_CAPACITY, retryTokens + (lastRetryCost ?? NO_RETRY_REFUND));
+            return (res.text ? JSON.parse(res.text) : {}) as T;
+          }
           failure = parseAwsError(res.status, res.headers, res.text);
         } catch (err) {
           failure = err;
         }
-        const kind = retryKind(failure);
-        if (!kind || attemptNo >= maxAttempts) {
+        // A clock error whose answer moved our offset far enough: worth one more try, re-signed.
+        const skewCorrected =
+          failure instanceof AwsServiceError && CLOCK_SKEW_ERRORS.has(failure.name) && clockOffsetMs !== offsetBefore && Math.abs(clockOffsetMs) >= CLOCK_SKEW_THRESHOLD_MS;
+        const kind = retryKind(failure) ?? (skewCorrected ? 'transient' : undefined);
+        if (!kind || attemptNo >= maxAttempts || retryTokens < RETRY_COST[kind]) {
           if (failure instanceof AwsServiceError) failure.$metadata.attempts = attemptNo;
           throw failure;
         }
+        retryTokens -= lastRetryCost = RETRY_COST[kind];
         await new Promise((resolve) => setTimeout(resolve, backoffMs(kind, attemptNo)));
       }
     },

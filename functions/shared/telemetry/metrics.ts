@@ -1,24 +1,17 @@
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { config } from '../config';
 import { infoLine, SERVICE_NAME, type LogContext } from './logger';
 
 /**
  * EMF metrics: one JSON line per request that CloudWatch turns into metrics without an
  * API call. Dimensions stay low-cardinality (service, route, provider).
  *
- * Powertools decides the settings (namespace, POWERTOOLS_METRICS_DISABLED and dev mode);
- * the per-request document is built here in one step, in exactly the shape Powertools
+ * The settings are Powertools' (POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_METRICS_DISABLED and
+ * dev mode), read by config() under Powertools' rules; the per-request document is built here in one step, in exactly the shape Powertools
  * publishes (test/unit/request-telemetry.test.ts holds it to `publishStoredMetrics`).
  * Adding eight metrics one by one and publishing them through Powertools cost 23 µs a
  * request, more than half of the request's telemetry (bench/README.md).
  */
-const NAMESPACE = process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'AiGateway';
-/** Powertools' Metrics, asked only whether metrics are on. */
-class MetricsSettings extends Metrics {
-  enabled(): boolean {
-    return !this.isDisabled();
-  }
-}
-const settings = new MetricsSettings({ namespace: NAMESPACE, serviceName: SERVICE_NAME });
 
 export interface RequestMetrics {
   route: string;
@@ -37,7 +30,8 @@ type Metric = [name: string, unit: string, value: number];
 
 /** The request's EMF document as a line ending in a newline; '' when metrics are disabled. */
 export function requestMetricsLine(m: RequestMetrics): string {
-  if (!settings.enabled()) return '';
+  const { metricsEnabled, metricsNamespace } = config();
+  if (!metricsEnabled) return '';
   const metrics: Metric[] = [
     ['Requests', MetricUnit.Count, 1],
     ['Errors', MetricUnit.Count, m.status >= 500 ? 1 : 0],
@@ -57,7 +51,7 @@ export function requestMetricsLine(m: RequestMetrics): string {
     _aws: {
       Timestamp: Date.now(),
       CloudWatchMetrics: [
-        { Namespace: NAMESPACE, Dimensions: [Object.keys(dimensions)], Metrics: metrics.map(([Name, Unit]) => ({ Name, Unit })) },
+        { Namespace: metricsNamespace, Dimensions: [Object.keys(dimensions)], Metrics: metrics.map(([Name, Unit]) => ({ Name, Unit })) },
       ],
     },
     ...dimensions,

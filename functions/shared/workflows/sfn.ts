@@ -13,7 +13,7 @@ import { config } from '../config';
  * Step Functions calls of the API functions and queue consumers (never of task workers:
  * a task worker that referenced its own machine would be a CDK dependency cycle). One
  * client per container; the endpoint comes from the SDK's own settings
- * (AWS_ENDPOINT_URL_SFN points at infra/local/stepfunctions.ts locally).
+ * (AWS_ENDPOINT_URL_SFN points at infra/local/stepfunctions/ locally).
  */
 const client = new SFNClient({ region: config().region, maxAttempts: 3 });
 

@@ -1,7 +1,9 @@
+import { BatchProcessor, EventType, processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { log } from '../telemetry/logger';
 import { config } from '../config';
+import { MalformedEventError } from './events';
 
 /**
  * SQS for producers (API functions) and the shape of every queue consumer. One client per
@@ -34,42 +36,46 @@ export async function sendMessage(queueUrl: string, body: unknown, opts: SendOpt
 }
 
 /**
- * A queue consumer for the Lambda SQS event source mapping with `reportBatchItemFailures`:
- * each record is processed on its own; a record that throws is reported back (and
- * redelivered after the visibility timeout, then dead-lettered), the others are deleted.
- * On FIFO queues the records after a failed one of the same group are reported too, so a
- * group's order is kept.
+ * A queue consumer for the Lambda SQS event source mapping with `reportBatchItemFailures`,
+ * on Powertools' batch utility: each record is processed on its own; a record that throws
+ * is reported back (and redelivered after the visibility timeout, then dead-lettered), the
+ * others are deleted. On FIFO queues (SqsFifoPartialProcessorAsync, `skipGroupOnError`)
+ * the records after a failed one of the same group are reported too, so a group's order
+ * is kept while other groups go on. A batch that fails entirely is answered, not thrown,
+ * like any other.
+ *
+ * A body that is not JSON, or that `handle` rejects as a MalformedEventError, can never
+ * succeed: it is dropped (logged) rather than retried into the dead-letter queue.
  */
 export function createQueueConsumer(handle: (body: unknown, record: SQSRecord) => Promise<void>) {
-  return async (event: SQSEvent): Promise<SQSBatchResponse> => {
-    const failures: SQSBatchResponse['batchItemFailures'] = [];
-    const failedGroups = new Set<string>();
-    for (const record of event.Records) {
-      const group = record.attributes?.MessageGroupId;
-      if (group && failedGroups.has(group)) {
-        failures.push({ itemIdentifier: record.messageId });
-        continue;
-      }
-      try {
-        let body: unknown;
-        try {
-          body = JSON.parse(record.body);
-        } catch {
-          // Not JSON: it can never succeed; drop it (logged) rather than loop to the DLQ.
-          log.error('queue message is not JSON; dropped', { message_id: record.messageId });
-          continue;
-        }
-        await handle(body, record);
-      } catch (err) {
-        log.warn('queue message failed; it will be redelivered', {
-          message_id: record.messageId,
-          receive_count: record.attributes?.ApproximateReceiveCount,
-          error: err instanceof Error ? { name: err.name, message: err.message } : String(err),
-        });
-        failures.push({ itemIdentifier: record.messageId });
-        if (group) failedGroups.add(group);
-      }
+  async function processRecord(record: SQSRecord): Promise<void> {
+    let body: unknown;
+    try {
+      body = JSON.parse(record.body);
+    } catch {
+      log.error('queue message is not JSON; dropped', { message_id: record.messageId });
+      return;
     }
-    return { batchItemFailures: failures };
+    try {
+      await handle(body, record);
+    } catch (err) {
+      if (err instanceof MalformedEventError) {
+        log.error('queue message is malformed; dropped', { message_id: record.messageId, issues: err.issues });
+        return;
+      }
+      log.warn('queue message failed; it will be redelivered', {
+        message_id: record.messageId,
+        receive_count: record.attributes?.ApproximateReceiveCount,
+        error: err instanceof Error ? { name: err.name, message: err.message } : String(err),
+      });
+      throw err;
+    }
+  }
+  return async (event: SQSEvent): Promise<SQSBatchResponse> => {
+    // A processor keeps the batch's state: one per invocation.
+    if (event.Records?.[0]?.eventSourceARN?.endsWith('.fifo')) {
+      return processPartialResponse(event, processRecord, new SqsFifoPartialProcessorAsync(), { skipGroupOnError: true, throwOnFullBatchFailure: false });
+    }
+    return processPartialResponse(event, processRecord, new BatchProcessor(EventType.SQS), { throwOnFullBatchFailure: false });
   };
 }
