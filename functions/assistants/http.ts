@@ -1,7 +1,7 @@
 import { notFound } from '../shared/errors';
 import type { GatewayRequest, HttpMethod, HttpResponse, Route } from '../shared/http/types';
 import { parseInput, type z } from '../shared/validation';
-import { managedProviderFromHeaders } from './credentials';
+import { assistantProviderFromHeaders } from './credentials';
 import { MAX_ID_LENGTH } from './db';
 import { rejectUnsupportedTools } from './schemas';
 
@@ -24,7 +24,7 @@ export function route(method: HttpMethod, path: string, handler: Handler): Route
     method,
     path,
     scope: 'gateway',
-    handler: (req) => handler(req, { workspaceId: req.auth.workspaceId, headerProvider: managedProviderFromHeaders(req) }),
+    handler: (req) => handler(req, { workspaceId: req.auth.workspaceId, headerProvider: assistantProviderFromHeaders(req) }),
   };
 }
 

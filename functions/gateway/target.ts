@@ -1,4 +1,5 @@
 import { badRequest } from '../shared/errors';
+import { assertOneProvider } from '../shared/auth/managed-provider';
 import { parseGatewayConfig, type ConfigNode, type GatewayConfigSpec } from '../shared/gateway-config';
 import type { GatewayRequest } from '../shared/http/types';
 import { resolveManagedProvider } from '../shared/stores/providers';
@@ -57,9 +58,7 @@ export async function resolveConfig(req: GatewayRequest): Promise<ResolvedConfig
     }
     return { config: await loadConfig(rawConfig, req.auth.workspaceId), source: 'config' };
   }
-  if (provider && virtualKey && provider !== `@${virtualKey}`) {
-    throw badRequest('x-gateway-provider and x-gateway-virtual-key name different providers; send one of them.', 'x-gateway-virtual-key', 'contradictory_provider');
-  }
+  assertOneProvider(provider, virtualKey);
   if (!provider && !virtualKey) {
     throw badRequest(customHost ? `x-gateway-custom-host needs x-gateway-provider to say which API the host speaks. ${HOW_TO}` : `No provider given. ${HOW_TO}`, 'x-gateway-provider', 'missing_provider');
   }

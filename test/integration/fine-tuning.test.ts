@@ -430,6 +430,17 @@ describe('create: validation and credentials', () => {
     expect(anthropic.status).toBe(400);
     expect(errorOf(anthropic).code).toBe('unsupported_provider');
   });
+
+  it('refuses every per-request credential header exactly as the assistant endpoints do', async () => {
+    for (const header of ['x-gateway-config', 'x-gateway-custom-host', 'x-gateway-aws-access-key-id', 'x-gateway-aws-secret-access-key', 'x-gateway-aws-session-token']) {
+      const headers = { 'x-gateway-provider': '@ft-openai', [header]: 'per-request-value' };
+      const job = await call(gw, 'POST', '/v1/fine_tuning/jobs', { body: { model: 'gpt-4o-mini', training_file: trainingFile }, headers });
+      const thread = await call(gw, 'POST', '/v1/threads', { body: {}, headers });
+      expect([job.status, thread.status], header).toEqual([400, 400]);
+      expect(errorOf(job), header).toMatchObject({ code: 'managed_provider_required', param: header });
+      expect(errorOf(thread), header).toMatchObject({ code: 'managed_provider_required', param: header });
+    }
+  });
 });
 
 // ---- list, pagination, isolation ----------------------------------------------------------

@@ -5,7 +5,7 @@ import type { GatewayRequest } from '../../functions/shared/http/types';
 const { rejectUnsupportedTools, metadataSchema, messageInputSchema } = await import('../../functions/assistants/schemas');
 const { toContent, MAX_CONTENT_BYTES } = await import('../../functions/assistants/messages-store');
 const { checkToolChoice } = await import('../../functions/assistants/run-input');
-const { managedProviderFromHeaders } = await import('../../functions/assistants/credentials');
+const { assistantProviderFromHeaders } = await import('../../functions/assistants/credentials');
 const { GatewayError } = await import('../../functions/shared/errors');
 const { parseInput } = await import('../../functions/shared/validation');
 
@@ -94,13 +94,13 @@ describe('tool_choice and credentials', () => {
   });
 
   it('accepts managed providers only', () => {
-    expect(managedProviderFromHeaders(request({ 'x-gateway-provider': '@team-openai', authorization: 'Bearer placeholder' }))).toBe('team-openai');
-    expect(managedProviderFromHeaders(request({ 'x-gateway-virtual-key': 'legacy' }))).toBe('legacy');
-    expect(managedProviderFromHeaders(request({}))).toBeUndefined();
-    const rawKey = thrown(() => managedProviderFromHeaders(request({ 'x-gateway-provider': 'openai', authorization: 'Bearer sk-raw' })));
+    expect(assistantProviderFromHeaders(request({ 'x-gateway-provider': '@team-openai', authorization: 'Bearer placeholder' }))).toBe('team-openai');
+    expect(assistantProviderFromHeaders(request({ 'x-gateway-virtual-key': 'legacy' }))).toBe('legacy');
+    expect(assistantProviderFromHeaders(request({}))).toBeUndefined();
+    const rawKey = thrown(() => assistantProviderFromHeaders(request({ 'x-gateway-provider': 'openai', authorization: 'Bearer sk-raw' })));
     expect(rawKey).toMatchObject({ status: 400, code: 'managed_provider_required', param: 'x-gateway-provider' });
     expect(rawKey.message).not.toContain('sk-raw');
-    expect(thrown(() => managedProviderFromHeaders(request({ 'x-gateway-provider': '@a', 'x-gateway-virtual-key': 'b' }))).code).toBe('contradictory_provider');
-    expect(thrown(() => managedProviderFromHeaders(request({ 'x-gateway-provider': '@a', 'x-gateway-aws-secret-access-key': 's' }))).param).toBe('x-gateway-aws-secret-access-key');
+    expect(thrown(() => assistantProviderFromHeaders(request({ 'x-gateway-provider': '@a', 'x-gateway-virtual-key': 'b' }))).code).toBe('contradictory_provider');
+    expect(thrown(() => assistantProviderFromHeaders(request({ 'x-gateway-provider': '@a', 'x-gateway-aws-secret-access-key': 's' }))).param).toBe('x-gateway-aws-secret-access-key');
   });
 });
