@@ -1,6 +1,7 @@
 import { config } from '../shared/config';
 import { tableName } from '../shared/db/client';
 import { buildUpdate, deleteItem, getItem, queryAll, transactWrite } from '../shared/db/ops';
+import { createWithUniqueSlug } from '../shared/db/slug-claim';
 import { listPage, type Page, type PageRequest } from '../shared/db/list';
 import { conflict } from '../shared/errors';
 import { timeOrderedId } from '../shared/ids';
@@ -183,12 +184,12 @@ export async function createGuardrail(input: {
   definition: GuardrailDefinition;
 }): Promise<Guardrail> {
   const id = GUARDRAIL_ID_PREFIX + timeOrderedId();
-  const base = slugify(input.name);
-  for (const slug of [base, `${base.slice(0, 57)}-${id.slice(-6)}`]) {
-    const created = await tryCreate(id, slug, input);
-    if (created) return created;
-  }
-  throw conflict(`A guardrail with slug '${base}' already exists in this workspace.`, 'slug_taken');
+  return createWithUniqueSlug({
+    what: 'guardrail',
+    slug: slugify(input.name),
+    id,
+    write: async (slug) => (await tryCreate(id, slug, input)) ?? 'taken',
+  });
 }
 
 async function tryCreate(

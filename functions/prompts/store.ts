@@ -4,6 +4,7 @@ import { ddb, tableName } from '../shared/db/client';
 import type { TransactWriteItem } from '../shared/db/document';
 import { listPage, type Page, type PageRequest } from '../shared/db/list';
 import { buildUpdate, deleteItem, getItem, updateItem, type Key } from '../shared/db/ops';
+import { createWithUniqueSlug } from '../shared/db/slug-claim';
 import { conflict } from '../shared/errors';
 import { uuid } from '../shared/ids';
 import { TtlCache, WorkspaceCache } from '../shared/stores/ttl-cache';
@@ -194,20 +195,15 @@ export interface NewPrompt {
  */
 export async function createPrompt(ws: string, input: NewPrompt): Promise<{ prompt: PromptRecord; version: PromptVersion }> {
   const id = uuid();
-  const base = slugFromName(input.name);
-  let outcome: TransactOutcome = 'condition';
-  for (const slug of [base, `${base.slice(0, 57)}-${id.slice(-6)}`]) {
-    // A clash with a concurrent transaction retries the same slug; a taken slug moves on.
-    for (let attempt = 0; attempt < 3; attempt++) {
-      if (attempt > 0) await sleep(Math.floor(Math.random() * 20 * attempt));
+  return createWithUniqueSlug({
+    what: 'prompt template',
+    slug: slugFromName(input.name),
+    id,
+    write: async (slug) => {
       const written = await writeNewPrompt(ws, id, slug, input);
-      outcome = written.outcome;
-      if (written.created) return written.created;
-      if (outcome === 'condition') break;
-    }
-  }
-  if (outcome === 'conflict') throw conflict('Another request is creating a prompt template with this slug; retry.', 'concurrent_update');
-  throw conflict(`A prompt template with slug '${base}' already exists in this workspace.`, 'slug_taken');
+      return written.created ?? (written.outcome === 'conflict' ? 'conflict' : 'taken');
+    },
+  });
 }
 
 async function writeNewPrompt(

@@ -2,6 +2,7 @@ import { parseGatewayConfig } from '../gateway-config';
 import { config as gatewayConfig } from '../config';
 import { tableName } from '../db/client';
 import { getItem, transactWrite, updateItem } from '../db/ops';
+import { createWithUniqueSlug } from '../db/slug-claim';
 import { listPage, type Page, type PageRequest } from '../db/list';
 import { badRequest, conflict } from '../errors';
 import { ID_PREFIX, newId } from '../ids';
@@ -138,12 +139,13 @@ export async function createConfig(
 ): Promise<SavedConfig> {
   const id = newId(ID_PREFIX.config);
   const base = input.slug ?? slugFromName(input.name);
-  const candidates = input.slug ? [base] : [base, `${base.slice(0, 57)}-${id.slice(-6)}`];
-  for (const slug of candidates) {
-    const created = await tryCreate(workspaceId, id, { ...input, slug });
-    if (created) return created;
-  }
-  throw conflict(`A config with slug '${base}' already exists in this workspace.`, 'slug_taken');
+  return createWithUniqueSlug({
+    what: 'config',
+    slug: base,
+    chosen: input.slug !== undefined,
+    id,
+    write: async (slug) => (await tryCreate(workspaceId, id, { ...input, slug })) ?? 'taken',
+  });
 }
 
 async function tryCreate(
