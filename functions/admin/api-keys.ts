@@ -2,7 +2,9 @@ import { badRequest, notFound } from '../shared/errors';
 import { listObject, pageFromQuery } from '../shared/http/list';
 import { ok } from '../shared/http/response';
 import type { GatewayRequest, Route, Scope } from '../shared/http/types';
-import { createApiKey, getKeyById, listKeys, revokeKey, toPublicKey } from '../shared/stores/keys';
+import { parseGatewayConfig } from '../shared/gateway-config';
+import { resolveSavedConfig } from '../shared/stores/configs';
+import { createApiKey, getKeyById, listKeys, revokeKey, toPublicKey, updateKey } from '../shared/stores/keys';
 import { getWorkspace } from '../shared/stores/workspaces';
 import { log } from '../shared/telemetry/logger';
 import { parseInput, z } from '../shared/validation';
@@ -12,12 +14,35 @@ const MAX_UNIX_SECONDS = 253_402_300_799;
 const MAX_ID_LENGTH = 128;
 const SCOPES = ['admin', 'gateway'] as const satisfies readonly Scope[];
 
+/** A saved config's id or slug, or a config object; null clears it. */
+const defaultConfigSchema = z.optional(z.nullable(z.union([z.string().check(z.minLength(1), z.maxLength(128)), z.looseObject({})])));
+
 const createSchema = z.strictObject({
   name: z.string().check(z.minLength(1), z.maxLength(128)),
   workspace_id: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
   scopes: z.optional(z.array(z.enum(SCOPES)).check(z.minLength(1), z.maxLength(SCOPES.length))),
   expires_at: z.optional(z.nullable(z.int().check(z.positive(), z.lte(MAX_UNIX_SECONDS, 'expected unix seconds')))),
+  default_config: defaultConfigSchema,
 });
+
+const updateSchema = z.strictObject({
+  name: z.optional(z.string().check(z.minLength(1), z.maxLength(128))),
+  default_config: defaultConfigSchema,
+});
+
+/**
+ * A key's default config as stored: a saved config reference must exist in the key's
+ * workspace now (it is re-read on use, so later edits to it apply); an inline config is
+ * validated like `x-gateway-config` and kept as JSON.
+ */
+async function storedDefaultConfig(value: string | Record<string, unknown> | null | undefined, workspaceId: string): Promise<string | null | undefined> {
+  if (value === undefined || value === null) return value;
+  if (typeof value === 'object') return JSON.stringify(parseGatewayConfig(value, 'default_config'));
+  if (!(await resolveSavedConfig(workspaceId, value))) {
+    throw badRequest(`No saved config '${value}' in the key's workspace.`, 'default_config', 'config_not_found');
+  }
+  return value;
+}
 
 /**
  * The workspace a request acts on: the caller's own, or `workspace_id` when it names a
@@ -45,6 +70,7 @@ async function create(req: GatewayRequest) {
     organisationId: req.auth.organisationId,
     scopes: [...new Set<Scope>(body.scopes ?? ['gateway'])],
     expiresAt,
+    defaultConfig: await storedDefaultConfig(body.default_config, workspaceId),
   });
   log.info('api key created', { key_id: record.id, target_workspace_id: workspaceId, scopes: record.scopes, by_key_id: req.auth.keyId }, req.context);
   // The secret is returned this once; only its SHA-256 is stored.
@@ -69,6 +95,17 @@ async function get(req: GatewayRequest) {
   return ok(toPublicKey(key));
 }
 
+async function update(req: GatewayRequest) {
+  const { workspaceId, id } = await findKey(req);
+  const body = parseInput(updateSchema, req.json());
+  const changes = { name: body.name, default_config: await storedDefaultConfig(body.default_config, workspaceId) };
+  const out = id.length <= MAX_ID_LENGTH ? await updateKey(workspaceId, id, changes) : {};
+  if (out.revoked) throw badRequest(`API key '${id}' is revoked and cannot be changed.`, 'id', 'revoked_api_key');
+  if (!out.key) throw notFound(`No API key '${id}' in this workspace.`, 'id');
+  log.info('api key updated', { key_id: id, target_workspace_id: workspaceId, fields: Object.keys(body), by_key_id: req.auth.keyId }, req.context);
+  return ok(toPublicKey(out.key));
+}
+
 async function revoke(req: GatewayRequest) {
   const { workspaceId, id } = await findKey(req);
   const key = id.length <= MAX_ID_LENGTH ? await revokeKey(workspaceId, id) : undefined;
@@ -81,8 +118,9 @@ export const apiKeyRoutes: Route[] = [
   { method: 'POST', path: '/v1/api-keys', scope: 'admin', handler: create },
   { method: 'GET', path: '/v1/api-keys', scope: 'admin', handler: list },
   { method: 'GET', path: '/v1/api-keys/{id}', scope: 'admin', handler: get },
+  { method: 'PUT', path: '/v1/api-keys/{id}', scope: 'admin', handler: update },
   { method: 'DELETE', path: '/v1/api-keys/{id}', scope: 'admin', handler: revoke },
 ];
 
 /** The body schema, for the OpenAPI document (infra/openapi). */
-export { createSchema };
+export { createSchema, updateSchema };

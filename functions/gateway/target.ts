@@ -59,6 +59,10 @@ export async function resolveConfig(req: GatewayRequest): Promise<ResolvedConfig
     return { config: await loadConfig(rawConfig, req.auth.workspaceId), source: 'config' };
   }
   assertOneProvider(provider, virtualKey);
+  if (!provider && !virtualKey && !customHost && req.auth.defaultConfig) {
+    // The request names no provider: the gateway key's own default config routes it.
+    return { config: await loadConfig(req.auth.defaultConfig, req.auth.workspaceId, 'default_config'), source: 'config' };
+  }
   if (!provider && !virtualKey) {
     throw badRequest(customHost ? `x-gateway-custom-host needs x-gateway-provider to say which API the host speaks. ${HOW_TO}` : `No provider given. ${HOW_TO}`, 'x-gateway-provider', 'missing_provider');
   }
@@ -79,18 +83,24 @@ export async function resolveConfig(req: GatewayRequest): Promise<ResolvedConfig
   return { config: leaf, source: 'headers' };
 }
 
-async function loadConfig(raw: string, workspaceId: string): Promise<GatewayConfigSpec> {
+/** A config reference: inline JSON or a saved config's id or slug; `source` names it in errors. */
+async function loadConfig(raw: string, workspaceId: string, source: 'x-gateway-config' | 'default_config' = 'x-gateway-config'): Promise<GatewayConfigSpec> {
   if (raw.startsWith('{')) {
     let parsed: unknown;
     try {
       parsed = JSON.parse(raw);
     } catch (err) {
-      throw badRequest(`x-gateway-config is not valid JSON: ${(err as Error).message}`, 'x-gateway-config', 'invalid_config');
+      throw badRequest(`${source} is not valid JSON: ${(err as Error).message}`, source, 'invalid_config');
     }
-    return parseGatewayConfig(parsed, 'x-gateway-config');
+    return parseGatewayConfig(parsed, source);
   }
   const saved = await resolveSavedConfig(workspaceId, raw);
-  if (!saved) throw badRequest(`No saved config '${raw}' in this workspace.`, 'x-gateway-config', 'config_not_found');
+  if (!saved) {
+    const message = source === 'default_config'
+      ? `This gateway key's default config '${raw}' is no longer a saved config of this workspace; set another with PUT /v1/api-keys/{id}.`
+      : `No saved config '${raw}' in this workspace.`;
+    throw badRequest(message, source, 'config_not_found');
+  }
   return parseGatewayConfig(saved.config, 'config');
 }
 

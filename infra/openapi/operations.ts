@@ -4,7 +4,7 @@
  * (test/unit/openapi.test.ts) holds this list to the endpoint groups' route tables.
  */
 import * as zm from 'zod/mini';
-import { createSchema as apiKeyCreate } from '../../functions/admin/api-keys';
+import { createSchema as apiKeyCreate, updateSchema as apiKeyUpdate } from '../../functions/admin/api-keys';
 import { createSchema as configCreate, updateSchema as configUpdate } from '../../functions/admin/configs';
 import { createSchema as providerCreate, updateSchema as providerUpdate } from '../../functions/admin/providers';
 import { createSchema as workspaceCreate } from '../../functions/admin/workspaces';
@@ -103,6 +103,7 @@ export const OPERATIONS: readonly Operation[] = [
   op('POST', '/v1/api-keys', 'admin', 'Create a gateway key (the secret is shown once)', 'object', body('ApiKeyCreate', apiKeyCreate)),
   op('GET', '/v1/api-keys', 'admin', 'List gateway keys', 'list', { query: [...page, workspaceId] }),
   op('GET', '/v1/api-keys/{id}', 'admin', 'Retrieve a gateway key', 'object', { query: [workspaceId] }),
+  op('PUT', '/v1/api-keys/{id}', 'admin', "Change a gateway key's name or default config", 'object', { query: [workspaceId], ...body('ApiKeyUpdate', apiKeyUpdate) }),
   op('DELETE', '/v1/api-keys/{id}', 'admin', 'Revoke a gateway key', 'deleted', { query: [workspaceId] }),
   op('POST', '/v1/providers', 'admin', 'Create a managed provider (credentials encrypted, never returned)', 'object', body('ProviderCreate', providerCreate)),
   op('GET', '/v1/providers', 'admin', 'List managed providers', 'list', { query: page }),

@@ -20,14 +20,45 @@ export function clearAuthCache(): void {
 
 const lookup = (secret: string): Promise<ApiKeyRecord | undefined> => cache.get(hashApiKey(secret), () => findKeyBySecret(secret));
 
+/** Where the gateway key was read from: its own header, or a client's only key header. */
+export type KeyHeader = 'x-gateway-api-key' | 'x-api-key' | 'authorization';
+
+/**
+ * The gateway key and the header it came from. `x-gateway-api-key` first; without it, a
+ * client that can set only its API key (a coding agent with a base URL, say) sends the
+ * gateway key where it sends any key: `x-api-key` (Anthropic clients) or
+ * `Authorization: Bearer` (OpenAI clients). With `x-gateway-api-key` present those two keep
+ * their meaning: the provider's key.
+ */
+export function gatewayKeyFrom(headers: Record<string, string>): { secret: string; header: KeyHeader } | undefined {
+  const own = headers['x-gateway-api-key'];
+  if (own) return { secret: own, header: 'x-gateway-api-key' };
+  const apiKey = headers['x-api-key']?.trim();
+  if (apiKey) return { secret: apiKey, header: 'x-api-key' };
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '')?.[1];
+  if (bearer) return { secret: bearer, header: 'authorization' };
+  return undefined;
+}
+
+/**
+ * Verify the request's gateway key. A key read from `x-api-key` or `Authorization` is
+ * removed from `headers`, so nothing downstream forwards it upstream, takes it for a
+ * provider key or logs it.
+ */
 export async function authenticate(headers: Record<string, string>, required: Scope): Promise<AuthContext> {
-  const secret = headers['x-gateway-api-key'];
-  if (!secret) {
-    throw unauthorized('Missing gateway API key: send it in the `x-gateway-api-key` header.', 'missing_api_key');
+  const found = gatewayKeyFrom(headers);
+  if (!found) {
+    throw unauthorized(
+      'Missing gateway API key: send it in the `x-gateway-api-key` header (or, from a client that sets only its API key, as `Authorization: Bearer` or `x-api-key`).',
+      'missing_api_key',
+    );
   }
-  if (secret.length > 512) throw unauthorized('Invalid gateway API key.');
+  const { secret, header } = found;
+  if (header !== 'x-gateway-api-key') delete headers[header];
+  const invalid = header === 'x-gateway-api-key' ? 'Invalid gateway API key.' : `Invalid gateway API key (read from \`${header}\` because no \`x-gateway-api-key\` was sent).`;
+  if (secret.length > 512) throw unauthorized(invalid);
   const record = await lookup(secret);
-  if (!record) throw unauthorized('Invalid gateway API key.');
+  if (!record) throw unauthorized(invalid);
   if (record.status !== 'active') throw unauthorized('This gateway API key has been revoked.', 'revoked_api_key');
   if (record.expires_at !== null && record.expires_at * 1000 <= Date.now()) {
     throw unauthorized('This gateway API key has expired.', 'expired_api_key');
@@ -40,5 +71,6 @@ export async function authenticate(headers: Record<string, string>, required: Sc
     workspaceId: record.workspace_id,
     organisationId: record.organisation_id,
     scopes: record.scopes,
+    defaultConfig: record.default_config ?? undefined,
   };
 }

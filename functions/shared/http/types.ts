@@ -10,6 +10,8 @@ export interface AuthContext {
   workspaceId: string;
   organisationId: string;
   scopes: readonly Scope[];
+  /** The key's default config (a saved config's id or slug, or inline JSON), used when a request names no provider. */
+  defaultConfig?: string;
 }
 
 export interface GatewayRequest {

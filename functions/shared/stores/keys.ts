@@ -17,6 +17,8 @@ export interface ApiKeyRecord {
   expires_at: number | null;
   created_at: number;
   revoked_at: number | null;
+  /** Used when a request names no provider: a saved config's id or slug, or inline config JSON. */
+  default_config?: string | null;
 }
 
 type KeyItem = ApiKeyRecord & { pk: string; sk: string; gsi1pk: string; gsi1sk: string };
@@ -36,6 +38,7 @@ export function toPublicKey(item: ApiKeyRecord): ApiKeyRecord & { object: 'api_k
     expires_at: item.expires_at,
     created_at: item.created_at,
     revoked_at: item.revoked_at ?? null,
+    default_config: item.default_config ?? null,
   };
 }
 
@@ -45,6 +48,7 @@ export async function createApiKey(input: {
   organisationId: string;
   scopes: Scope[];
   expiresAt: number | null;
+  defaultConfig?: string | null;
   /** Register a caller-chosen secret (bootstrap with GATEWAY_ADMIN_KEY); normally generated. */
   secret?: string;
 }): Promise<{ record: ApiKeyRecord; secret: string }> {
@@ -60,6 +64,7 @@ export async function createApiKey(input: {
     expires_at: input.expiresAt,
     created_at: Math.floor(Date.now() / 1000),
     revoked_at: null,
+    default_config: input.defaultConfig ?? null,
   };
   const item: KeyItem = {
     pk: keyPk(hashApiKey(secret)),
@@ -107,4 +112,25 @@ export async function revokeKey(workspaceId: string, keyId: string): Promise<Api
     },
   );
   return updated ?? (await getItem<KeyItem>('control', { pk: found.pk, sk: found.sk }, true));
+}
+
+/** Change a key's name or default config; a revoked key cannot be changed. */
+export async function updateKey(
+  workspaceId: string,
+  keyId: string,
+  changes: { name?: string; default_config?: string | null },
+): Promise<{ key?: ApiKeyRecord; revoked?: true }> {
+  const found = await getKeyById(workspaceId, keyId);
+  if (!found) return {};
+  if (found.status !== 'active') return { revoked: true };
+  const updated = await updateItem<KeyItem>(
+    'control',
+    { pk: found.pk, sk: found.sk },
+    {
+      set: changes,
+      condition: 'attribute_exists(pk) AND #status = :active',
+      conditionValues: { ':active': 'active' },
+    },
+  );
+  return updated ? { key: updated } : { revoked: true };
 }
