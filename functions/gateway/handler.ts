@@ -3,6 +3,7 @@ import type { Route } from '../shared/http/types';
 import { speech, transcriptions, translations } from './audio';
 import { chatCompletions } from './chat';
 import { embeddings } from './embeddings';
+import { listModels } from './models';
 import { genericProxy } from './proxy';
 
 const proxyRoutes: Route[] = (['GET', 'POST', 'PUT', 'DELETE'] as const).map((method) => ({
@@ -15,6 +16,7 @@ const proxyRoutes: Route[] = (['GET', 'POST', 'PUT', 'DELETE'] as const).map((me
 
 export const routes: Route[] = [
   { method: 'POST', path: '/v1/chat/completions', scope: 'gateway', name: 'chat.completions', handler: chatCompletions },
+  { method: 'GET', path: '/v1/models', scope: 'gateway', name: 'models', handler: listModels },
   { method: 'POST', path: '/v1/embeddings', scope: 'gateway', name: 'embeddings', handler: embeddings },
   { method: 'POST', path: '/v1/audio/speech', scope: 'gateway', name: 'audio.speech', handler: speech },
   { method: 'POST', path: '/v1/audio/transcriptions', scope: 'gateway', name: 'audio.transcriptions', handler: transcriptions },

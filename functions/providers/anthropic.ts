@@ -9,7 +9,7 @@
  */
 import { badRequest } from '../shared/errors';
 import { anthropicStream, anthropicUsage, finishReasonOf } from './anthropic-stream';
-import { compact, completion, jsonPost, requireKey, resolveBase, stopList, textOf, type ToolCall } from './openai-shape';
+import { compact, completion, jsonGet, jsonPost, requireKey, resolveBase, stopList, textOf, unixSeconds, type ToolCall } from './openai-shape';
 import type { ChatMessage, ChatRequest, ContentPart, ProviderAdapter, ProviderTarget } from './types';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -169,6 +169,14 @@ export const anthropic: ProviderAdapter = {
   name: 'Anthropic',
   baseUrl,
   authHeaders,
+  models: {
+    // One page of the largest size the API allows.
+    request: (target) => jsonGet(`${baseUrl(target)}/models?limit=1000`, authHeaders(target), target),
+    response: (upstream) =>
+      ((upstream as { data?: Array<{ id?: unknown; created_at?: unknown }> }).data ?? [])
+        .filter((m) => typeof m.id === 'string')
+        .map((m) => ({ id: m.id as string, object: 'model', created: unixSeconds(m.created_at), owned_by: 'anthropic' })),
+  },
   chat: {
     request: (body, target) => jsonPost(`${baseUrl(target)}/messages`, anthropicBody(body), authHeaders(target), target),
     response(upstream, ctx) {

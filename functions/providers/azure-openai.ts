@@ -6,7 +6,7 @@
  */
 import { badRequest } from '../shared/errors';
 import { requireSetting, rootUrl, streamErrorFrom } from './cloud-common';
-import { invalidChunk, jsonPost, parseJson, requireKey } from './openai-shape';
+import { invalidChunk, jsonGet, jsonPost, openAIModelList, parseJson, requireKey } from './openai-shape';
 import { sseTranslator } from './sse';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, ProviderAdapter, ProviderTarget, StreamTranslator, TranslateContext, Usage } from './types';
 
@@ -94,6 +94,10 @@ export const azureOpenAI: ProviderAdapter = {
   slug: 'azure-openai',
   name: 'Azure OpenAI',
   baseUrl: root,
+  models: {
+    request: (target) => jsonGet(`${root(target)}/models?api-version=${apiVersion(target)}`, authHeaders(target), target),
+    response: openAIModelList,
+  },
   authHeaders,
   chat: {
     request(body: ChatRequest, target) {

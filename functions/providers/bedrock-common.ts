@@ -24,6 +24,10 @@ export const modelSegment = (model: string): string => encodeURIComponent(validM
 export const runtimeRoot = (target: ProviderTarget): string =>
   rootUrl(target, () => `https://bedrock-runtime.${awsRegion(target)}.amazonaws.com`);
 
+/** The Bedrock control plane (ListFoundationModels), or the custom host. */
+export const controlRoot = (target: ProviderTarget): string =>
+  rootUrl(target, () => `https://bedrock.${awsRegion(target)}.amazonaws.com`);
+
 /** bedrock-agent-runtime root (rerank), or the custom host. */
 export const agentRuntimeRoot = (target: ProviderTarget): string =>
   rootUrl(target, () => `https://bedrock-agent-runtime.${awsRegion(target)}.amazonaws.com`);

@@ -4,7 +4,8 @@
  * embeddings through InvokeModel, rerank through bedrock-agent-runtime. Requests are signed
  * last by `sign` (SigV4, service `bedrock`), which also serves the generic proxy.
  */
-import { bedrockAuthHeaders, bedrockPost, bedrockSign, modelSegment, runtimeRoot } from './bedrock-common';
+import { bedrockAuthHeaders, bedrockPost, bedrockSign, controlRoot, modelSegment, runtimeRoot } from './bedrock-common';
+import { jsonGet } from './openai-shape';
 import { bedrockEmbeddings } from './bedrock-embeddings';
 import { fromConverseResponse, toConverseRequest } from './bedrock-format';
 import { bedrockRerank } from './bedrock-rerank';
@@ -17,6 +18,18 @@ export const bedrock: ProviderAdapter = {
   baseUrl: runtimeRoot,
   authHeaders: bedrockAuthHeaders,
   sign: bedrockSign,
+  models: {
+    request: (target) => jsonGet(`${controlRoot(target)}/foundation-models`, bedrockAuthHeaders(target), target),
+    response: (upstream) =>
+      ((upstream as { modelSummaries?: Array<{ modelId?: unknown; providerName?: unknown }> }).modelSummaries ?? [])
+        .filter((m) => typeof m.modelId === 'string')
+        .map((m) => ({
+          id: m.modelId as string,
+          object: 'model',
+          created: 0,
+          owned_by: typeof m.providerName === 'string' ? m.providerName.toLowerCase() : 'bedrock',
+        })),
+  },
   chat: {
     request(body, target) {
       const action = body.stream ? 'converse-stream' : 'converse';

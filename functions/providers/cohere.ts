@@ -10,7 +10,7 @@
  */
 import { badRequest } from '../shared/errors';
 import { cohereFinish, cohereStream, cohereUsage, type CohereUsage } from './cohere-stream';
-import { compact, completion, jsonPost, requireKey, resolveBase, stopList, textOf, type ToolCall } from './openai-shape';
+import { compact, completion, jsonGet, jsonPost, requireKey, resolveBase, stopList, textOf, type ToolCall } from './openai-shape';
 import { docText, rerankResult } from './rerank-shape';
 import type { ChatMessage, ChatRequest, ContentPart, EmbeddingsRequest, ProviderAdapter, ProviderTarget } from './types';
 
@@ -121,6 +121,13 @@ export const cohere: ProviderAdapter = {
   name: 'Cohere',
   baseUrl,
   authHeaders,
+  models: {
+    request: (target) => jsonGet(`${baseUrl(target).replace(/\/v[12]$/, '')}/v1/models?page_size=1000`, authHeaders(target), target),
+    response: (upstream) =>
+      ((upstream as { models?: Array<{ name?: unknown }> }).models ?? [])
+        .filter((m) => typeof m.name === 'string')
+        .map((m) => ({ id: m.name as string, object: 'model', created: 0, owned_by: 'cohere' })),
+  },
   chat: {
     request: (body, target) => jsonPost(v2(target, 'chat'), cohereChatBody(body), authHeaders(target), target),
     response(upstream, ctx) {

@@ -7,7 +7,7 @@ import { badRequest } from '../shared/errors';
 import { encodeEmbedding, rootUrl, stringInputs } from './cloud-common';
 import { fromGeminiResponse, toGeminiRequest } from './gemini-format';
 import { geminiStream } from './gemini-stream';
-import { jsonPost, requireKey } from './openai-shape';
+import { jsonGet, jsonPost, requireKey } from './openai-shape';
 import type { Embeddings, ProviderAdapter, ProviderTarget, UpstreamRequest } from './types';
 
 const DEFAULT_ROOT = 'https://generativelanguage.googleapis.com/v1beta';
@@ -39,6 +39,14 @@ export const google: ProviderAdapter = {
   name: 'Google Gemini',
   baseUrl: root,
   authHeaders,
+  models: {
+    request: (target) => jsonGet(`${root(target)}/models?pageSize=1000`, authHeaders(target), target),
+    // `models/gemini-2.0-flash` -> `gemini-2.0-flash`, the name chat requests take.
+    response: (upstream) =>
+      ((upstream as { models?: Array<{ name?: unknown }> }).models ?? [])
+        .filter((m) => typeof m.name === 'string')
+        .map((m) => ({ id: (m.name as string).replace(/^models\//, ''), object: 'model', created: 0, owned_by: 'google' })),
+  },
   chat: {
     request(body, target) {
       const path = geminiModelPath(body.model);

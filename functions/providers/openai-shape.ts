@@ -7,9 +7,11 @@ import type {
   ChatCompletion,
   ChatCompletionChunk,
   FinishReason,
+  ModelEntry,
   ProviderTarget,
   StreamError,
   TranslateContext,
+  UpstreamRequest,
   Usage,
 } from './types';
 
@@ -68,6 +70,35 @@ export function buildHeaders(own: Record<string, string>, target: ProviderTarget
 }
 
 /** A JSON POST request with the adapter's auth headers merged with forwarded ones. */
+/** A GET with the provider's auth headers (and the caller's forwarded ones). */
+export function jsonGet(url: string, auth: Record<string, string>, target: ProviderTarget): UpstreamRequest {
+  return { url, method: 'GET', headers: buildHeaders({ accept: 'application/json', ...auth }, target) };
+}
+
+/** Unix seconds of an RFC 3339 time, 0 when absent or unreadable. */
+export function unixSeconds(value: unknown): number {
+  if (typeof value === 'number' && Number.isFinite(value)) return Math.floor(value);
+  const ms = typeof value === 'string' ? Date.parse(value) : NaN;
+  return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000);
+}
+
+/**
+ * An OpenAI-shaped model list (`{data: [...]}`, or a bare array as Together answers) as
+ * entries; `owned_by` defaults to the provider.
+ */
+export function openAIModelList(upstream: unknown, adapter: { slug: string }): ModelEntry[] {
+  const list = Array.isArray(upstream) ? upstream : (upstream as { data?: unknown })?.data;
+  if (!Array.isArray(list)) return [];
+  return list
+    .filter((m): m is Record<string, unknown> => typeof m?.id === 'string')
+    .map((m) => ({
+      id: m.id as string,
+      object: 'model' as const,
+      created: unixSeconds(m.created ?? m.created_at),
+      owned_by: typeof m.owned_by === 'string' ? m.owned_by : adapter.slug,
+    }));
+}
+
 export function jsonPost(url: string, body: unknown, auth: Record<string, string>, target: ProviderTarget) {
   return {
     url,

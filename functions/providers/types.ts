@@ -240,4 +240,23 @@ export interface ProviderAdapter {
     url?(route: 'speech' | 'transcriptions' | 'translations', target: ProviderTarget): string;
   };
   rerank?: RerankAdapter;
+  /**
+   * The provider's model list (GET /v1/models). Absent: `GET baseUrl()/models` answered in
+   * OpenAI's shape; `false`: the provider has no list the gateway can read.
+   */
+  models?: ModelsAdapter | false;
+}
+
+/** One model of GET /v1/models, in OpenAI's shape. */
+export interface ModelEntry {
+  id: string;
+  object: 'model';
+  /** Unix seconds; 0 when the provider does not say. */
+  created: number;
+  owned_by: string;
+}
+
+export interface ModelsAdapter {
+  request(target: ProviderTarget): UpstreamRequest;
+  response(upstream: unknown, adapter: ProviderAdapter): ModelEntry[];
 }

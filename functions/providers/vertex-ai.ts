@@ -86,6 +86,8 @@ export const vertexAI: ProviderAdapter = {
   callerHeaders: ['x-vertex-ai-llm-request-type'],
   baseUrl: (target) => locationUrl(target),
   authHeaders,
+  // Model Garden lists publishers' models through a different API and IAM scope.
+  models: false,
   chat: {
     request(body, target) {
       const url = body.stream

@@ -83,6 +83,10 @@ export const OPERATIONS: readonly Operation[] = [
     ...body('ChatCompletionRequest', chatSchema),
     description: 'OpenAI chat completions. Fields beyond these pass to the provider unchanged; `stream: true` answers server-sent events ending with `data: [DONE]`.',
   }),
+  op('GET', '/v1/models', 'gateway', "List the provider's models (a config: every target's, each once)", 'list', {
+    description:
+      "Read through each provider's own API (Anthropic, Gemini, Bedrock, Cohere translated) and answered in OpenAI's shape. A config target that cannot answer is named in `x-gateway-models-unavailable`.",
+  }),
   op('POST', '/v1/embeddings', 'gateway', 'Create embeddings', 'object', body('EmbeddingsRequest', embeddingsSchema)),
   op('POST', '/v1/audio/speech', 'gateway', 'Text to speech (body passed through)', 'passthrough', { body: { passthrough: 'application/json' } }),
   op('POST', '/v1/audio/transcriptions', 'gateway', 'Transcribe audio (multipart, passed through)', 'passthrough', { body: { passthrough: 'multipart/form-data' } }),

@@ -60,6 +60,7 @@ async function handle(ex: Exchange): Promise<void> {
     if (!str(body.anthropic_version)) return ex.error(400, 'anthropic_version: Field required');
     return messages(ex, rec.params.model!, method === 'streamRawPredict' || body.stream === true);
   }
+  if (rec.method === 'GET' && rec.path === '/v1/models') return modelList(ex);
   if (rec.method !== 'POST' || (rec.path !== '/v1/messages' && rec.path !== '/v1/messages/count_tokens')) {
     if (!(await ex.begin(undefined, false))) return;
     return ex.error(404, `Not found: ${rec.method} ${rec.path}`);
@@ -187,4 +188,20 @@ async function messages(ex: Exchange, model: string, stream: boolean): Promise<v
     headers,
     errorFrame: (type, message) => sseEvent('error', { type: 'error', error: { type: type ?? 'overloaded_error', message } }),
   });
+}
+
+export const FAKE_ANTHROPIC_MODELS = ['claude-sonnet-4-5-20250929', 'claude-haiku-4-5-20251001'];
+
+/** GET /v1/models: Anthropic's paged list (`limit` 1..1000). */
+async function modelList(ex: Exchange): Promise<void> {
+  const { rec } = ex;
+  const key = rec.headers['x-api-key'];
+  if (!key) return ex.error(401, 'x-api-key header is required');
+  if (ex.apiKey !== undefined && key !== ex.apiKey) return ex.error(401, 'invalid x-api-key');
+  if (!rec.headers['anthropic-version']) return ex.error(400, 'anthropic-version: header is required');
+  const limit = rec.query.limit === undefined ? 20 : Number(rec.query.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) return ex.error(400, 'limit: Input should be less than or equal to 1000');
+  if (!(await ex.begin(undefined, false))) return;
+  const data = FAKE_ANTHROPIC_MODELS.slice(0, limit).map((id, i) => ({ type: 'model', id, display_name: id, created_at: `2025-0${i + 1}-15T00:00:00Z` }));
+  ex.json(200, { data, has_more: FAKE_ANTHROPIC_MODELS.length > limit, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
 }

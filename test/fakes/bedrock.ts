@@ -146,6 +146,7 @@ async function handle(ex: Exchange, options: BedrockFakeOptions): Promise<void> 
     return converse(ex, modelId, m[2] === 'converse-stream');
   }
   if (rec.method === 'POST' && rec.path === '/rerank') return rerankRoute(ex);
+  if (rec.method === 'GET' && rec.path === '/foundation-models') return foundationModels(ex);
   if (!(await ex.begin(undefined, false))) return;
   return ex.error(404, `Unknown operation: ${rec.method} ${rec.path}`, 'UnknownOperationException');
 }
@@ -269,4 +270,24 @@ async function invokeEmbed(ex: Exchange, modelId: string): Promise<void> {
     );
   }
   return ex.error(400, 'Malformed input request, please reformat your input and try again.');
+}
+
+export const FAKE_BEDROCK_MODELS = [
+  { modelId: 'anthropic.claude-3-5-sonnet-20240620-v1:0', providerName: 'Anthropic' },
+  { modelId: 'amazon.titan-embed-text-v2:0', providerName: 'Amazon' },
+];
+
+/** GET /foundation-models (the bedrock control plane's ListFoundationModels). */
+async function foundationModels(ex: Exchange): Promise<void> {
+  if (!(await ex.begin(undefined, false))) return;
+  ex.json(200, {
+    modelSummaries: FAKE_BEDROCK_MODELS.map((m) => ({
+      ...m,
+      modelArn: `arn:aws:bedrock:us-east-1::foundation-model/${m.modelId}`,
+      modelName: m.modelId,
+      inputModalities: ['TEXT'],
+      outputModalities: ['TEXT'],
+      responseStreamingSupported: true,
+    })),
+  });
 }

@@ -25,7 +25,7 @@ export function startCohereFake(options: FakeOptions = {}): Promise<FakeServer> 
 async function handle(ex: Exchange): Promise<void> {
   const { rec } = ex;
   const routes: Record<string, (ex: Exchange) => Promise<void>> = { '/v2/chat': chat, '/v2/embed': embedRoute, '/v2/rerank': rerankRoute };
-  const route = rec.method === 'POST' ? routes[rec.path] : undefined;
+  const route = rec.method === 'POST' ? routes[rec.path] : rec.method === 'GET' && rec.path === '/v1/models' ? modelList : undefined;
   if (!route) {
     if (!(await ex.begin(undefined, false))) return;
     return ex.error(404, `Not found: ${rec.method} ${rec.path}`);
@@ -162,4 +162,12 @@ async function rerankRoute(ex: Exchange): Promise<void> {
     ...(withDocs ? { document: { text: docs[r.index] } } : {}),
   }));
   ex.json(200, { id: `fake-rerank-${ex.rec.seq}`, results, meta: { ...META, billed_units: { search_units: Math.max(1, Math.ceil(docs.length / 100)) } } });
+}
+
+export const FAKE_COHERE_MODELS = ['command-a-03-2025', 'embed-v4.0', 'rerank-v3.5'];
+
+/** GET /v1/models: Cohere's list (`page_size` up to 1000). */
+async function modelList(ex: Exchange): Promise<void> {
+  if (!(await ex.begin(undefined, false))) return;
+  ex.json(200, { models: FAKE_COHERE_MODELS.map((name) => ({ name, endpoints: ['chat'], context_length: 256000 })), next_page_token: null });
 }

@@ -39,6 +39,7 @@ const PATH = /^\/(v1|v1beta|v1beta1|v1alpha)\/(?:projects\/([^/]+)\/locations\/(
 
 async function handle(ex: Exchange): Promise<void> {
   const { rec } = ex;
+  if (rec.method === 'GET' && /^\/v1(beta)?\/models$/.test(rec.path)) return modelList(ex);
   const m = PATH.exec(rec.path);
   if (rec.method !== 'POST' || !m) {
     if (!(await ex.begin(undefined, false))) return;
@@ -193,5 +194,23 @@ async function generate(ex: Exchange, body: Record<string, unknown>, model: stri
   frames.push(']');
   return ex.stream('application/json; charset=UTF-8', frames, {
     errorFrame: (type, message) => `\r\n,${JSON.stringify(errorBody(type, message))}]`,
+  });
+}
+
+export const FAKE_GEMINI_MODELS = ['gemini-2.5-flash', 'gemini-2.5-pro', 'text-embedding-004'];
+
+/** GET /v1beta/models: `models/<id>` resource names, paged by `pageSize` (max 1000). */
+async function modelList(ex: Exchange): Promise<void> {
+  const { rec } = ex;
+  const apiKey = rec.headers['x-goog-api-key'] ?? rec.query.key;
+  if (!apiKey) return ex.error(403, "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.");
+  if (ex.apiKey !== undefined && apiKey !== ex.apiKey) return ex.error(400, 'API key not valid. Please pass a valid API key.');
+  if (!(await ex.begin(undefined, false))) return;
+  ex.json(200, {
+    models: FAKE_GEMINI_MODELS.map((id) => ({
+      name: `models/${id}`,
+      displayName: id,
+      supportedGenerationMethods: id.startsWith('text-embedding') ? ['embedContent'] : ['generateContent', 'countTokens'],
+    })),
   });
 }

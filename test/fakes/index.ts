@@ -12,10 +12,10 @@ import { startGeminiFake } from './gemini';
 import { startOpenAIFake } from './openai';
 
 export { startOpenAIFake, openaiError, fakeSpeechBytes, FAKE_OPENAI_MODELS } from './openai';
-export { startAnthropicFake, anthropicError, TOOL_PREAMBLE } from './anthropic';
-export { startGeminiFake, googleError } from './gemini';
-export { startBedrockFake, bedrockError, eventStreamCodec, decodeEventStream, eventFrame, exceptionFrame, toUtf8, fromUtf8, type BedrockFakeOptions } from './bedrock';
-export { startCohereFake, cohereError, TOOL_PLAN } from './cohere';
+export { startAnthropicFake, anthropicError, TOOL_PREAMBLE, FAKE_ANTHROPIC_MODELS } from './anthropic';
+export { startGeminiFake, googleError, FAKE_GEMINI_MODELS } from './gemini';
+export { startBedrockFake, bedrockError, eventStreamCodec, decodeEventStream, eventFrame, exceptionFrame, toUtf8, fromUtf8, FAKE_BEDROCK_MODELS, type BedrockFakeOptions } from './bedrock';
+export { startCohereFake, cohereError, TOOL_PLAN, FAKE_COHERE_MODELS } from './cohere';
 export { answer, embed, embedBase64, relevance, rank, wordCount, pieces } from './answer';
 export type { Behaviour, FakeOptions, FakeReply, FakeServer, RecordedRequest } from './behaviour';
 export type { MultipartForm, MultipartFile } from './multipart';
