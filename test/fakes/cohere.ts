@@ -61,7 +61,9 @@ export function cohereConversation(body: Record<string, unknown>, model: string)
   });
   const tools = body.tool_choice === 'NONE' ? [] : arr(body.tools).map((t) => str(obj(obj(t).function).name) ?? '');
   const forceTool = body.tool_choice === 'REQUIRED' ? '' : undefined;
-  return { model, turns, tools, forceTool, maxTokens: typeof body.max_tokens === 'number' ? body.max_tokens : undefined };
+  const format = obj(body.response_format);
+  const jsonSchema = format.type === 'json_object' ? (format.json_schema ?? { type: 'object' }) : undefined;
+  return { model, turns, tools, forceTool, maxTokens: typeof body.max_tokens === 'number' ? body.max_tokens : undefined, jsonSchema };
 }
 
 async function chat(ex: Exchange): Promise<void> {

@@ -132,8 +132,10 @@ export function geminiConversation(body: Record<string, unknown>, model: string)
   const tools =
     cfg.mode === 'NONE' ? [] : arr(body.tools).flatMap((t) => arr(obj(t).functionDeclarations).map((d) => str(obj(d).name) ?? ''));
   const forceTool = cfg.mode === 'ANY' ? (str(arr(cfg.allowedFunctionNames)[0]) ?? '') : undefined;
-  const max = obj(body.generationConfig).maxOutputTokens;
-  return { model, turns, tools, forceTool, maxTokens: typeof max === 'number' ? max : undefined };
+  const generation = obj(body.generationConfig);
+  const max = generation.maxOutputTokens;
+  const jsonSchema = generation.responseMimeType === 'application/json' ? (generation.responseSchema ?? { type: 'OBJECT' }) : undefined;
+  return { model, turns, tools, forceTool, maxTokens: typeof max === 'number' ? max : undefined, jsonSchema };
 }
 
 async function generate(ex: Exchange, body: Record<string, unknown>, model: string, vertex: boolean, streaming: boolean): Promise<void> {

@@ -233,7 +233,7 @@ describe('anthropic fake', () => {
   });
 
   it('streams event:/data: pairs in order, ending with message_stop', async () => {
-    const res = await post(url(), { model: 'claude', max_tokens: 100, stream: true, tools: [{ name: 'get_weather', input_schema: {} }], messages: [{ role: 'user', content: 'weather?' }] }, headers);
+    const res = await post(url(), { model: 'claude', max_tokens: 100, stream: true, tools: [{ name: 'get_weather', input_schema: { type: 'object' } }], messages: [{ role: 'user', content: 'weather?' }] }, headers);
     const events = sseEvents(await res.text());
     for (const e of events) expect(JSON.parse(e.data).type).toBe(e.event);
     const names = events.map((e) => e.event);
