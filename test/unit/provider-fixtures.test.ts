@@ -103,12 +103,13 @@ describe.each(Object.entries(FIXTURE_PROVIDERS) as Array<[FixtureProvider, strin
 
   it.each(STREAM_CASES.filter((c) => streamBytes(provider, c) !== undefined))('%s, every way of cutting the bytes', (name) => {
     const bytes = streamBytes(provider, name)!;
-    const [[, whole], ...others] = cuts(bytes);
+    // Ids are ASCII: looking them up in a latin1 reading works for SSE and binary frames.
+    const wire = bytes.toString('latin1');
     // Made-up tool call ids differ per run; everything else must not depend on the cuts.
     const facts = (r: Replay) => ({ chunks: chunkFacts(r.chunks, wire), usage: r.usage ?? null, error: r.error ?? null });
-    const wire = bytes.toString('latin1');
-    const reference = replay(slug, whole!);
-    for (const [how, parts] of others) expect(facts(replay(slug, parts)), how).toEqual(facts(reference));
+    const ways = cuts(bytes);
+    const reference = replay(slug, ways[0]![1]);
+    for (const [how, parts] of ways.slice(1)) expect(facts(replay(slug, parts)), how).toEqual(facts(reference));
     for (const c of reference.chunks) expect(c.object).toBe('chat.completion.chunk');
     expectFixture(provider, name, facts(reference));
   });
