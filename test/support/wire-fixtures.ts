@@ -2,15 +2,16 @@
  * Provider wire fixtures (test/fixtures/<provider>/): published provider responses, read
  * back as the bytes a provider would send. Shared by the translator replay test and the
  * fake-conformance test. File names per provider:
- *   text.json, tool.json                  non-streamed answers (200 bodies)
- *   text-stream.sse, tool-stream.sse      streamed answers, raw SSE text
+ *   text.json, tool.json                  non-streamed answers (200 bodies); more cases
+ *                                          (`blocked.json`, …) are replayed the same way
+ *   text-stream.sse, tool-stream.sse      streamed answers, raw SSE text (likewise)
  *   *.events.json                         Bedrock streams: [{event|exception, payload}],
  *                                          encoded into binary event-stream frames here
  *   stream-error.*                        a stream that fails inside its 200 response
  *   error.json                            {status, headers?, body} of an error reply
  *   <case>.expected.json                  what the translator must make of <case>
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventStreamCodec, type MessageHeaders } from '@smithy/eventstream-codec';
 import type { ChatCompletion, ChatCompletionChunk } from '../../functions/providers/types';
@@ -21,8 +22,21 @@ export const FIXTURES_DIR = join(import.meta.dirname, '..', 'fixtures');
 export const FIXTURE_PROVIDERS = { anthropic: 'anthropic', google: 'google', bedrock: 'bedrock', cohere: 'cohere', openai: 'openai' } as const;
 export type FixtureProvider = keyof typeof FIXTURE_PROVIDERS;
 
-export const RESPONSE_CASES = ['text', 'tool'] as const;
-export const STREAM_CASES = ['text-stream', 'tool-stream', 'stream-error'] as const;
+/** Non-streamed answer cases: `<case>.json` other than error and expected files. */
+export function responseCases(provider: string): string[] {
+  return readdirSync(join(FIXTURES_DIR, provider))
+    .filter((f) => f.endsWith('.json') && !/\.(expected|events)\.json$/.test(f) && f !== 'error.json')
+    .map((f) => f.slice(0, -'.json'.length))
+    .sort();
+}
+
+/** Stream cases: `<case>.sse` and Bedrock `<case>.events.json`. */
+export function streamCases(provider: string): string[] {
+  return readdirSync(join(FIXTURES_DIR, provider))
+    .map((f) => /^(.+)\.(?:sse|events\.json)$/.exec(f)?.[1])
+    .filter((c): c is string => c !== undefined)
+    .sort();
+}
 
 const path = (provider: string, file: string) => join(FIXTURES_DIR, provider, file);
 

@@ -22,8 +22,8 @@ import {
   parseSse,
   randomSplits,
   readJson,
-  RESPONSE_CASES,
-  STREAM_CASES,
+  responseCases,
+  streamCases,
   streamBytes,
   type FixtureProvider,
 } from '../support/wire-fixtures';
@@ -94,14 +94,14 @@ describe.each(Object.entries(FIXTURE_PROVIDERS) as Array<[FixtureProvider, strin
     expect(chat).toBeDefined();
   });
 
-  it.each(RESPONSE_CASES.filter((c) => hasFixture(provider, `${c}.json`)))('%s response', (name) => {
+  it.each(responseCases(provider))('%s response', (name) => {
     const wire = readJson(provider, `${name}.json`);
     const completion = chat!.response(wire, ctx);
     expect(completion.object).toBe('chat.completion');
     expectFixture(provider, name, completionFacts(completion, JSON.stringify(wire)));
   });
 
-  it.each(STREAM_CASES.filter((c) => streamBytes(provider, c) !== undefined))('%s, every way of cutting the bytes', (name) => {
+  it.each(streamCases(provider))('%s, every way of cutting the bytes', (name) => {
     const bytes = streamBytes(provider, name)!;
     // Ids are ASCII: looking them up in a latin1 reading works for SSE and binary frames.
     const wire = bytes.toString('latin1');
