@@ -7,9 +7,10 @@
  *                                                          auth `Authorization: Bearer`
  * - Express:   /v1/publishers/google/models/{model}:{method}  auth `x-goog-api-key`
  * Methods: generateContent, streamGenerateContent (`?alt=sse`: `data:` events of full
- * GenerateContentResponse objects, `\r\n\r\n`-separated on Vertex, `\n\n` otherwise; without
- * alt=sse a streamed JSON array), countTokens, embedContent, batchEmbedContents, predict
- * (Vertex text embeddings). Function calls come as `functionCall` parts (no id).
+ * GenerateContentResponse objects, `\r\n\r\n`-separated on both APIs; without alt=sse a
+ * streamed JSON array), countTokens, embedContent, batchEmbedContents, predict (Vertex
+ * text embeddings). Function calls come as `functionCall` parts (no id). As the real API,
+ * a candidate's `index` is left out when it is 0 (proto3 JSON omits default values).
  */
 import { answer, embed, partsText, promptTokens, wordCount, type Conversation, type Turn } from './answer';
 import { arr, bearer, obj, startFake, str, type ErrorShaper, type Exchange, type FakeOptions, type FakeServer, type Frame } from './behaviour';
@@ -162,7 +163,6 @@ async function generate(ex: Exchange, body: Record<string, unknown>, model: stri
   const candidate = (parts: unknown[], finish?: string) => ({
     content: { role: 'model', parts },
     ...(finish ? { finishReason: finish } : {}),
-    index: 0,
   });
 
   if (!streaming) {
@@ -186,7 +186,7 @@ async function generate(ex: Exchange, body: Record<string, unknown>, model: stri
   }
   const errorBody = (type: string | undefined, message: string) => ({ error: { code: 500, message, status: type ?? 'INTERNAL' } });
   if (ex.rec.query.alt === 'sse') {
-    const sep = vertex ? '\r\n\r\n' : '\n\n';
+    const sep = '\r\n\r\n';
     return ex.stream(SSE_CONTENT_TYPE, chunks.map((c) => sseData(c, sep)), {
       errorFrame: (type, message) => sseData(errorBody(type, message), sep),
     });
