@@ -1,5 +1,5 @@
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateText, jsonSchema, streamText, tool } from 'ai';
+import { generateObject, generateText, jsonSchema, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { zodTextFormat } from 'openai/helpers/zod';
 import * as zod from 'zod';
@@ -186,6 +186,46 @@ describe('Responses request -> chat', () => {
     expect(thrown(() => translate({ model: 'm' })).param).toBe('input');
     expect(thrown(() => parse({ input: 'x', max_output_tokens: 0 })).param).toBe('max_output_tokens');
     expect(thrown(() => parse({ input: 'x', text: { format: { type: 'yaml' } } })).param).toBe('text.format.type');
+  });
+});
+
+describe('Responses requests as the AI SDK sends them', () => {
+  const answer = (content: string) =>
+    JSON.stringify(chatToResponse(completion({ role: 'assistant', content }, 'stop'), ctxFor(parse({ input: 'x' }))));
+
+  it('translates a tool round trip with a system prompt', async () => {
+    const requests: unknown[] = [];
+    await generateText({
+      model: aiOver(answer('It is sunny.'), 'application/json', requests),
+      system: 'You are terse.',
+      tools: { weather: tool({ description: 'Weather', inputSchema: jsonSchema<{ city: string }>({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }) }) },
+      toolChoice: 'auto',
+      maxOutputTokens: 64,
+      messages: [
+        { role: 'user', content: 'Weather in Oslo?' },
+        { role: 'assistant', content: [{ type: 'text', text: 'Checking.' }, { type: 'tool-call', toolCallId: 'call_1', toolName: 'weather', input: { city: 'Oslo' } }] },
+        { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_1', toolName: 'weather', output: { type: 'json', value: { sky: 'sunny' } } }] },
+      ],
+    });
+    const chat = translate(requests[0]);
+    expect(chat.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
+    expect(chat.messages[0]).toEqual({ role: 'system', content: 'You are terse.' });
+    expect(chat.messages[2]).toMatchObject({ role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'call_1', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }] });
+    expect(chat.messages[3]).toEqual({ role: 'tool', tool_call_id: 'call_1', content: '{"sky":"sunny"}' });
+    expect(chat.tools).toMatchObject([{ type: 'function', function: { name: 'weather', description: 'Weather' } }]);
+    expect(chat.tool_choice).toBe('auto');
+    expect(chat.max_completion_tokens).toBe(64);
+  });
+
+  it('translates generateObject into a json_schema response_format and parses the answer', async () => {
+    const requests: unknown[] = [];
+    const result = await generateObject({
+      model: aiOver(answer('{"name":"Oslo"}'), 'application/json', requests),
+      schema: jsonSchema<{ name: string }>({ type: 'object', properties: { name: { type: 'string' } }, required: ['name'], additionalProperties: false }),
+      prompt: 'A city',
+    });
+    expect(result.object).toEqual({ name: 'Oslo' });
+    expect(translate(requests[0]).response_format).toMatchObject({ type: 'json_schema', json_schema: { schema: { properties: { name: { type: 'string' } } } } });
   });
 });
 
