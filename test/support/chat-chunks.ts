@@ -39,3 +39,15 @@ export function fakeFetch(body: string, contentType: string, requests: unknown[]
     return new Response(body, { status: 200, headers: { 'content-type': contentType } });
   }) as typeof fetch;
 }
+
+/** The chunks as an async stream that throws `failure` after the last one, like the chat core's. */
+export async function* chunkStream(chunks: ChatCompletionChunk[], failure?: Error): AsyncGenerator<ChatCompletionChunk> {
+  for (const c of chunks) yield c;
+  if (failure) throw failure;
+}
+
+export async function collect(parts: AsyncIterable<string>): Promise<string> {
+  let out = '';
+  for await (const part of parts) out += part;
+  return out;
+}

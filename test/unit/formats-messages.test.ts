@@ -6,11 +6,12 @@ import { chatToMessage, newMessageId } from '../../functions/formats/messages/re
 import { messagesRequestSchema } from '../../functions/formats/messages/schema';
 import { MessagesStreamEncoder } from '../../functions/formats/messages/stream';
 import type { MessagesStreamEvent } from '../../functions/formats/messages/types';
+import { encodeChunks } from '../../functions/formats/encode';
 import { sseFrame } from '../../functions/formats/sse';
 import type { ChatCompletionChunk } from '../../functions/providers/types';
 import { badRequest, GatewayError, upstreamError } from '../../functions/shared/errors';
 import { parseInput } from '../../functions/shared/validation';
-import { callArgs, callStart, chunk, completion, fakeFetch, finish, text, usage, usageChunk } from '../support/chat-chunks';
+import { callArgs, callStart, chunk, chunkStream, collect, completion, fakeFetch, finish, text, usage, usageChunk } from '../support/chat-chunks';
 
 const base = { model: 'claude-x', max_tokens: 100 };
 const parse = (body: unknown) => parseInput(messagesRequestSchema, body);
@@ -273,6 +274,25 @@ describe('Messages stream encoder', () => {
     expect(events.at(-1)).toEqual({ type: 'error', error: { type: 'api_error', message: 'The provider closed the connection.' } });
     expect(events.map((e) => e.type)).not.toContain('message_stop');
     await expect(streamOver(events).finalMessage()).rejects.toThrow('The provider closed the connection.');
+  });
+});
+
+describe('encodeChunks over a chunk stream', () => {
+  const stream = (sse: string) => client(sse, 'text/event-stream').messages.stream({ ...base, messages: [{ role: 'user', content: 'x' }] });
+
+  it('yields the whole Messages stream and keeps the final message', async () => {
+    const enc = new MessagesStreamEncoder(ctx());
+    const sse = await collect(encodeChunks(enc, chunkStream([text('Hi'), finish('stop')])));
+    expect((await stream(sse).finalMessage()).content).toEqual([{ type: 'text', text: 'Hi' }]);
+    expect(enc.message?.stop_reason).toBe('end_turn');
+  });
+
+  it('turns a thrown gateway error into an error event, and hides other errors', async () => {
+    const sse = await collect(encodeChunks(new MessagesStreamEncoder(ctx()), chunkStream([text('Hi')], upstreamError('Provider stream broke.'))));
+    await expect(stream(sse).finalMessage()).rejects.toThrow('Provider stream broke.');
+    const hidden = await collect(encodeChunks(new MessagesStreamEncoder(ctx()), chunkStream([], new Error('secret internals'))));
+    expect(hidden).not.toContain('secret');
+    expect(hidden).toContain('event: error');
   });
 });
 

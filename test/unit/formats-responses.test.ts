@@ -9,11 +9,12 @@ import { inputItemsOf, responsesToChat } from '../../functions/formats/responses
 import { responsesRequestSchema, type ResponsesRequest } from '../../functions/formats/responses/schema';
 import { ResponsesStreamEncoder } from '../../functions/formats/responses/stream';
 import type { ResponsesStreamEvent } from '../../functions/formats/responses/types';
+import { encodeChunks } from '../../functions/formats/encode';
 import { sseFrame } from '../../functions/formats/sse';
 import type { ChatCompletionChunk } from '../../functions/providers/types';
 import { GatewayError, upstreamError } from '../../functions/shared/errors';
 import { parseInput } from '../../functions/shared/validation';
-import { callArgs, callStart, chunk, completion, fakeFetch, finish, text, usage, usageChunk } from '../support/chat-chunks';
+import { callArgs, callStart, chunk, chunkStream, collect, completion, fakeFetch, finish, text, usage, usageChunk } from '../support/chat-chunks';
 
 const parse = (body: unknown) => parseInput(responsesRequestSchema, body);
 const translate = (body: unknown) => responsesToChat(parse(body));
@@ -418,5 +419,24 @@ describe('Responses stream encoder', () => {
     expect(enc.end()).toEqual([]);
     expect(enc.fail(upstreamError('x'))).toEqual([]);
     expect(enc.response?.status).toBe('completed');
+  });
+});
+
+describe('encodeChunks over a chunk stream', () => {
+  const request = parse({ model: 'm', input: 'x', stream: true });
+
+  it('yields the whole Responses stream and keeps the final response', async () => {
+    const enc = new ResponsesStreamEncoder(ctxFor(request));
+    const sse = await collect(encodeChunks(enc, chunkStream([text('Hi'), finish('stop')])));
+    const final = await openaiOver(sse, 'text/event-stream').responses.stream({ model: 'm', input: 'x' }).finalResponse();
+    expect(final.output).toMatchObject([{ content: [{ text: 'Hi' }] }]);
+    expect(enc.response).toMatchObject({ status: 'completed', output: [{ content: [{ text: 'Hi' }] }] });
+  });
+
+  it('turns a thrown gateway error into error + response.failed', async () => {
+    const enc = new ResponsesStreamEncoder(ctxFor(request));
+    const sse = await collect(encodeChunks(enc, chunkStream([text('Hi')], upstreamError('Provider stream broke.'))));
+    await expect(openaiOver(sse, 'text/event-stream').responses.stream({ model: 'm', input: 'x' }).finalResponse()).rejects.toThrow('Provider stream broke.');
+    expect(enc.response?.status).toBe('failed');
   });
 });
