@@ -124,6 +124,21 @@ describe('Responses request -> chat', () => {
     ]);
   });
 
+  it('continues from a stored response: its input and output items become the history', () => {
+    const first = parse({ input: 'Weather in Oslo?', tools: [{ type: 'function', name: 'weather' }] });
+    const answered = chatToResponse(
+      completion({ role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }] }, 'tool_calls'),
+      ctxFor(first),
+    );
+    const stored = [...inputItemsOf(first), ...answered.output];
+    const next = parse({ previous_response_id: answered.id, input: [{ type: 'function_call_output', call_id: 'call_1', output: 'sunny' }] });
+    expect(responsesToChat(next, stored).messages).toEqual([
+      { role: 'user', content: 'Weather in Oslo?' },
+      { role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
+    ]);
+  });
+
   it('translates function tools, tool_choice, parallel_tool_calls and streaming', () => {
     const chat = translate({
       input: 'x',
