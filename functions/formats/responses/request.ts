@@ -22,8 +22,11 @@ import {
   type ResponsesItem,
   type ResponsesRequest,
 } from './schema';
+import type { OutputItem } from './types';
 
 type ChatTool = NonNullable<ChatRequest['tools']>[number];
+/** An input item, or an output item of an earlier response (stored for previous_response_id). */
+export type ConversationItem = ResponsesItem | OutputItem;
 type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
 
 /** The input as a list of items (a string input is one user message). */
@@ -74,7 +77,7 @@ function openAssistantTurn(messages: ChatMessage[]): AssistantMessage | undefine
   return last?.role === 'assistant' ? last : undefined;
 }
 
-function appendItem(messages: ChatMessage[], item: ResponsesItem, where: string): void {
+function appendItem(messages: ChatMessage[], item: ConversationItem, where: string): void {
   switch (item.type ?? 'message') {
     case 'message': {
       const m = parseInput(messageItemSchema, item, where);
@@ -167,7 +170,7 @@ function responseFormatOf(text: ResponsesRequest['text']): ChatRequest['response
  * (input and output items of the earlier responses) that `previous_response_id` named;
  * the earlier `instructions` are not carried over, as on OpenAI.
  */
-export function responsesToChat(body: ResponsesRequest, previousItems: readonly ResponsesItem[] = []): ChatRequest {
+export function responsesToChat(body: ResponsesRequest, previousItems: readonly ConversationItem[] = []): ChatRequest {
   const messages: ChatMessage[] = [];
   if (body.instructions) messages.push({ role: 'system', content: body.instructions });
   previousItems.forEach((item) => appendItem(messages, item, `previous_response_id`));
