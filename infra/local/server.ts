@@ -13,6 +13,7 @@ import { lambdaContext } from './lambda-context';
 import { startLocalKms } from './kms';
 import { startLocalSqs, type LocalSqs } from './sqs';
 import { startLocalStepFunctions, type LocalStepFunctions } from './stepfunctions';
+import { ensurePortFree, ensureWritableDataDir, listenProblem, locateJava } from './startup-checks';
 
 export interface LocalGatewayOptions {
   /** 0 picks a free port. Default 8787. */
@@ -90,12 +91,20 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
   const dataDir = options.dataDir ?? process.env.GATEWAY_DATA_DIR ?? '.gateway';
   const persistent = dataDir !== 'memory';
   const dir = persistent ? resolve(dataDir) : null;
-  if (dir) mkdirSync(dir, { recursive: true });
+  const port = options.port ?? 8787;
+  const host = options.host ?? '127.0.0.1';
   const stops: Array<() => Promise<void>> = [];
 
   try {
-    if (dir) mkdirSync(join(dir, 'dynamodb'), { recursive: true });
     const sharedEndpoint = (options.dynamodbEndpoint ?? process.env.GATEWAY_DYNAMODB_ENDPOINT) || undefined;
+    // What this machine must provide is checked before anything starts: a missing piece then
+    // leaves no emulator running and nothing half-made in the data folder.
+    await ensurePortFree(port, host);
+    if (!sharedEndpoint) locateJava();
+    if (dir) {
+      ensureWritableDataDir(dir);
+      mkdirSync(join(dir, 'dynamodb'), { recursive: true });
+    }
     const dynamo = sharedEndpoint
       ? { endpoint: sharedEndpoint, stop: async () => undefined }
       : await startDynamoDbLocal(dir ? join(dir, 'dynamodb') : null);
@@ -158,7 +167,10 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
 
     sqs.startConsumers();
 
-    const { server, url, idle } = await listen((path) => handlers.get(groupForPath(path))!, options.port ?? 8787, options.host ?? '127.0.0.1');
+    // The port was free before the emulators started; another process may have taken it since.
+    const { server, url, idle } = await listen((path) => handlers.get(groupForPath(path))!, port, host).catch((err: unknown) => {
+      throw listenProblem(err, port, host);
+    });
     stops.push(async () => {
       await closeServer(server);
       // Invocations still finishing their after-response work (request logs) complete
