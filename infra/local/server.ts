@@ -13,6 +13,7 @@ import { lambdaContext } from './lambda-context';
 import { startLocalKms } from './kms';
 import { startLocalSqs, type LocalSqs } from './sqs';
 import { startLocalStepFunctions, type LocalStepFunctions } from './stepfunctions';
+import { ensurePortFree, ensureWritableDataDir, listenProblem, locateJava } from './startup-checks';
 
 export interface LocalGatewayOptions {
   /** 0 picks a free port. Default 8787. */
@@ -43,6 +44,8 @@ export interface LocalGatewayOptions {
    * workflows move along (default GATEWAY_WORKFLOW_MAX_WAIT_MS, else 2000).
    */
   workflowMaxWaitMs?: number;
+  /** Aborting it during start-up stops what has started and rejects with its reason. */
+  signal?: AbortSignal;
 }
 
 export interface LocalGateway {
@@ -90,15 +93,25 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
   const dataDir = options.dataDir ?? process.env.GATEWAY_DATA_DIR ?? '.gateway';
   const persistent = dataDir !== 'memory';
   const dir = persistent ? resolve(dataDir) : null;
-  if (dir) mkdirSync(dir, { recursive: true });
+  const port = options.port ?? 8787;
+  const host = options.host ?? '127.0.0.1';
   const stops: Array<() => Promise<void>> = [];
 
   try {
-    if (dir) mkdirSync(join(dir, 'dynamodb'), { recursive: true });
+    /** Between steps: an abort stops here, and the catch below stops what has started. */
+    const aborted = () => options.signal?.throwIfAborted();
     const sharedEndpoint = (options.dynamodbEndpoint ?? process.env.GATEWAY_DYNAMODB_ENDPOINT) || undefined;
+    // What this machine must provide is checked before anything starts: a missing piece then
+    // leaves no emulator running and nothing half-made in the data folder.
+    await ensurePortFree(port, host);
+    if (!sharedEndpoint) locateJava();
+    if (dir) {
+      ensureWritableDataDir(dir);
+      mkdirSync(join(dir, 'dynamodb'), { recursive: true });
+    }
     const dynamo = sharedEndpoint
       ? { endpoint: sharedEndpoint, stop: async () => undefined }
-      : await startDynamoDbLocal(dir ? join(dir, 'dynamodb') : null);
+      : await startDynamoDbLocal(dir ? join(dir, 'dynamodb') : null, options.signal);
     stops.push(dynamo.stop);
 
     const sharedKms = (options.kmsEndpoint ?? process.env.GATEWAY_KMS_ENDPOINT) || undefined;
@@ -108,6 +121,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
           Buffer.from(loadOrCreate(dir && join(dir, 'kms-master.key'), () => randomBytes(32).toString('base64')), 'base64'),
         );
     stops.push(kms.stop);
+    aborted();
 
     const prefix = options.tablePrefix ?? process.env.GATEWAY_TABLE_PREFIX ?? 'gateway-';
     const tableNames = Object.fromEntries(TABLE_SPECS.map((t) => [t.name, `${prefix}${t.name}`]));
@@ -126,6 +140,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
       ...options.env,
     });
     await createTables(dynamo.endpoint, tableNames);
+    aborted();
 
     // Workflows (infra/workflows): state machines and queues, reached through the SDKs'
     // endpoint settings. Queue consumers start once every handler is loaded (below).
@@ -136,6 +151,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     stops.push(stepFunctions.stop);
     const sqs = await startLocalSqs({ deferConsumers: true });
     stops.push(sqs.stop);
+    aborted();
     Object.assign(process.env, stepFunctions.env, sqs.env, options.env);
 
     // Handlers are imported only now: their module scope reads the settings above.
@@ -148,6 +164,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
       handlers.set(group.name, mod.handler);
     }
 
+    aborted();
     const { bootstrap } = await import('../../functions/admin/bootstrap');
     const givenKey = (options.adminKey ?? process.env.GATEWAY_ADMIN_KEY) || undefined;
     const keyFile = dir && join(dir, 'admin-key');
@@ -156,9 +173,13 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     const adminKey = givenKey ?? savedKey ?? boot.createdSecret!;
     if (keyFile && !givenKey && boot.createdSecret) writeFileSync(keyFile, adminKey + '\n', { mode: 0o600 });
 
+    aborted();
     sqs.startConsumers();
 
-    const { server, url, idle } = await listen((path) => handlers.get(groupForPath(path))!, options.port ?? 8787, options.host ?? '127.0.0.1');
+    // The port was free before the emulators started; another process may have taken it since.
+    const { server, url, idle } = await listen((path) => handlers.get(groupForPath(path))!, port, host).catch((err: unknown) => {
+      throw listenProblem(err, port, host);
+    });
     stops.push(async () => {
       await closeServer(server);
       // Invocations still finishing their after-response work (request logs) complete
