@@ -147,6 +147,17 @@ export function requestLogItem(record: RequestLogRecord): RequestLogRecord & { p
 }
 
 /**
+ * A request's log record, scheduled now and written after the response: its facts are
+ * filled in as the request proceeds. For callers that are not HTTP routes (the assistants
+ * engine); they set `status` themselves.
+ */
+export function openRequestLog(req: GatewayRequest, route: string): RequestFacts {
+  const facts: RequestFacts = { route, status: 500, stream: false, retries: 0, attempts: [], metadata: {} };
+  recordRequest(req, facts);
+  return facts;
+}
+
+/**
  * Run an inference route with its request log: the record is scheduled first, so even a
  * request rejected by validation leaves one, with the status it got.
  */
@@ -155,8 +166,7 @@ export async function withRequestLog(
   route: string,
   handle: (facts: RequestFacts) => Promise<import('../shared/http/types').HttpResponse>,
 ) {
-  const facts: RequestFacts = { route, status: 500, stream: false, retries: 0, attempts: [], metadata: {} };
-  recordRequest(req, facts);
+  const facts = openRequestLog(req, route);
   try {
     const res = await handle(facts);
     if (facts.status === 500) facts.status = res.statusCode;

@@ -1,0 +1,286 @@
+import type { Readable } from 'node:stream';
+import { badRequest, GatewayError, upstreamError, type ErrorType } from '../shared/errors';
+import type { SseWriter } from '../shared/http/sse';
+import type { GatewayRequest } from '../shared/http/types';
+import { newId } from '../shared/ids';
+import { reframeOpenAIStream } from '../providers/openai-compatible';
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest, StreamError, StreamTranslator, TranslateContext } from '../providers/types';
+import { ChatGuardrails, completionText } from './guardrails';
+import { dispatch, gatewayHeaders, withOverrides, type Dispatched } from './pipeline';
+import type { RequestFacts } from './request-log';
+import { succeeded, upstreamJson } from './responses';
+import type { UpstreamOutcome } from './routing';
+import { passThroughStream, translatedStream, type StreamFinale, type StreamLog } from './streaming';
+
+/**
+ * The chat core: one chat completion through routing, limits, guardrails and translation,
+ * as values, not HTTP. The `/v1/chat/completions` route (chat.ts) turns the outcome into a
+ * response; assistants and prompts call it directly.
+ */
+
+export interface ChatCallInput {
+  /**
+   * Who calls and how to route: workspace, organisation and key (limits, logs), the
+   * provider headers (`x-gateway-provider`, config, ...), trace id and request context.
+   * A feature calling on its own behalf builds one (the assistants engine's request).
+   */
+  req: GatewayRequest;
+  body: ChatRequest;
+  /**
+   * The request's log record. chatCall merges what dispatch learnt once; a stream adds
+   * its usage and its error (if any) when it ends, after chatCall has returned.
+   */
+  log: RequestFacts;
+}
+
+export type ChatOutcome = ChatFailure | ChatCompleted | ChatStreamed;
+
+/** The routed call did not succeed: a gateway error, or the provider's answer to pass through unchanged. */
+export interface ChatFailure {
+  kind: 'failure';
+  status: number;
+  /** Network, timeout or blocked host, in the gateway's error shape. */
+  error?: GatewayError;
+  /** The provider's own status, headers and body, unread. */
+  upstream?: UpstreamOutcome;
+  dispatched: Dispatched;
+}
+
+/** A non-streamed answer: translated, output guardrails applied, `hook_results` attached when any ran. */
+export interface ChatCompleted {
+  kind: 'completion';
+  /** 200, or 246 when a non-blocking guardrail failed. */
+  status: number;
+  /** Gateway and rate-limit headers of the answer. */
+  headers: Record<string, string>;
+  completion: ChatCompletion & { hook_results?: unknown };
+}
+
+export interface ChatStreamed {
+  kind: 'stream';
+  status: number;
+  headers: Record<string, string>;
+  stream: ChatStream;
+}
+
+/** Why a stream ended without its answer. */
+export type ChatStreamFailure = 'provider_error' | 'interrupted' | 'incomplete' | 'timeout' | 'guardrail' | 'cancelled' | 'internal';
+
+/**
+ * Thrown by a ChatStream's iterator instead of a clean end: the provider reported an error
+ * mid-stream, the connection broke, the caller's x-gateway-request-timeout ran out, an
+ * output guardrail refused the answer, or the consumer cancelled. Its body is the error
+ * event the HTTP route sends in the same case.
+ */
+export class ChatStreamError extends GatewayError {
+  constructor(
+    readonly reason: ChatStreamFailure,
+    status: number,
+    type: ErrorType,
+    message: string,
+    code: string | null,
+    extra: Record<string, unknown> = {},
+  ) {
+    super(status, type, message, null, code, {}, extra);
+    this.name = 'ChatStreamError';
+  }
+
+  static of(reason: ChatStreamFailure, err: GatewayError): ChatStreamError {
+    return new ChatStreamError(reason, err.status, err.type, err.message, err.code, err.extra);
+  }
+}
+
+const providerError = (e: StreamError) => new ChatStreamError('provider_error', e.status, e.type as ErrorType, e.message, e.code);
+const interrupted = (closed: boolean) =>
+  new ChatStreamError(
+    'interrupted',
+    502,
+    'upstream_error',
+    closed ? 'The provider closed the stream before it was complete.' : 'The provider connection broke before the response was complete.',
+    'upstream_stream_interrupted',
+  );
+const timedOut = () => new ChatStreamError('timeout', 504, 'timeout_error', 'The request timed out after its x-gateway-request-timeout.', 'request_timeout');
+const cancelled = () => new ChatStreamError('cancelled', 499, 'server_error', 'client disconnected', 'client_disconnected');
+const incomplete = () =>
+  new ChatStreamError('incomplete', 502, 'upstream_error', 'The provider stream ended before the answer was complete.', 'upstream_stream_incomplete');
+const unfinished = () => new ChatStreamError('internal', 500, 'server_error', 'The gateway failed to finish the stream.', 'internal_error');
+
+interface StreamSource {
+  upstream: Readable;
+  /** Absent: the provider streams OpenAI chunks already. */
+  translator?: StreamTranslator;
+  providerName: string;
+  ctx: TranslateContext;
+  finale?: StreamFinale;
+  /** Milliseconds left of the caller's timeout when consumption starts. */
+  remainingMs(): number | undefined;
+  log: StreamLog;
+}
+
+/**
+ * A streamed answer, consumed once, one of two ways: as an AsyncIterable of translated
+ * chunks (features), or as an SSE body (the HTTP route), which keeps the hot path push-based
+ * with backpressure and passes OpenAI bytes through untouched.
+ */
+export class ChatStream implements AsyncIterable<ChatCompletionChunk> {
+  private claimed = false;
+  private stopped = false;
+
+  constructor(private readonly src: StreamSource) {}
+
+  /** The SSE body of the HTTP route: `data:` frames, error events and `data: [DONE]`. */
+  sse(): SseWriter {
+    this.claim();
+    const { upstream, translator, finale, log, ctx, providerName } = this.src;
+    const remaining = this.src.remainingMs();
+    // Output guardrails need the text, so OpenAI chunks are parsed and re-sent then.
+    const through = translator ?? (finale ? reframeOpenAIStream(ctx, providerName) : undefined);
+    return through ? translatedStream(upstream, through, log, remaining, finale) : passThroughStream(upstream, log, remaining);
+  }
+
+  /** Stop reading: the upstream request is aborted, a pending `next()` throws a `cancelled` ChatStreamError. */
+  cancel(): void {
+    this.stopped = true;
+    this.src.upstream.destroy();
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<ChatCompletionChunk> {
+    this.claim();
+    return this.chunks();
+  }
+
+  private claim(): void {
+    if (this.claimed) throw new Error('A chat stream can be consumed once.');
+    this.claimed = true;
+  }
+
+  private async *chunks(): AsyncGenerator<ChatCompletionChunk, void, undefined> {
+    const { upstream, ctx, finale, log } = this.src;
+    let sawDone = this.src.translator !== undefined; // translators end on their own terms
+    const translator = this.src.translator ?? reframeOpenAIStream(ctx, this.src.providerName, () => (sawDone = true));
+    let text = '';
+    let sawFinish = false;
+    let expired = false;
+    let settled = false;
+    let phase: 'upstream' | 'finale' = 'upstream';
+    const remaining = this.src.remainingMs();
+    const timer =
+      remaining !== undefined
+        ? setTimeout(() => {
+            expired = true;
+            upstream.destroy();
+          }, remaining)
+        : undefined;
+    function* emit(out: { chunks: ChatCompletionChunk[]; error?: StreamError }): Generator<ChatCompletionChunk> {
+      for (const chunk of out.chunks) {
+        for (const choice of chunk.choices) {
+          if (choice.finish_reason) sawFinish = true;
+          if (finale) text += choice.delta.content ?? choice.delta.tool_calls?.map((t) => t.function?.arguments ?? '').join('') ?? '';
+        }
+        yield chunk;
+      }
+      log.usage = translator.usage() ?? log.usage;
+      if (out.error) throw providerError(out.error);
+    }
+    try {
+      for await (const bytes of upstream as AsyncIterable<Buffer>) yield* emit(translator.push(bytes));
+      yield* emit(translator.end());
+      if (!sawDone) {
+        log.streamError = 'provider stream ended without [DONE]';
+        if (!sawFinish) throw incomplete();
+      }
+      phase = 'finale';
+      const last = finale ? await finale(text) : undefined;
+      settled = true;
+      if (last) yield last;
+    } catch (err) {
+      settled = true;
+      const failure =
+        err instanceof ChatStreamError
+          ? err
+          : this.stopped
+            ? cancelled()
+            : expired
+              ? timedOut()
+              : err instanceof GatewayError
+                ? ChatStreamError.of(err.type === 'guardrail_error' ? 'guardrail' : 'internal', err)
+                : phase === 'finale'
+                  ? unfinished()
+                  : interrupted((err as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE');
+      log.streamError = failure.message;
+      throw failure;
+    } finally {
+      clearTimeout(timer);
+      // Leaving early (break, return) is the consumer going away: stop paying for tokens.
+      if (!settled) log.streamError = 'client disconnected';
+      if (!upstream.destroyed) upstream.destroy();
+    }
+  }
+}
+
+/** Run one chat completion: routing, limits, input and output guardrails, translation. */
+export async function chatCall({ req, body, log }: ChatCallInput): Promise<ChatOutcome> {
+  const stream = body.stream === true;
+  log.stream = stream;
+  let effective: ChatRequest = body;
+  const guards = new ChatGuardrails(req, log);
+  const d = await dispatch({
+    req,
+    log,
+    model: body.model,
+    cacheRoute: 'chat.completions',
+    params: body,
+    async beforeAttempt({ adapter }, leaf) {
+      if (!adapter.chat) throw badRequest(`Provider '${adapter.slug}' does not support chat completions.`, 'x-gateway-provider', 'unsupported_operation');
+      effective = withOverrides(body, leaf);
+      if (!effective.model) throw badRequest('`model` is required (in the body or the config override_params).', 'model', 'missing_model');
+      effective = await guards.checkInput(leaf, effective);
+    },
+    build: ({ adapter, target }) => adapter.chat!.request(effective, target),
+  });
+  Object.assign(log, d.facts, { model: effective.model });
+  if (!succeeded(d)) {
+    const { error, response } = d.routing.result;
+    return { kind: 'failure', status: error ? error.status : response!.status, error, upstream: response, dispatched: d };
+  }
+
+  const chat = d.resolved.adapter.chat!;
+  const ctx: TranslateContext = {
+    model: effective.model,
+    id: newId('chatcmpl-'),
+    created: Math.floor(Date.now() / 1000),
+    includeUsage: effective.stream_options?.include_usage === true,
+  };
+  const leaf = d.routing.leaf;
+  const headers = gatewayHeaders(d);
+  if (stream) {
+    const checksOutput = Boolean(leaf.node.output_guardrails?.length);
+    const finale: StreamFinale | undefined =
+      checksOutput || guards.ran
+        ? async (text) => {
+            await guards.checkOutput(leaf, text, ctx.model);
+            return { id: ctx.id, object: 'chat.completion.chunk', created: ctx.created, model: ctx.model, choices: [], hook_results: guards.hookResults() };
+          }
+        : undefined;
+    const source: StreamSource = {
+      upstream: d.routing.result.response!.body,
+      translator: chat.stream?.(ctx),
+      providerName: d.resolved.adapter.name,
+      ctx,
+      finale,
+      remainingMs: d.remainingMs,
+      log,
+    };
+    return { kind: 'stream', status: guards.status(), headers, stream: new ChatStream(source) };
+  }
+  let parsed: unknown;
+  try {
+    parsed = await upstreamJson(d);
+  } catch {
+    throw upstreamError(`Provider '${d.resolved.adapter.slug}' returned a body that is not valid JSON.`, 'invalid_upstream_response');
+  }
+  const completion = chat.response(parsed, ctx);
+  log.usage = completion.usage;
+  await guards.checkOutput(leaf, completionText(completion), ctx.model);
+  return { kind: 'completion', status: guards.status(), headers, completion: guards.ran ? { ...completion, hook_results: guards.hookResults() } : completion };
+}
