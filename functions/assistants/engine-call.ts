@@ -2,7 +2,7 @@ import { chatCall, ChatStreamError, type ChatFailure, type ChatOutcome, type Cha
 import { openRequestLog } from '../gateway/request-log';
 import type { ChatCompletionChunk, ChatRequest, FinishReason, Usage } from '../providers/types';
 import { GatewayError } from '../shared/errors';
-import type { GatewayRequest } from '../shared/http/types';
+import type { CallerRequest } from '../shared/http/types';
 import type { RequestContext } from '../shared/telemetry/context';
 import { readBody } from '../shared/net/http-client';
 import { getWorkspace } from '../shared/stores/workspaces';
@@ -11,7 +11,7 @@ import type { ToolCall } from './types';
 
 /**
  * One model call of a run through the gateway's chat core (chatCall), so routing,
- * limits, guardrails and request logs apply as to any caller. The request is synthetic:
+ * limits, guardrails and request logs apply as to any caller. The caller is the engine:
  * the run's workspace and organisation, the engine's own key id, the run's managed
  * provider (`x-gateway-provider: @slug`; never a raw key) and the run id as trace id.
  * The call is always streamed; chunks are handed to the caller as they arrive.
@@ -60,16 +60,11 @@ async function organisationOf(workspaceId: string): Promise<string> {
   return ws.organisation_id;
 }
 
-export async function engineRequest(context: RequestContext, record: RunRecord, chat: ChatRequest): Promise<GatewayRequest> {
+export async function engineRequest(context: RequestContext, record: RunRecord): Promise<CallerRequest> {
   return {
     method: 'POST',
     path: '/v1/chat/completions',
-    params: {},
-    query: {},
-    rawQuery: '',
     headers: { 'content-type': 'application/json', 'x-gateway-provider': `@${record.provider}` },
-    body: Buffer.from(JSON.stringify(chat)),
-    json: () => chat,
     // The run's id, so its calls' request logs are found under it (GET /v1/logs?trace_id=).
     traceId: record.run.id,
     context,
@@ -165,7 +160,7 @@ export async function callModel(
   handlers: ModelCallHandlers,
   abort?: AbortSignal,
 ): Promise<ModelCallResult> {
-  const req = await engineRequest(context, record, chat);
+  const req = await engineRequest(context, record);
   const log = openRequestLog(req, 'assistants.runs');
   log.extra = { run_id: record.run.id, thread_id: record.run.thread_id, assistant_id: record.run.assistant_id };
   let outcome: ChatOutcome;

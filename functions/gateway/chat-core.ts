@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { badRequest, GatewayError, upstreamError, type ErrorType } from '../shared/errors';
 import type { SseWriter } from '../shared/http/sse';
-import type { GatewayRequest } from '../shared/http/types';
+import type { CallerRequest } from '../shared/http/types';
 import { newId } from '../shared/ids';
 import { reframeOpenAIStream } from '../providers/openai-compatible';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, StreamError, StreamTranslator, TranslateContext } from '../providers/types';
@@ -24,7 +24,7 @@ export interface ChatCallInput {
    * provider headers (`x-gateway-provider`, config, ...), trace id and request context.
    * A feature calling on its own behalf builds one (the assistants engine's request).
    */
-  req: GatewayRequest;
+  req: CallerRequest;
   body: ChatRequest;
   /**
    * The request's log record. chatCall merges what dispatch learnt once; a stream adds

@@ -3,7 +3,7 @@ import { config } from '../shared/config';
 import { GatewayError } from '../shared/errors';
 import type { ConfigNode } from '../shared/gateway-config';
 import { mergeHeaders } from '../shared/http/response';
-import type { GatewayRequest } from '../shared/http/types';
+import type { CallerRequest } from '../shared/http/types';
 import { sendUpstream } from '../shared/net/http-client';
 import type { ProviderAdapter, ProviderTarget, UpstreamRequest } from '../providers/types';
 import { enforceRateLimits, recordTokenUsage } from '../policies/limiter';
@@ -19,7 +19,7 @@ import { resolveConfig, resolveLeaf, type ResolvedConfig, type ResolvedTarget } 
 
 /** What an inference route needs from the pipeline to reach a provider. */
 export interface DispatchSpec {
-  req: GatewayRequest;
+  req: CallerRequest;
   /**
    * The request's log record, for what cannot wait for the result: a refusal before any
    * provider is called (rate limit, bad header, config) still logs metadata and model, and
@@ -69,7 +69,7 @@ export const routingDeps: RoutingDeps = {
 };
 
 /** Forward the caller's listed headers verbatim (never the gateway key). */
-function forwarded(req: GatewayRequest, names: readonly string[]): Record<string, string> {
+function forwarded(req: CallerRequest, names: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of names) {
     if (name.startsWith('x-gateway-')) continue;

@@ -1,7 +1,7 @@
 import { config } from '../shared/config';
 import { batchedPuts } from '../shared/db/batched-puts';
 import { ID_PREFIX, newId } from '../shared/ids';
-import type { GatewayRequest } from '../shared/http/types';
+import type { CallerRequest, GatewayRequest } from '../shared/http/types';
 import { afterResponse } from '../shared/telemetry/context';
 import { writeRequestTelemetry } from '../shared/telemetry/metrics';
 import type { Usage } from '../providers/types';
@@ -67,7 +67,7 @@ export const tracePartition = (workspaceId: string, traceId: string) => `WS#${wo
  * after the response has been sent (the record is an after-response task, finished before
  * the invocation ends; concurrent requests of one process share BatchWriteItem calls).
  */
-export function recordRequest(req: GatewayRequest, facts: RequestFacts): void {
+export function recordRequest(req: CallerRequest, facts: RequestFacts): void {
   afterResponse(req.context, async () => {
     const now = Date.now();
     const record: RequestLogRecord = {
@@ -151,7 +151,7 @@ export function requestLogItem(record: RequestLogRecord): RequestLogRecord & { p
  * filled in as the request proceeds. For callers that are not HTTP routes (the assistants
  * engine); they set `status` themselves.
  */
-export function openRequestLog(req: GatewayRequest, route: string): RequestFacts {
+export function openRequestLog(req: CallerRequest, route: string): RequestFacts {
   const facts: RequestFacts = { route, status: 500, stream: false, retries: 0, attempts: [], metadata: {} };
   recordRequest(req, facts);
   return facts;

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import type { ChatCompletionChunk, ChatRequest } from '../../functions/providers/types';
-import type { GatewayRequest } from '../../functions/shared/http/types';
+import type { CallerRequest } from '../../functions/shared/http/types';
 import type { RequestFacts } from '../../functions/gateway/request-log';
 import { startAnthropicFake, startOpenAIFake, type FakeServer } from '../fakes';
 import { startTestGateway } from '../support/gateway';
@@ -33,17 +33,12 @@ afterAll(async () => {
 const viaOpenAI = (host = `${openai.url}/v1`) => ({ 'x-gateway-provider': 'openai', authorization: 'Bearer sk-test', 'x-gateway-custom-host': host });
 const viaAnthropic = () => ({ 'x-gateway-provider': 'anthropic', authorization: 'Bearer sk-ant-test', 'x-gateway-custom-host': `${anthropic.url}/v1` });
 
-function input(headers: Record<string, string>, body: Partial<ChatRequest>): { req: GatewayRequest; body: ChatRequest; log: RequestFacts } {
+function input(headers: Record<string, string>, body: Partial<ChatRequest>): { req: CallerRequest; body: ChatRequest; log: RequestFacts } {
   const chat = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'four words of question' }], ...body } as ChatRequest;
-  const req: GatewayRequest = {
+  const req: CallerRequest = {
     method: 'POST',
     path: '/v1/chat/completions',
-    params: {},
-    query: {},
-    rawQuery: '',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: Buffer.from(JSON.stringify(chat)),
-    json: () => chat,
+    headers,
     traceId: 'chat-core-test',
     context: newRequestContext('chat-core-test'),
     auth: { keyId: 'chat-core-test', workspaceId: gw.workspaceId, organisationId: gw.organisationId, scopes: ['gateway'] },
