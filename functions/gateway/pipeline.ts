@@ -5,7 +5,7 @@ import type { ConfigNode } from '../shared/gateway-config';
 import { mergeHeaders } from '../shared/http/response';
 import type { CallerRequest } from '../shared/http/types';
 import { sendUpstream } from '../shared/net/http-client';
-import type { ProviderAdapter, ProviderTarget, UpstreamRequest } from '../providers/types';
+import type { ProviderAdapter, ProviderTarget, UpstreamRequest, Usage } from '../providers/types';
 import { enforceRateLimits, recordTokenUsage } from '../policies/limiter';
 import { afterResponse } from '../shared/telemetry/context';
 import type { GatewayConfigSpec } from '../shared/gateway-config';
@@ -13,7 +13,6 @@ import { resolveManagedProvider } from '../shared/stores/providers';
 import { planCache, readCache, storeWhileStreaming, type CacheStatus } from './cache';
 import { parseGatewayOptions, type GatewayOptions } from './headers';
 import type { RequestFacts } from './request-log';
-import type { Usage } from '../providers/types';
 import { routeRequest, type AttemptResult, type Leaf, type RoutingDeps, type RoutingResult } from './routing';
 import { resolveConfig, resolveLeaf, type ResolvedConfig, type ResolvedTarget } from './target';
 
