@@ -1,4 +1,5 @@
-import { chatCall, ChatStreamError, type ChatFailure, type ChatOutcome, type ChatStream } from '../gateway/chat-core';
+import { chatCall, type ChatFailure, type ChatOutcome, type ChatStream } from '../gateway/chat-core';
+import { ChatStreamError } from '../gateway/chat-stream';
 import { openRequestLog } from '../gateway/request-log';
 import type { ChatCompletionChunk, ChatRequest, FinishReason, Usage } from '../providers/types';
 import { GatewayError } from '../shared/errors';

@@ -1,16 +1,16 @@
-import type { Readable } from 'node:stream';
-import { badRequest, GatewayError, upstreamError, type ErrorType } from '../shared/errors';
+import { badRequest, upstreamError, type GatewayError } from '../shared/errors';
 import type { SseWriter } from '../shared/http/sse';
 import type { CallerRequest } from '../shared/http/types';
 import { newId } from '../shared/ids';
 import { reframeOpenAIStream } from '../providers/openai-compatible';
-import type { ChatCompletion, ChatCompletionChunk, ChatRequest, StreamError, StreamTranslator, TranslateContext } from '../providers/types';
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest, TranslateContext } from '../providers/types';
 import { ChatGuardrails, completionText } from './guardrails';
 import { dispatch, gatewayHeaders, withOverrides, type Dispatched } from './pipeline';
 import type { RequestFacts } from './request-log';
 import { succeeded, upstreamJson } from './responses';
 import type { UpstreamOutcome } from './routing';
-import { passThroughStream, translatedStream, type StreamFinale, type StreamLog } from './streaming';
+import type { StreamSource } from './chat-stream';
+import { passThroughStream, translatedStream, type StreamFinale } from './streaming';
 
 /**
  * The chat core: one chat completion through routing, limits, guardrails and translation,
@@ -63,65 +63,17 @@ export interface ChatStreamed {
   stream: ChatStream;
 }
 
-/** Why a stream ended without its answer. */
-export type ChatStreamFailure = 'provider_error' | 'interrupted' | 'incomplete' | 'timeout' | 'guardrail' | 'cancelled' | 'internal';
-
-/**
- * Thrown by a ChatStream's iterator instead of a clean end: the provider reported an error
- * mid-stream, the connection broke, the caller's x-gateway-request-timeout ran out, an
- * output guardrail refused the answer, or the consumer cancelled. Its body is the error
- * event the HTTP route sends in the same case.
- */
-export class ChatStreamError extends GatewayError {
-  constructor(
-    readonly reason: ChatStreamFailure,
-    status: number,
-    type: ErrorType,
-    message: string,
-    code: string | null,
-    extra: Record<string, unknown> = {},
-  ) {
-    super(status, type, message, null, code, {}, extra);
-    this.name = 'ChatStreamError';
-  }
-
-  static of(reason: ChatStreamFailure, err: GatewayError): ChatStreamError {
-    return new ChatStreamError(reason, err.status, err.type, err.message, err.code, err.extra);
-  }
-}
-
-const providerError = (e: StreamError) => new ChatStreamError('provider_error', e.status, e.type as ErrorType, e.message, e.code);
-const interrupted = (closed: boolean) =>
-  new ChatStreamError(
-    'interrupted',
-    502,
-    'upstream_error',
-    closed ? 'The provider closed the stream before it was complete.' : 'The provider connection broke before the response was complete.',
-    'upstream_stream_interrupted',
-  );
-const timedOut = () => new ChatStreamError('timeout', 504, 'timeout_error', 'The request timed out after its x-gateway-request-timeout.', 'request_timeout');
-const cancelled = () => new ChatStreamError('cancelled', 499, 'server_error', 'client disconnected', 'client_disconnected');
-const incomplete = () =>
-  new ChatStreamError('incomplete', 502, 'upstream_error', 'The provider stream ended before the answer was complete.', 'upstream_stream_incomplete');
-const unfinished = () => new ChatStreamError('internal', 500, 'server_error', 'The gateway failed to finish the stream.', 'internal_error');
-
-interface StreamSource {
-  upstream: Readable;
-  /** Absent: the provider streams OpenAI chunks already. */
-  translator?: StreamTranslator;
-  providerName: string;
-  ctx: TranslateContext;
-  finale?: StreamFinale;
-  /** Milliseconds left of the caller's timeout when consumption starts. */
-  remainingMs(): number | undefined;
-  log: StreamLog;
-}
-
 /**
  * A streamed answer, consumed once, one of two ways: as an AsyncIterable of translated
  * chunks (features), or as an SSE body (the HTTP route), which keeps the hot path push-based
  * with backpressure and passes OpenAI bytes through untouched.
  */
+/** The iterator lives in its own module: the HTTP route never iterates, so its cold start does not load it. */
+async function* iterate(src: StreamSource, stopped: () => boolean): AsyncGenerator<ChatCompletionChunk, void, undefined> {
+  const { chunks } = await import('./chat-stream');
+  yield* chunks(src, stopped);
+}
+
 export class ChatStream implements AsyncIterable<ChatCompletionChunk> {
   private claimed = false;
   private stopped = false;
@@ -138,7 +90,7 @@ export class ChatStream implements AsyncIterable<ChatCompletionChunk> {
     return through ? translatedStream(upstream, through, log, remaining, finale) : passThroughStream(upstream, log, remaining);
   }
 
-  /** Stop reading: the upstream request is aborted, a pending `next()` throws a `cancelled` ChatStreamError. */
+  /** Stop reading: the upstream request is aborted, a pending `next()` throws a `cancelled` ChatStreamError (chat-stream.ts). */
   cancel(): void {
     this.stopped = true;
     this.src.upstream.destroy();
@@ -146,75 +98,12 @@ export class ChatStream implements AsyncIterable<ChatCompletionChunk> {
 
   [Symbol.asyncIterator](): AsyncIterator<ChatCompletionChunk> {
     this.claim();
-    return this.chunks();
+    return iterate(this.src, () => this.stopped);
   }
 
   private claim(): void {
     if (this.claimed) throw new Error('A chat stream can be consumed once.');
     this.claimed = true;
-  }
-
-  private async *chunks(): AsyncGenerator<ChatCompletionChunk, void, undefined> {
-    const { upstream, ctx, finale, log } = this.src;
-    let sawDone = this.src.translator !== undefined; // translators end on their own terms
-    const translator = this.src.translator ?? reframeOpenAIStream(ctx, this.src.providerName, () => (sawDone = true));
-    let text = '';
-    let sawFinish = false;
-    let expired = false;
-    let settled = false;
-    let phase: 'upstream' | 'finale' = 'upstream';
-    const remaining = this.src.remainingMs();
-    const timer =
-      remaining !== undefined
-        ? setTimeout(() => {
-            expired = true;
-            upstream.destroy();
-          }, remaining)
-        : undefined;
-    function* emit(out: { chunks: ChatCompletionChunk[]; error?: StreamError }): Generator<ChatCompletionChunk> {
-      for (const chunk of out.chunks) {
-        for (const choice of chunk.choices) {
-          if (choice.finish_reason) sawFinish = true;
-          if (finale) text += choice.delta.content ?? choice.delta.tool_calls?.map((t) => t.function?.arguments ?? '').join('') ?? '';
-        }
-        yield chunk;
-      }
-      log.usage = translator.usage() ?? log.usage;
-      if (out.error) throw providerError(out.error);
-    }
-    try {
-      for await (const bytes of upstream as AsyncIterable<Buffer>) yield* emit(translator.push(bytes));
-      yield* emit(translator.end());
-      if (!sawDone) {
-        log.streamError = 'provider stream ended without [DONE]';
-        if (!sawFinish) throw incomplete();
-      }
-      phase = 'finale';
-      const last = finale ? await finale(text) : undefined;
-      settled = true;
-      if (last) yield last;
-    } catch (err) {
-      settled = true;
-      const failure =
-        err instanceof ChatStreamError
-          ? err
-          : this.stopped
-            ? cancelled()
-            : expired
-              ? timedOut()
-              : err instanceof GatewayError
-                ? ChatStreamError.of(err.type === 'guardrail_error' ? 'guardrail' : 'internal', err)
-                : phase === 'finale'
-                  ? unfinished()
-                  : interrupted((err as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE');
-      log.streamError = failure.message;
-      throw failure;
-    } finally {
-      clearTimeout(timer);
-      // Leaving early (break, return) is the consumer going away: stop paying for tokens.
-      if (!settled) log.streamError = 'client disconnected';
-      if (!upstream.destroyed) upstream.destroy();
-    }
   }
 }
 

@@ -17,12 +17,14 @@ let gw: LocalGateway;
 let openai: FakeServer;
 let anthropic: FakeServer;
 let core: typeof import('../../functions/gateway/chat-core');
+let ChatStreamError: typeof import('../../functions/gateway/chat-stream').ChatStreamError;
 let newRequestContext: typeof import('../../functions/shared/telemetry/context').newRequestContext;
 
 beforeAll(async () => {
   [openai, anthropic] = await Promise.all([startOpenAIFake(), startAnthropicFake()]);
   gw = await startTestGateway();
   core = await import('../../functions/gateway/chat-core');
+  ({ ChatStreamError } = await import('../../functions/gateway/chat-stream'));
   ({ newRequestContext } = await import('../../functions/shared/telemetry/context'));
 });
 afterAll(async () => {
@@ -107,9 +109,9 @@ describe('chatCall', () => {
     const { stream, log } = await streamOf(headers);
     const { chunks, error } = await collect(stream);
     expect(chunks.length).toBeGreaterThan(0);
-    expect(error).toBeInstanceOf(core.ChatStreamError);
-    expect((error as InstanceType<typeof core.ChatStreamError>).reason).toBe('interrupted');
-    expect((error as InstanceType<typeof core.ChatStreamError>).code).toBe('upstream_stream_interrupted');
+    expect(error).toBeInstanceOf(ChatStreamError);
+    expect((error as InstanceType<typeof ChatStreamError>).reason).toBe('interrupted');
+    expect((error as InstanceType<typeof ChatStreamError>).code).toBe('upstream_stream_interrupted');
     expect(log.streamError).toMatch(/provider/i);
   });
 
@@ -117,8 +119,8 @@ describe('chatCall', () => {
     for (const headers of [viaOpenAI(), viaAnthropic()]) {
       const { stream } = await streamOf({ ...headers, 'x-fake-stream-error': '1', 'x-gateway-forward-headers': 'x-fake-stream-error' }, { model: 'model-x', max_tokens: 100 });
       const { error } = await collect(stream);
-      expect(error).toBeInstanceOf(core.ChatStreamError);
-      expect((error as InstanceType<typeof core.ChatStreamError>).reason).toBe('provider_error');
+      expect(error).toBeInstanceOf(ChatStreamError);
+      expect((error as InstanceType<typeof ChatStreamError>).reason).toBe('provider_error');
     }
   });
 
@@ -126,8 +128,8 @@ describe('chatCall', () => {
     const headers = { ...viaOpenAI(), 'x-gateway-request-timeout': '1000', 'x-fake-chunk-delay-ms': '60000', 'x-gateway-forward-headers': 'x-fake-chunk-delay-ms' };
     const { stream, log } = await streamOf(headers);
     const { error } = await collect(stream);
-    expect(error).toBeInstanceOf(core.ChatStreamError);
-    expect((error as InstanceType<typeof core.ChatStreamError>).reason).toBe('timeout');
+    expect(error).toBeInstanceOf(ChatStreamError);
+    expect((error as InstanceType<typeof ChatStreamError>).reason).toBe('timeout');
     expect(log.streamError).toMatch(/timed out/);
   });
 
