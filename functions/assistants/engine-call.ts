@@ -1,10 +1,9 @@
-import type { Readable } from 'node:stream';
-import { createParser } from 'eventsource-parser';
-import { runChat } from '../gateway/chat';
-import { withRequestLog, type RequestFacts } from '../gateway/request-log';
+import { chatCall, type ChatFailure, type ChatOutcome, type ChatStream } from '../gateway/chat-core';
+import { ChatStreamError } from '../gateway/chat-stream';
+import { openRequestLog } from '../gateway/request-log';
 import type { ChatCompletionChunk, ChatRequest, FinishReason, Usage } from '../providers/types';
 import { GatewayError } from '../shared/errors';
-import type { GatewayRequest, HttpResponse } from '../shared/http/types';
+import type { CallerRequest } from '../shared/http/types';
 import type { RequestContext } from '../shared/telemetry/context';
 import { readBody } from '../shared/net/http-client';
 import { getWorkspace } from '../shared/stores/workspaces';
@@ -12,8 +11,8 @@ import type { RunRecord } from './runs-store';
 import type { ToolCall } from './types';
 
 /**
- * One model call of a run through the gateway's unified chat path (runChat), so routing,
- * limits, guardrails and request logs apply as to any caller. The request is synthetic:
+ * One model call of a run through the gateway's chat core (chatCall), so routing,
+ * limits, guardrails and request logs apply as to any caller. The caller is the engine:
  * the run's workspace and organisation, the engine's own key id, the run's managed
  * provider (`x-gateway-provider: @slug`; never a raw key) and the run id as trace id.
  * The call is always streamed; chunks are handed to the caller as they arrive.
@@ -62,16 +61,11 @@ async function organisationOf(workspaceId: string): Promise<string> {
   return ws.organisation_id;
 }
 
-export async function engineRequest(context: RequestContext, record: RunRecord, chat: ChatRequest): Promise<GatewayRequest> {
+export async function engineRequest(context: RequestContext, record: RunRecord): Promise<CallerRequest> {
   return {
     method: 'POST',
     path: '/v1/chat/completions',
-    params: {},
-    query: {},
-    rawQuery: '',
     headers: { 'content-type': 'application/json', 'x-gateway-provider': `@${record.provider}` },
-    body: Buffer.from(JSON.stringify(chat)),
-    json: () => chat,
     // The run's id, so its calls' request logs are found under it (GET /v1/logs?trace_id=).
     traceId: record.run.id,
     context,
@@ -92,19 +86,19 @@ function errorMessage(text: string): string {
   return text.slice(0, 500) || 'The provider returned an error without a message.';
 }
 
-async function failure(res: HttpResponse): Promise<ModelCallResult> {
-  const body = res.body;
-  const text = body === undefined ? '' : typeof body === 'string' ? body : Buffer.isBuffer(body) ? body.toString('utf8') : (await readBody(body as Readable, MAX_ERROR_BODY).catch(() => Buffer.alloc(0))).toString('utf8');
-  return { kind: 'error', error: { code: lastErrorCode(res.statusCode), message: errorMessage(text) }, usage: null };
+/** The provider's or gateway's refusal as a run's last_error. */
+async function failure(outcome: ChatFailure): Promise<ModelCallResult> {
+  const text = outcome.error
+    ? JSON.stringify(outcome.error.toBody())
+    : (await readBody(outcome.upstream!.body, MAX_ERROR_BODY).catch(() => Buffer.alloc(0))).toString('utf8');
+  return { kind: 'error', error: { code: lastErrorCode(outcome.status), message: errorMessage(text) }, usage: null };
 }
 
-/** Reads the gateway's OpenAI chunk stream, calling the handlers in order. */
+/** The model's answer as it streams: text and tool-call deltas handed on in order, tool calls assembled. */
 class ChunkReader {
   text = '';
   finish: FinishReason | null = null;
   usage: Usage | null = null;
-  done = false;
-  error: LastError | undefined;
   private readonly calls: ToolCall[] = [];
 
   constructor(private readonly handlers: ModelCallHandlers) {}
@@ -113,24 +107,9 @@ class ChunkReader {
     return this.calls.filter(Boolean);
   }
 
-  async data(data: string): Promise<void> {
-    if (data === '[DONE]') {
-      this.done = true;
-      return;
-    }
-    let parsed: ChatCompletionChunk & { error?: { message?: string; type?: string; code?: string | null } };
-    try {
-      parsed = JSON.parse(data);
-    } catch {
-      return;
-    }
-    if (parsed.error) {
-      const rate = parsed.error.type === 'rate_limit_error' || parsed.error.code === 'rate_limit_exceeded';
-      this.error = { code: rate ? 'rate_limit_exceeded' : 'server_error', message: parsed.error.message ?? 'The provider stream failed.' };
-      return;
-    }
-    if (parsed.usage) this.usage = parsed.usage;
-    const choice = parsed.choices?.[0];
+  async chunk(chunk: ChatCompletionChunk): Promise<void> {
+    if (chunk.usage) this.usage = chunk.usage;
+    const choice = chunk.choices?.[0];
     if (!choice) return;
     if (choice.finish_reason) this.finish = choice.finish_reason;
     const content = choice.delta?.content;
@@ -148,25 +127,30 @@ class ChunkReader {
   }
 }
 
-async function consume(body: Readable, reader: ChunkReader, abort: AbortSignal | undefined): Promise<void> {
-  const decoder = new TextDecoder();
-  const queue: string[] = [];
-  const parser = createParser({ onEvent: (e) => queue.push(e.data) });
-  const stop = () => body.destroy();
+/** A stream that ended without its answer, as a run's last_error. */
+function streamFailure(err: ChatStreamError): LastError {
+  const rate = err.type === 'rate_limit_error' || err.code === 'rate_limit_exceeded';
+  return { code: rate ? 'rate_limit_exceeded' : 'server_error', message: err.message || 'The provider stream failed.' };
+}
+
+/** Read the stream until it ends, fails, or the run is cancelled; returns the failure, if any. */
+async function consume(stream: ChatStream, reader: ChunkReader, abort: AbortSignal | undefined): Promise<LastError | undefined> {
+  const stop = () => stream.cancel();
   abort?.addEventListener('abort', stop, { once: true });
   if (abort?.aborted) stop();
   try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      parser.feed(decoder.decode(chunk, { stream: true }));
-      while (queue.length && !reader.error && !abort?.aborted) await reader.data(queue.shift()!);
-      if (reader.error || abort?.aborted) break;
+    for await (const chunk of stream) {
+      await reader.chunk(chunk);
+      if (abort?.aborted) break;
     }
   } catch (err) {
-    if (!abort?.aborted) throw err;
+    if (abort?.aborted) return undefined;
+    if (err instanceof ChatStreamError) return streamFailure(err);
+    throw err;
   } finally {
     abort?.removeEventListener('abort', stop);
-    if (!body.destroyed) body.destroy();
   }
+  return undefined;
 }
 
 /** Call the model for a run; never throws for provider or gateway refusals (they are results). */
@@ -177,30 +161,26 @@ export async function callModel(
   handlers: ModelCallHandlers,
   abort?: AbortSignal,
 ): Promise<ModelCallResult> {
-  const req = await engineRequest(context, record, chat);
-  let facts: RequestFacts | undefined;
-  let res: HttpResponse;
+  const req = await engineRequest(context, record);
+  const log = openRequestLog(req, 'assistants.runs');
+  log.extra = { run_id: record.run.id, thread_id: record.run.thread_id, assistant_id: record.run.assistant_id };
+  let outcome: ChatOutcome;
   try {
-    res = await withRequestLog(req, 'assistants.runs', (f) => {
-      facts = f;
-      f.extra = { run_id: record.run.id, thread_id: record.run.thread_id, assistant_id: record.run.assistant_id };
-      return runChat(req, chat, f);
-    });
+    outcome = await chatCall({ req, body: chat, log });
   } catch (err) {
+    log.status = (err as { status?: number }).status ?? 500;
     if (err instanceof GatewayError) return { kind: 'error', error: { code: lastErrorCode(err.status), message: err.message }, usage: null };
     throw err;
   }
-  if (res.statusCode >= 400) return failure(res);
+  log.status = outcome.status;
+  if (outcome.kind === 'failure') return failure(outcome);
+  if (outcome.kind !== 'stream') throw new Error('The engine asks for a streamed answer.');
   const reader = new ChunkReader(handlers);
-  const body = res.body;
-  if (body && typeof body !== 'string' && !Buffer.isBuffer(body)) await consume(body, reader, abort);
-  const seen = reader.usage ?? facts?.usage;
+  const error = await consume(outcome.stream, reader, abort);
+  const seen = reader.usage ?? log.usage;
   const usage: Usage | null = seen ? { prompt_tokens: seen.prompt_tokens, completion_tokens: seen.completion_tokens, total_tokens: seen.total_tokens } : null;
   if (abort?.aborted) return { kind: 'aborted', usage };
-  if (reader.error) return { kind: 'error', error: reader.error, usage };
-  if (!reader.done && !reader.finish) {
-    return { kind: 'error', error: { code: 'server_error', message: 'The provider stream ended before the answer was complete.' }, usage };
-  }
+  if (error) return { kind: 'error', error, usage };
   const fallback: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
   return { kind: 'ok', finish: reader.finish, usage: usage ?? fallback, text: reader.text, toolCalls: reader.toolCalls };
 }

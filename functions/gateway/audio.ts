@@ -18,7 +18,7 @@ function audioRoute(operation: AudioOperation) {
     withRequestLog(req, `audio.${operation}`, async (facts): Promise<HttpResponse> => {
       const d = await dispatch({
         req,
-        facts,
+        log: facts,
         build: ({ adapter, target }) => {
           if (!adapter.audio?.[operation]) {
             throw badRequest(`Provider '${adapter.slug}' does not support audio ${operation}.`, 'x-gateway-provider', 'unsupported_operation');
@@ -29,9 +29,9 @@ function audioRoute(operation: AudioOperation) {
           return url ? { ...upstream, url: url + (req.rawQuery ? `${url.includes('?') ? '&' : '?'}${req.rawQuery}` : '') } : upstream;
         },
       });
-      if (!succeeded(d)) return failureResponse(d, facts);
+      Object.assign(facts, d.facts);
+      if (!succeeded(d)) return failureResponse(d);
       const upstream = d.routing.result.response!;
-      facts.status = upstream.status;
       return { statusCode: upstream.status, headers: mergeHeaders(responseHeadersFrom(upstream.headers), gatewayHeaders(d)), body: upstream.body };
     });
 }

@@ -1,14 +1,11 @@
-import { badRequest, upstreamError } from '../shared/errors';
 import type { GatewayRequest, HttpResponse } from '../shared/http/types';
-import { newId } from '../shared/ids';
+import { json, mergeHeaders } from '../shared/http/response';
+import { SSE_HEADERS } from '../shared/http/sse';
 import { parseInput, z } from '../shared/validation';
-import type { ChatRequest, TranslateContext } from '../providers/types';
-import { dispatch, withOverrides } from './pipeline';
-import { withRequestLog, type RequestFacts } from './request-log';
-import { failureResponse, jsonResponse, sseResponse, succeeded, upstreamJson } from './responses';
-import { passThroughStream, translatedStream } from './streaming';
-import { ChatGuardrails, completionText } from './guardrails';
-import { reframeOpenAIStream } from '../providers/openai-compatible';
+import type { ChatRequest } from '../providers/types';
+import { chatCall, type ChatOutcome } from './chat-core';
+import { withRequestLog } from './request-log';
+import { failureResponse } from './responses';
 
 /**
  * The minimum the gateway itself needs to route and translate; everything else is the
@@ -27,69 +24,20 @@ export function parseChatBody(req: GatewayRequest): ChatRequest {
   return body;
 }
 
-/** Run a chat completion through the pipeline; used by the route and by features (prompts, runs). */
-export async function runChat(req: GatewayRequest, body: ChatRequest, facts: RequestFacts): Promise<HttpResponse> {
-  const stream = body.stream === true;
-  facts.stream = stream;
-  let effective: ChatRequest = body;
-  const guards = new ChatGuardrails(req, facts);
-  const d = await dispatch({
-    req,
-    facts,
-    model: body.model,
-    cacheRoute: 'chat.completions',
-    params: body,
-    async beforeAttempt({ adapter }, leaf) {
-      if (!adapter.chat) throw badRequest(`Provider '${adapter.slug}' does not support chat completions.`, 'x-gateway-provider', 'unsupported_operation');
-      effective = withOverrides(body, leaf);
-      if (!effective.model) throw badRequest('`model` is required (in the body or the config override_params).', 'model', 'missing_model');
-      effective = await guards.checkInput(leaf, effective);
-    },
-    build: ({ adapter, target }) => adapter.chat!.request(effective, target),
-  });
-  facts.model = effective.model;
-  if (!succeeded(d)) return failureResponse(d, facts);
-
-  const chat = d.resolved.adapter.chat!;
-  const ctx: TranslateContext = {
-    model: effective.model,
-    id: newId('chatcmpl-'),
-    created: Math.floor(Date.now() / 1000),
-    includeUsage: effective.stream_options?.include_usage === true,
-  };
-  const upstream = d.routing.result.response!;
-  const leaf = d.routing.leaf;
-  facts.status = guards.status();
-  if (stream) {
-    const checksOutput = Boolean(leaf.node.output_guardrails?.length);
-    const finale = checksOutput || guards.ran
-      ? async (text: string) => {
-          await guards.checkOutput(leaf, text, ctx.model);
-          return { id: ctx.id, object: 'chat.completion.chunk' as const, created: ctx.created, model: ctx.model, choices: [], hook_results: guards.hookResults() };
-        }
-      : undefined;
-    const translator = chat.stream ? chat.stream(ctx) : finale ? reframeOpenAIStream(ctx, d.resolved.adapter.name) : undefined;
-    const sse = translator
-      ? translatedStream(upstream.body, translator, facts, d.remainingMs(), finale)
-      : passThroughStream(upstream.body, facts, d.remainingMs());
-    return { ...sseResponse(d, sse), statusCode: guards.status() };
+/** A chat outcome as the HTTP answer: JSON, the SSE stream, or the failure passed through. */
+export function chatResponse(outcome: ChatOutcome): HttpResponse {
+  switch (outcome.kind) {
+    case 'failure':
+      return failureResponse(outcome.dispatched);
+    case 'completion':
+      return json(outcome.status, outcome.completion, outcome.headers);
+    case 'stream':
+      return { statusCode: outcome.status, headers: mergeHeaders(SSE_HEADERS, outcome.headers), body: outcome.stream.sse().stream };
   }
-  let parsed: unknown;
-  try {
-    parsed = await upstreamJson(d);
-  } catch {
-    facts.status = 502;
-    throw upstreamError(`Provider '${d.resolved.adapter.slug}' returned a body that is not valid JSON.`, 'invalid_upstream_response');
-  }
-  const completion = chat.response(parsed, ctx);
-  facts.usage = completion.usage;
-  await guards.checkOutput(leaf, completionText(completion), ctx.model);
-  facts.status = guards.status();
-  return jsonResponse(d, guards.ran ? { ...completion, hook_results: guards.hookResults() } : completion, guards.status());
 }
 
 export const chatCompletions = (req: GatewayRequest) =>
-  withRequestLog(req, 'chat.completions', (facts) => runChat(req, parseChatBody(req), facts));
+  withRequestLog(req, 'chat.completions', async (log) => chatResponse(await chatCall({ req, body: parseChatBody(req), log })));
 
 /** The body schema, for the OpenAPI document (infra/openapi). */
 export { chatSchema };

@@ -24,7 +24,7 @@ export const embeddings = (req: GatewayRequest) =>
     let effective = body;
     const d = await dispatch({
       req,
-      facts,
+      log: facts,
       model: body.model,
       cacheRoute: 'embeddings',
       params: body,
@@ -35,8 +35,8 @@ export const embeddings = (req: GatewayRequest) =>
         return adapter.embeddings.request(effective, target);
       },
     });
-    facts.model = effective.model;
-    if (!succeeded(d)) return failureResponse(d, facts);
+    Object.assign(facts, d.facts, { model: effective.model });
+    if (!succeeded(d)) return failureResponse(d);
     let parsed: unknown;
     try {
       parsed = await upstreamJson(d);
@@ -49,7 +49,6 @@ export const embeddings = (req: GatewayRequest) =>
       : (parsed as { usage?: { prompt_tokens: number; total_tokens: number } });
     const usage = (out as { usage?: { prompt_tokens: number; total_tokens: number } }).usage;
     if (usage) facts.usage = { prompt_tokens: usage.prompt_tokens, completion_tokens: 0, total_tokens: usage.total_tokens };
-    facts.status = 200;
     return jsonResponse(d, out);
   });
 

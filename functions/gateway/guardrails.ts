@@ -1,5 +1,5 @@
 import type { HookResult } from '../guardrails/evaluate';
-import type { GatewayRequest } from '../shared/http/types';
+import type { CallerRequest } from '../shared/http/types';
 import type { ChatCompletion, ChatRequest } from '../providers/types';
 import { textOf } from '../providers/openai-shape';
 import type { Leaf } from './routing';
@@ -24,7 +24,7 @@ export class ChatGuardrails {
   private readonly inputDone = new Map<string, ChatRequest>();
 
   constructor(
-    private readonly req: GatewayRequest,
+    private readonly req: CallerRequest,
     private readonly facts: RequestFacts,
   ) {}
 

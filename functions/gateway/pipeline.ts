@@ -3,9 +3,9 @@ import { config } from '../shared/config';
 import { GatewayError } from '../shared/errors';
 import type { ConfigNode } from '../shared/gateway-config';
 import { mergeHeaders } from '../shared/http/response';
-import type { GatewayRequest } from '../shared/http/types';
+import type { CallerRequest } from '../shared/http/types';
 import { sendUpstream } from '../shared/net/http-client';
-import type { ProviderAdapter, ProviderTarget, UpstreamRequest } from '../providers/types';
+import type { ProviderAdapter, ProviderTarget, UpstreamRequest, Usage } from '../providers/types';
 import { enforceRateLimits, recordTokenUsage } from '../policies/limiter';
 import { afterResponse } from '../shared/telemetry/context';
 import type { GatewayConfigSpec } from '../shared/gateway-config';
@@ -18,9 +18,13 @@ import { resolveConfig, resolveLeaf, type ResolvedConfig, type ResolvedTarget } 
 
 /** What an inference route needs from the pipeline to reach a provider. */
 export interface DispatchSpec {
-  req: GatewayRequest;
-  /** The request's facts for its log record; dispatch fills provider, routing and usage hooks. */
-  facts: RequestFacts;
+  req: CallerRequest;
+  /**
+   * The request's log record, for what cannot wait for the result: a refusal before any
+   * provider is called (rate limit, bad header, config) still logs metadata and model, and
+   * token policies read the final usage once the response (or stream) has ended.
+   */
+  log: DispatchLog;
   /** Model named in the body, for rate-limit conditions and logs. */
   model?: string;
   /** Route name for the cache key; set only on cacheable routes (chat, embeddings, rerank). */
@@ -33,7 +37,16 @@ export interface DispatchSpec {
   build(resolved: ResolvedTarget, leaf: Leaf): UpstreamRequest;
 }
 
+/** The part of the request log dispatch touches itself; everything else it returns. */
+export type DispatchLog = Pick<RequestFacts, 'metadata' | 'model' | 'rateLimited'> & { readonly usage?: Usage };
+
+/** What dispatch learnt for the request log; the caller merges it in one place. */
+export type DispatchFacts = Required<Pick<RequestFacts, 'provider' | 'retries' | 'attempts' | 'upstreamLatencyMs' | 'metadata'>> &
+  Pick<RequestFacts, 'managedProvider' | 'model' | 'cacheStatus'>;
+
 export interface Dispatched {
+  /** Provider, routing, latency, cache and metadata facts for the request log. */
+  facts: DispatchFacts;
   routing: RoutingResult;
   /** The target that produced the final result. */
   resolved: ResolvedTarget;
@@ -55,7 +68,7 @@ export const routingDeps: RoutingDeps = {
 };
 
 /** Forward the caller's listed headers verbatim (never the gateway key). */
-function forwarded(req: GatewayRequest, names: readonly string[]): Record<string, string> {
+function forwarded(req: CallerRequest, names: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of names) {
     if (name.startsWith('x-gateway-')) continue;
@@ -75,12 +88,20 @@ async function prepare(adapter: ProviderAdapter, target: ProviderTarget, upstrea
  * credentials come from a short in-memory cache), builds, signs and sends the request.
  */
 export async function dispatch(spec: DispatchSpec): Promise<Dispatched> {
-  const { req } = spec;
-  const parsed = parseGatewayOptions(req.headers);
+  const parsed = parseGatewayOptions(spec.req.headers);
   const options: GatewayOptions = { ...parsed, metadata: withEndUser(parsed.metadata, spec.params) };
-  const { facts } = spec;
-  facts.metadata = options.metadata;
-  facts.model = spec.model;
+  let rateLimited = false;
+  try {
+    return await routed(spec, options, () => (rateLimited = true));
+  } catch (err) {
+    // Refused before a result (rate limit, config, input guardrail): the log still says for whom and what.
+    Object.assign(spec.log, { metadata: options.metadata, model: spec.model, rateLimited });
+    throw err;
+  }
+}
+
+async function routed(spec: DispatchSpec, options: GatewayOptions, onRateLimited: () => void): Promise<Dispatched> {
+  const { req, log } = spec;
   const resolvedConfig = await resolveConfig(req);
   const grant = await enforceRateLimits({
     workspaceId: req.auth.workspaceId,
@@ -91,12 +112,12 @@ export async function dispatch(spec: DispatchSpec): Promise<Dispatched> {
     metadata: options.metadata,
     context: req.context,
   }).catch((err: unknown) => {
-    facts.rateLimited = (err as { status?: number }).status === 429;
+    if ((err as { status?: number }).status === 429) onRateLimited();
     throw err;
   });
   if (grant.tokenBuckets.length) {
     // Token policies learn the actual usage once the response (or stream) has ended.
-    afterResponse(req.context, () => recordTokenUsage(grant, facts.usage?.total_tokens ?? 0));
+    afterResponse(req.context, () => recordTokenUsage(grant, log.usage?.total_tokens ?? 0));
   }
   const startedAt = Date.now();
   const deadline = options.timeoutMs !== undefined ? startedAt + options.timeoutMs : undefined;
@@ -143,15 +164,17 @@ export async function dispatch(spec: DispatchSpec): Promise<Dispatched> {
     attempt,
     routingDeps,
   );
-  Object.assign(facts, {
-    provider: last!.adapter.slug,
-    managedProvider: last!.managedProvider,
-    retries: routing.retries,
-    attempts: routing.attempts,
-    upstreamLatencyMs,
-    cacheStatus,
-  });
   return {
+    facts: {
+      provider: last!.adapter.slug,
+      managedProvider: last!.managedProvider,
+      model: spec.model,
+      metadata: options.metadata,
+      retries: routing.retries,
+      attempts: routing.attempts,
+      upstreamLatencyMs,
+      cacheStatus,
+    },
     routing,
     resolved: last!,
     options,

@@ -52,11 +52,11 @@ export const genericProxy = (req: GatewayRequest) =>
     const path = req.params.proxy ?? '';
     if (!path) throw badRequest('Name the provider endpoint after /v1, e.g. /v1/models.', null, 'missing_path');
     const model = modelOf(req);
-    const d = await dispatch({ req, facts, model, build: ({ adapter, target }) => proxyRequest(req, adapter, target, path) });
-    facts.stream = String(d.routing.result.response?.headers['content-type'] ?? '').includes('text/event-stream');
-    if (!succeeded(d)) return failureResponse(d, facts);
+    const d = await dispatch({ req, log: facts, model, build: ({ adapter, target }) => proxyRequest(req, adapter, target, path) });
+    const stream = String(d.routing.result.response?.headers['content-type'] ?? '').includes('text/event-stream');
+    Object.assign(facts, d.facts, { stream });
+    if (!succeeded(d)) return failureResponse(d);
     const upstream = d.routing.result.response!;
-    facts.status = upstream.status;
     return { statusCode: upstream.status, headers: mergeHeaders(responseHeadersFrom(upstream.headers), gatewayHeaders(d)), body: upstream.body };
   });
 

@@ -2,7 +2,7 @@ import { config } from '../shared/config';
 import { batchedPuts } from '../shared/db/batched-puts';
 import { INDEXED_METADATA_KEYS, LOG_METADATA_INDEXES } from '../shared/tables';
 import { ID_PREFIX, newId } from '../shared/ids';
-import type { GatewayRequest } from '../shared/http/types';
+import type { CallerRequest, GatewayRequest } from '../shared/http/types';
 import { afterResponse } from '../shared/telemetry/context';
 import { writeRequestTelemetry } from '../shared/telemetry/metrics';
 import type { Usage } from '../providers/types';
@@ -86,7 +86,7 @@ function withDerivedMetadata(facts: RequestFacts): Record<string, string> {
  * after the response has been sent (the record is an after-response task, finished before
  * the invocation ends; concurrent requests of one process share BatchWriteItem calls).
  */
-export function recordRequest(req: GatewayRequest, facts: RequestFacts): void {
+export function recordRequest(req: CallerRequest, facts: RequestFacts): void {
   afterResponse(req.context, async () => {
     const now = Date.now();
     const record: RequestLogRecord = {
@@ -170,6 +170,17 @@ export function requestLogItem(record: RequestLogRecord): RequestLogRecord & { p
 }
 
 /**
+ * A request's log record, scheduled now and written after the response: its facts are
+ * filled in as the request proceeds. For callers that are not HTTP routes (the assistants
+ * engine); they set `status` themselves.
+ */
+export function openRequestLog(req: CallerRequest, route: string): RequestFacts {
+  const facts: RequestFacts = { route, status: 500, stream: false, retries: 0, attempts: [], metadata: {} };
+  recordRequest(req, facts);
+  return facts;
+}
+
+/**
  * Run an inference route with its request log: the record is scheduled first, so even a
  * request rejected by validation leaves one, with the status it got.
  */
@@ -178,8 +189,7 @@ export async function withRequestLog(
   route: string,
   handle: (facts: RequestFacts) => Promise<import('../shared/http/types').HttpResponse>,
 ) {
-  const facts: RequestFacts = { route, status: 500, stream: false, retries: 0, attempts: [], metadata: {} };
-  recordRequest(req, facts);
+  const facts = openRequestLog(req, route);
   try {
     const res = await handle(facts);
     if (facts.status === 500) facts.status = res.statusCode;

@@ -1,12 +1,9 @@
 import type { HttpResponse } from '../shared/http/types';
 import { json } from '../shared/http/response';
-import { SSE_HEADERS } from '../shared/http/sse';
 import { readBody } from '../shared/net/http-client';
 import { errorResponse, mergeHeaders } from '../shared/http/response';
 import { responseHeadersFrom } from './headers';
 import { gatewayHeaders, type Dispatched } from './pipeline';
-import type { RequestFacts } from './request-log';
-import type { SseWriter } from '../shared/http/sse';
 
 /** Largest non-streamed provider body the gateway will buffer for translation. */
 export const MAX_TRANSLATED_BODY = 20 * 1024 * 1024;
@@ -15,15 +12,13 @@ export const MAX_TRANSLATED_BODY = 20 * 1024 * 1024;
  * The routed call did not succeed: a gateway error (network, timeout, blocked host) in
  * our shape, or the provider's own status and body passed through as received.
  */
-export function failureResponse(d: Dispatched, facts: RequestFacts): HttpResponse {
+export function failureResponse(d: Dispatched): HttpResponse {
   const { result } = d.routing;
   if (result.error) {
-    facts.status = result.error.status;
     const res = errorResponse(result.error);
     return { ...res, headers: mergeHeaders(res.headers, gatewayHeaders(d)) };
   }
   const upstream = result.response!;
-  facts.status = upstream.status;
   return { statusCode: upstream.status, headers: mergeHeaders(responseHeadersFrom(upstream.headers), gatewayHeaders(d)), body: upstream.body };
 }
 
@@ -37,8 +32,4 @@ export async function upstreamJson(d: Dispatched): Promise<unknown> {
 
 export function jsonResponse(d: Dispatched, body: unknown, status = 200): HttpResponse {
   return json(status, body, gatewayHeaders(d));
-}
-
-export function sseResponse(d: Dispatched, sse: SseWriter): HttpResponse {
-  return { statusCode: 200, headers: mergeHeaders(SSE_HEADERS, gatewayHeaders(d)), body: sse.stream };
 }

@@ -5,6 +5,9 @@ import { SseWriter } from '../shared/http/sse';
 import type { ChatCompletionChunk, StreamError, StreamTranslator, Usage } from '../providers/types';
 import type { RequestFacts } from './request-log';
 
+/** What a stream learns after its response has started: the request log's one sink for it. */
+export type StreamLog = Pick<RequestFacts, 'usage' | 'streamError'>;
+
 const errorBody = (message: string, type: string, code: string | null): ErrorBody => ({
   error: { message, type, param: null, code },
 });
@@ -21,7 +24,7 @@ interface RelayHooks {
  * the upstream request; an upstream cut or the caller's timeout ends the stream with an
  * error event, never with a clean-looking end.
  */
-function relay(upstream: Readable, sse: SseWriter, facts: RequestFacts, remainingMs: number | undefined, hooks: RelayHooks): void {
+function relay(upstream: Readable, sse: SseWriter, facts: StreamLog, remainingMs: number | undefined, hooks: RelayHooks): void {
   let settled = false;
   const fail = (body: ErrorBody) => {
     if (settled) return;
@@ -78,7 +81,7 @@ function relay(upstream: Readable, sse: SseWriter, facts: RequestFacts, remainin
 }
 
 /** OpenAI-shaped upstream: bytes pass through untouched; usage is read off a parsed copy. */
-export function passThroughStream(upstream: Readable, facts: RequestFacts, remainingMs: number | undefined): SseWriter {
+export function passThroughStream(upstream: Readable, facts: StreamLog, remainingMs: number | undefined): SseWriter {
   const sse = new SseWriter();
   let sawDone = false;
   const parser = createParser({
@@ -126,7 +129,7 @@ export type StreamFinale = (text: string) => Promise<ChatCompletionChunk | undef
 export function translatedStream(
   upstream: Readable,
   translator: StreamTranslator,
-  facts: RequestFacts,
+  facts: StreamLog,
   remainingMs: number | undefined,
   finale?: StreamFinale,
 ): SseWriter {

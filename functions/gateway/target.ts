@@ -1,7 +1,7 @@
 import { badRequest } from '../shared/errors';
 import { assertOneProvider } from '../shared/auth/managed-provider';
 import { parseGatewayConfig, type ConfigNode, type GatewayConfigSpec } from '../shared/gateway-config';
-import type { GatewayRequest } from '../shared/http/types';
+import type { CallerRequest } from '../shared/http/types';
 import { resolveManagedProvider } from '../shared/stores/providers';
 import { resolveSavedConfig } from '../shared/stores/configs';
 import { getAdapter, PROVIDER_SLUGS } from '../providers/registry';
@@ -45,7 +45,7 @@ const HOW_TO =
   'Send `x-gateway-provider` (a provider slug with `Authorization: Bearer <key>`, or `@managed-provider`), ' +
   '`x-gateway-virtual-key`, or `x-gateway-config`.';
 
-export async function resolveConfig(req: GatewayRequest): Promise<ResolvedConfig> {
+export async function resolveConfig(req: CallerRequest): Promise<ResolvedConfig> {
   const h = req.headers;
   const provider = h['x-gateway-provider']?.trim();
   const virtualKey = h['x-gateway-virtual-key']?.trim();

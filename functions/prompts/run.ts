@@ -2,7 +2,8 @@ import { badRequest } from '../shared/errors';
 import { json, ok } from '../shared/http/response';
 import type { GatewayRequest, HttpResponse, ResponseBody } from '../shared/http/types';
 import { readBody } from '../shared/net/http-client';
-import { parseChatBody, runChat } from '../gateway/chat';
+import { chatResponse, parseChatBody } from '../gateway/chat';
+import { chatCall, type ChatOutcome } from '../gateway/chat-core';
 import { withRequestLog } from '../gateway/request-log';
 import { completionBody, composeChatBody, type ChatBody } from './compose';
 import { selectByRef } from './resolve';
@@ -50,19 +51,16 @@ async function bodyText(body: ResponseBody | undefined): Promise<string> {
   return (await readBody(body, 20 * 1024 * 1024)).toString('utf8');
 }
 
-/** §2.1: `{status, headers, body}` around the chat completion; errors pass through unchanged. */
-async function wrapCompletion(res: HttpResponse): Promise<HttpResponse> {
-  const text = await bodyText(res.body);
-  if (res.statusCode !== 200) return { ...res, body: text };
-  let completion: unknown;
-  try {
-    completion = JSON.parse(text);
-  } catch {
-    return { ...res, body: text };
-  }
+/**
+ * §2.1: `{status, headers, body}` around a 200 chat completion. Errors, and answers a
+ * non-blocking guardrail flagged (246), pass through unchanged.
+ */
+async function wrapCompletion(outcome: ChatOutcome): Promise<HttpResponse> {
+  const res = chatResponse(outcome);
+  if (outcome.kind !== 'completion' || outcome.status !== 200) return { ...res, body: await bodyText(res.body) };
   const headers = Object.fromEntries(Object.entries(res.headers ?? {}).filter(([name]) => name.toLowerCase() !== 'content-length'));
   const gateway = Object.fromEntries(Object.entries(headers).filter(([name]) => name.startsWith('x-gateway-') || name.startsWith('x-ratelimit-')));
-  return json(200, { status: 'success', headers, body: completion }, gateway);
+  return json(200, { status: 'success', headers, body: outcome.completion }, gateway);
 }
 
 export const completions = (req: GatewayRequest): Promise<HttpResponse> =>
@@ -79,6 +77,6 @@ export const completions = (req: GatewayRequest): Promise<HttpResponse> =>
     const stream = body.stream === true;
     const data = completionBody(renderBody(version, body), stream);
     const chatReq = chatRequest(req, version, data);
-    const res = await runChat(chatReq, parseChatBody(chatReq), facts);
-    return stream ? res : wrapCompletion(res);
+    const outcome = await chatCall({ req: chatReq, body: parseChatBody(chatReq), log: facts });
+    return stream ? chatResponse(outcome) : wrapCompletion(outcome);
   });

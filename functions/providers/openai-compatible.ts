@@ -92,13 +92,16 @@ export function streamErrorOf(error: unknown): StreamError {
  * (a `choices: []` chunk, the last content chunk, or Groq's `x_groq.usage`), is taken off
  * the chunks and sent once, as OpenAI does, in a final usage chunk when the caller asked.
  */
-function compatStream(name: string, ctx: TranslateContext, fixFinish: (r: unknown) => unknown): StreamTranslator {
+function compatStream(name: string, ctx: TranslateContext, fixFinish: (r: unknown) => unknown, onDone?: () => void): StreamTranslator {
   let usage: Usage | undefined;
   let last: ChatCompletionChunk | undefined;
   return sseTranslator({
     usage: () => usage,
     event(ev, out, done) {
-      if (ev.data.trim() === '[DONE]') return done();
+      if (ev.data.trim() === '[DONE]') {
+        onDone?.();
+        return done();
+      }
       const obj = parseJson(ev.data);
       if (!obj) {
         out.error = invalidChunk(name);
@@ -137,5 +140,9 @@ function compatStream(name: string, ctx: TranslateContext, fixFinish: (r: unknow
   });
 }
 
-/** OpenAI chunks in, the same chunks out: lets the pipeline inspect a stream it would otherwise pipe. */
-export const reframeOpenAIStream = (ctx: TranslateContext, name = 'provider'): StreamTranslator => compatStream(name, ctx, (r) => r);
+/**
+ * OpenAI chunks in, the same chunks out: lets the pipeline inspect a stream it would
+ * otherwise pipe. `onDone` learns that the provider sent its terminal `[DONE]`.
+ */
+export const reframeOpenAIStream = (ctx: TranslateContext, name = 'provider', onDone?: () => void): StreamTranslator =>
+  compatStream(name, ctx, (r) => r, onDone);

@@ -43,7 +43,7 @@ export const rerank = (req: GatewayRequest) =>
     const id = newId(RERANK_ID_PREFIX);
     const d = await dispatch({
       req,
-      facts,
+      log: facts,
       model: body.model,
       cacheRoute: 'rerank',
       params: body as unknown as Record<string, unknown>,
@@ -53,8 +53,8 @@ export const rerank = (req: GatewayRequest) =>
       },
     });
     const effective = effectiveBody(body, d.routing.leaf);
-    facts.model = effective.model;
-    if (!succeeded(d)) return failureResponse(d, facts);
+    Object.assign(facts, d.facts, { model: effective.model });
+    if (!succeeded(d)) return failureResponse(d);
     let parsed: unknown;
     try {
       parsed = await upstreamJson(d);
@@ -65,6 +65,5 @@ export const rerank = (req: GatewayRequest) =>
     const raw = d.resolved.adapter.rerank!.response(parsed, effective, ctx);
     const out = finaliseRerank(raw, effective, { provider: d.resolved.adapter.slug, id });
     facts.extra = { ...facts.extra, search_units: out.usage.search_units, documents: effective.documents.length };
-    facts.status = 200;
     return jsonResponse(d, out);
   });

@@ -37,6 +37,13 @@ export interface GatewayRequest {
   receivedAt: number;
 }
 
+/**
+ * What the inference pipeline reads of a request: who asks (workspace, key), how to route
+ * (the `x-gateway-*` headers), and what its log and after-response work hang on. A feature
+ * calling a model on its own behalf (the assistants engine) builds one without a body.
+ */
+export type CallerRequest = Pick<GatewayRequest, 'method' | 'path' | 'headers' | 'traceId' | 'context' | 'auth' | 'receivedAt'>;
+
 export type ResponseBody = string | Buffer | Readable;
 
 export interface HttpResponse {
