@@ -157,7 +157,7 @@ describe('the well-known metadata keys', () => {
 });
 
 describe('a logs table kept from before the metadata indexes (local data dir)', () => {
-  it('gets the missing indexes at start-up', async () => {
+  it('gets the missing indexes at start-up', { timeout: 120_000 }, async () => {
     const { CreateTableCommand, DescribeTableCommand, DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
     const { createTables } = await import('../../infra/local/dynamodb');
     const { TABLE_NAMES } = await import('../../functions/shared/tables');
