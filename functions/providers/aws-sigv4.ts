@@ -4,16 +4,14 @@
  */
 import { signHeaders, type AwsCredentials } from '../shared/aws/sigv4';
 import { badRequest } from '../shared/errors';
+import { SETTING } from '../shared/provider-table';
 import { requireSetting } from './cloud-common';
 import type { ProviderTarget, UpstreamRequest } from './types';
-
-/** e.g. us-east-1, eu-central-2, us-gov-west-1. It builds a hostname (SSRF guard). */
-export const AWS_REGION = /^[a-z]{2}(-[a-z]+)+-\d$/;
 
 export type { AwsCredentials };
 
 export const awsRegion = (target: ProviderTarget): string =>
-  requireSetting(target.aws?.region, 'x-gateway-aws-region', 'AWS region', AWS_REGION);
+  requireSetting(target.aws?.region, SETTING.aws_region, 'AWS region');
 
 /**
  * SigV4 credentials from the target; undefined when there are none but a Bedrock API key
@@ -31,8 +29,8 @@ export function awsCredentials(target: ProviderTarget): AwsCredentials | undefin
     );
   }
   return {
-    accessKeyId: requireSetting(accessKeyId, 'x-gateway-aws-access-key-id', 'AWS access key id'),
-    secretAccessKey: requireSetting(secretAccessKey, 'x-gateway-aws-secret-access-key', 'AWS secret access key'),
+    accessKeyId: requireSetting(accessKeyId, SETTING.aws_access_key_id, 'AWS access key id'),
+    secretAccessKey: requireSetting(secretAccessKey, SETTING.aws_secret_access_key, 'AWS secret access key'),
     ...(sessionToken?.trim() ? { sessionToken: sessionToken.trim() } : {}),
   };
 }

@@ -21,17 +21,16 @@
  * rank_fields, truncation, parameters. Response: `results[].relevance_score`, the
  * provider's `id`, `meta.billed_units.search_units`.
  */
+import { SETTING } from '../shared/provider-table';
 import { requireSetting, rootUrl } from './cloud-common';
 import { compact, jsonPost, requireKey } from './openai-shape';
 import { docText, rerankResult } from './rerank-shape';
 import type { ProviderAdapter, ProviderTarget, RerankRequest } from './types';
 
-/** A DNS label: it becomes `{resource}.services.ai.azure.com`. */
-const RESOURCE_NAME = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/i;
 const VENDOR_PREFIX = /^cohere\./i;
 
 function resourceRoot(target: ProviderTarget): string {
-  const resource = requireSetting(target.azure?.resourceName, 'x-gateway-azure-resource-name', 'Azure AI resource name', RESOURCE_NAME);
+  const resource = requireSetting(target.azure?.resourceName, SETTING.azure_resource_name, 'Azure AI resource name');
   return `https://${resource.toLowerCase()}.services.ai.azure.com`;
 }
 

@@ -5,17 +5,13 @@
  * chunks (empty `choices`, choices without `delta`) and fills the blank id/model fields.
  */
 import { badRequest } from '../shared/errors';
+import { SETTING } from '../shared/provider-table';
 import { requireSetting, rootUrl, streamErrorFrom } from './cloud-common';
 import { invalidChunk, jsonGet, jsonPost, openAIModelList, parseJson, requireKey } from './openai-shape';
 import { sseTranslator } from './sse';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, ProviderAdapter, ProviderTarget, StreamTranslator, TranslateContext, Usage } from './types';
 
 export const AZURE_DEFAULT_API_VERSION = '2024-10-21';
-/** A DNS label: it becomes `{resource}.openai.azure.com` (SSRF guard). */
-const RESOURCE_NAME = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/i;
-/** Azure deployment names: letters, digits, `-`, `_`, `.`; one path segment. */
-const DEPLOYMENT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const API_VERSION = /^\d{4}-\d{2}-\d{2}(?:-[a-z]+)?$/;
 /** stream_options.include_usage exists from these api-versions on. */
 const STREAM_USAGE_SINCE = '2024-09-01';
 /** Microsoft Entra ID access tokens are JWTs; they go in `Authorization: Bearer`. */
@@ -23,7 +19,7 @@ const JWT = /^eyJ[\w-]*\.[\w-]+\.[\w-]*$/;
 
 function root(target: ProviderTarget): string {
   return rootUrl(target, () => {
-    const resource = requireSetting(target.azure?.resourceName, 'x-gateway-azure-resource-name', 'Azure resource name', RESOURCE_NAME);
+    const resource = requireSetting(target.azure?.resourceName, SETTING.azure_resource_name, 'Azure resource name');
     return `https://${resource.toLowerCase()}.openai.azure.com/openai`;
   });
 }
@@ -31,14 +27,14 @@ function root(target: ProviderTarget): string {
 function apiVersion(target: ProviderTarget): string {
   const v = target.azure?.apiVersion?.trim();
   if (!v) return AZURE_DEFAULT_API_VERSION;
-  return requireSetting(v, 'x-gateway-azure-api-version', 'Azure api-version', API_VERSION);
+  return requireSetting(v, SETTING.azure_api_version, 'Azure api-version');
 }
 
 /** The deployment header, else the body's model when it is a valid deployment name. */
 function deployment(target: ProviderTarget, model?: string): string {
   const fromHeader = target.azure?.deploymentId?.trim();
-  if (!fromHeader && model && DEPLOYMENT_ID.test(model)) return model;
-  return requireSetting(fromHeader, 'x-gateway-azure-deployment-id', 'Azure deployment id', DEPLOYMENT_ID);
+  if (!fromHeader && model && SETTING.azure_deployment_id.pattern.test(model)) return model;
+  return requireSetting(fromHeader, SETTING.azure_deployment_id, 'Azure deployment id');
 }
 
 function deploymentUrl(target: ProviderTarget, route: string, model?: string): string {

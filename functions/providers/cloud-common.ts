@@ -17,10 +17,11 @@ export function rootUrl(target: ProviderTarget, defaultRoot: () => string): stri
 }
 
 /**
- * A setting that builds a hostname or a path segment: required and matched against
- * `pattern`, else a 400 that names the header to send.
+ * A setting that builds a hostname or a path segment: required and matched against the
+ * provider table's pattern for it, else a 400 that names the header to send.
  */
-export function requireSetting(value: string | undefined, header: string, what: string, pattern?: RegExp): string {
+export function requireSetting(value: string | undefined, setting: { header: string; pattern?: RegExp }, what: string): string {
+  const { header, pattern } = setting;
   const v = value?.trim();
   if (!v) throw badRequest(`Missing ${what}: send the \`${header}\` header.`, header, 'missing_provider_setting');
   if (pattern && !pattern.test(v)) {

@@ -7,16 +7,15 @@
  * (spec §4.1); the full form supplies project and region. Embeddings use `:predict`.
  */
 import { badRequest } from '../shared/errors';
+import { SETTING } from '../shared/provider-table';
 import { encodeEmbedding, requireSetting, rootUrl, stringInputs } from './cloud-common';
 import { fromGeminiResponse, toGeminiRequest } from './gemini-format';
 import { geminiStream } from './gemini-stream';
 import { jsonPost, requireKey } from './openai-shape';
 import type { Embeddings, ProviderAdapter, ProviderTarget, UpstreamRequest } from './types';
 
-/** A DNS label: it becomes `{region}-aiplatform.googleapis.com` (SSRF guard). */
-const REGION = /^[a-z][a-z0-9-]{0,38}[a-z0-9]$/;
-/** Project id or number, optionally domain-scoped (`example.com:my-project`). */
-const PROJECT = /^(?:[a-z][a-z0-9.-]{0,62}[a-z0-9]:)?[a-z0-9][a-z0-9-]{0,61}[a-z0-9]$/;
+const PROJECT = SETTING.vertex_project_id.pattern;
+const REGION = SETTING.vertex_region.pattern;
 const MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/;
 const FULL_NAME = /^projects\/([^/]+)\/locations\/([^/]+)\/(publishers\/[^/]+\/models\/[^/]+|endpoints\/[^/]+)$/;
 
@@ -54,8 +53,8 @@ export function parseVertexModel(model: string): VertexModel {
 
 function location(target: ProviderTarget, model?: VertexModel): { project: string; region: string } {
   return {
-    project: requireSetting(model?.project ?? target.vertex?.projectId, 'x-gateway-vertex-project-id', 'Vertex AI project id', PROJECT),
-    region: requireSetting(model?.region ?? target.vertex?.region, 'x-gateway-vertex-region', 'Vertex AI region', REGION),
+    project: requireSetting(model?.project ?? target.vertex?.projectId, SETTING.vertex_project_id, 'Vertex AI project id'),
+    region: requireSetting(model?.region ?? target.vertex?.region, SETTING.vertex_region, 'Vertex AI region'),
   };
 }
 

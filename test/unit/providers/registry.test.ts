@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { getAdapter, PROVIDER_SLUGS } from '../../../functions/providers/registry';
+import { getAdapter } from '../../../functions/providers/registry';
+import { PROVIDER_SLUGS } from '../../../functions/shared/provider-table';
 import { buildHeaders, resolveBase } from '../../../functions/providers/openai-shape';
 
 describe('registry', () => {
