@@ -8,7 +8,7 @@ import { withRequestLog, type RequestFacts } from './request-log';
 import { failureResponse, jsonResponse, sseResponse, succeeded, upstreamJson } from './responses';
 import { passThroughStream, translatedStream } from './streaming';
 import { ChatGuardrails, completionText } from './guardrails';
-import { reframeOpenAIStream } from '../providers/openai-compatible';
+import { reframeOpenAIStream } from '../providers/_shared/openai-compatible';
 
 /**
  * The minimum the gateway itself needs to route and translate; everything else is the
