@@ -4,6 +4,7 @@
  * headers, config or managed provider, then asks the adapter to build upstream requests
  * and translate responses. Adapters are pure: no I/O except `sign`, which only computes.
  */
+import type { UpstreamRequest } from '../shared/net/upstream-request';
 import type { TargetSettings } from '../shared/provider-table';
 
 /**
@@ -19,12 +20,8 @@ export interface ProviderTarget extends TargetSettings {
   forwardHeaders?: Record<string, string>;
 }
 
-export interface UpstreamRequest {
-  url: string;
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
-  headers: Record<string, string>;
-  body?: Buffer | string;
-}
+/** Defined with the HTTP client that sends it; re-exported for adapters and the pipeline. */
+export type { UpstreamRequest };
 
 /** OpenAI chat completion request as the caller sent it (validated loosely upstream). */
 export type ChatRequest = {
