@@ -1,4 +1,4 @@
-import { KEY, TABLE_NAMES, tableEnvVar, type TableName } from '../functions/shared/tables';
+import { GSI1, KEY, LOG_METADATA_INDEXES, TABLE_NAMES, tableEnvVar, type IndexKeys, type TableName } from '../functions/shared/tables';
 
 /**
  * The single source of table specs (DESIGN.md §4): the data stack creates these tables
@@ -12,6 +12,8 @@ export interface TableSpec {
   sortKey: typeof KEY.sk;
   /** One general-purpose GSI (`gsi1pk`/`gsi1sk`, all attributes projected). */
   gsi1: boolean;
+  /** Further GSIs with their own key attributes (all attributes projected). */
+  indexes: readonly IndexKeys[];
   /** Attribute holding an expiry in Unix seconds, if items expire. */
   ttlAttribute?: typeof KEY.ttl;
   purpose: string;
@@ -26,7 +28,11 @@ const PURPOSES: Record<TableName, { gsi1: boolean; ttl: boolean; purpose: string
   policies: { gsi1: true, ttl: false, purpose: 'rate-limit policies' },
   usage: { gsi1: false, ttl: true, purpose: 'rate-limit counters per bucket and window' },
   cache: { gsi1: false, ttl: true, purpose: 'cached provider responses' },
-  logs: { gsi1: true, ttl: true, purpose: 'request log records (index by trace id)' },
+  logs: { gsi1: true, ttl: true, purpose: 'request log records (index by trace id and by the well-known metadata keys)' },
+};
+
+const INDEXES: Partial<Record<TableName, readonly IndexKeys[]>> = {
+  logs: Object.values(LOG_METADATA_INDEXES),
 };
 
 export const TABLE_SPECS: readonly TableSpec[] = TABLE_NAMES.map((name) => ({
@@ -35,6 +41,12 @@ export const TABLE_SPECS: readonly TableSpec[] = TABLE_NAMES.map((name) => ({
   partitionKey: KEY.pk,
   sortKey: KEY.sk,
   gsi1: PURPOSES[name].gsi1,
+  indexes: INDEXES[name] ?? [],
   ...(PURPOSES[name].ttl ? { ttlAttribute: KEY.ttl } : {}),
   purpose: PURPOSES[name].purpose,
 }));
+
+/** Every GSI of a table (gsi1 first), with its key attributes. */
+export function indexesOf(spec: TableSpec): IndexKeys[] {
+  return [...(spec.gsi1 ? [{ name: GSI1, partitionKey: KEY.gsi1pk, sortKey: KEY.gsi1sk }] : []), ...spec.indexes];
+}

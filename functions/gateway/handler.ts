@@ -4,15 +4,7 @@ import { speech, transcriptions, translations } from './audio';
 import { chatCompletions } from './chat';
 import { embeddings } from './embeddings';
 import { listModels } from './models';
-import { genericProxy } from './proxy';
-
-const proxyRoutes: Route[] = (['GET', 'POST', 'PUT', 'DELETE'] as const).map((method) => ({
-  method,
-  path: '/v1/{proxy+}',
-  scope: 'gateway',
-  name: 'proxy',
-  handler: genericProxy,
-}));
+import { proxyRoutes } from './proxy';
 
 export const routes: Route[] = [
   { method: 'POST', path: '/v1/chat/completions', scope: 'gateway', name: 'chat.completions', handler: chatCompletions },

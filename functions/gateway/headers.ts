@@ -12,6 +12,9 @@ export interface GatewayOptions {
 }
 
 const MAX_METADATA_BYTES = 8 * 1024;
+/** Values of the well-known keys are index keys of the request log (DynamoDB caps those at 2 KB). */
+export const MAX_WELL_KNOWN_METADATA_CHARS = 512;
+const WELL_KNOWN_METADATA_KEYS: readonly string[] = ['_user', '_prompt', '_organisation', '_environment'];
 
 function parseMetadata(raw: string | undefined): Record<string, string> {
   if (raw === undefined || raw === '') return {};
@@ -33,6 +36,9 @@ function parseMetadata(raw: string | undefined): Record<string, string> {
       throw badRequest(`x-gateway-metadata.${key} must be a string, number or boolean.`, 'x-gateway-metadata', 'invalid_header');
     }
     out[key] = String(value);
+    if (WELL_KNOWN_METADATA_KEYS.includes(key) && out[key]!.length > MAX_WELL_KNOWN_METADATA_CHARS) {
+      throw badRequest(`x-gateway-metadata.${key} must be at most ${MAX_WELL_KNOWN_METADATA_CHARS} characters.`, 'x-gateway-metadata', 'invalid_header');
+    }
   }
   return out;
 }
@@ -129,4 +135,14 @@ export function responseHeadersFrom(upstream: Record<string, string | string[] |
     out[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return out;
+}
+
+/**
+ * `_user` is the end user a request is made for. When the metadata does not name one, the
+ * OpenAI body's own end-user field `user` does (as OpenAI-style clients already send it).
+ */
+export function withEndUser(metadata: Record<string, string>, body: unknown): Record<string, string> {
+  if (metadata._user !== undefined || !body || typeof body !== 'object') return metadata;
+  const user = (body as { user?: unknown }).user;
+  return typeof user === 'string' && user !== '' && user.length <= MAX_WELL_KNOWN_METADATA_CHARS ? { ...metadata, _user: user } : metadata;
 }

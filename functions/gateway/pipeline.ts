@@ -11,7 +11,7 @@ import { afterResponse } from '../shared/telemetry/context';
 import type { GatewayConfigSpec } from '../shared/gateway-config';
 import { resolveManagedProvider } from '../shared/stores/providers';
 import { planCache, readCache, storeWhileStreaming, type CacheStatus } from './cache';
-import { parseGatewayOptions, type GatewayOptions } from './headers';
+import { parseGatewayOptions, withEndUser, type GatewayOptions } from './headers';
 import type { RequestFacts } from './request-log';
 import { routeRequest, type AttemptResult, type Leaf, type RoutingDeps, type RoutingResult } from './routing';
 import { resolveConfig, resolveLeaf, type ResolvedConfig, type ResolvedTarget } from './target';
@@ -76,7 +76,8 @@ async function prepare(adapter: ProviderAdapter, target: ProviderTarget, upstrea
  */
 export async function dispatch(spec: DispatchSpec): Promise<Dispatched> {
   const { req } = spec;
-  const options = parseGatewayOptions(req.headers);
+  const parsed = parseGatewayOptions(req.headers);
+  const options: GatewayOptions = { ...parsed, metadata: withEndUser(parsed.metadata, spec.params) };
   const { facts } = spec;
   facts.metadata = options.metadata;
   facts.model = spec.model;

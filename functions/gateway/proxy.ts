@@ -1,6 +1,8 @@
+import { namesAnyProvider, namesPerRequestProvider } from '../shared/auth/managed-provider';
 import { badRequest } from '../shared/errors';
+import type { Passthrough } from '../shared/http/handler';
 import { mergeHeaders } from '../shared/http/response';
-import type { GatewayRequest, HttpResponse } from '../shared/http/types';
+import type { GatewayRequest, HttpResponse, Route } from '../shared/http/types';
 import type { ProviderAdapter, ProviderTarget, UpstreamRequest } from '../providers/types';
 import { isForwardableRequestHeader, responseHeadersFrom } from './headers';
 import { dispatch, gatewayHeaders } from './pipeline';
@@ -57,3 +59,32 @@ export const genericProxy = (req: GatewayRequest) =>
     facts.status = upstream.status;
     return { statusCode: upstream.status, headers: mergeHeaders(responseHeadersFrom(upstream.headers), gatewayHeaders(d)), body: upstream.body };
   });
+
+/** `/v1/{any provider path}` with the methods the proxy forwards. */
+export const proxyRoutes: Route[] = (['GET', 'POST', 'PUT', 'DELETE'] as const).map((method) => ({
+  method,
+  path: '/v1/{proxy+}',
+  scope: 'gateway',
+  name: 'proxy',
+  handler: genericProxy,
+}));
+
+/**
+ * For a group whose prefix is also a provider's path (`/v1/rerank`, ...): a path or method
+ * the group has no route for is proxied when the request names a provider; without one it
+ * stays the group's 404/405.
+ */
+export const proxyUnrouted: Passthrough = {
+  routes: proxyRoutes,
+  takes: (headers, routed) => !routed && namesAnyProvider(headers),
+};
+
+/**
+ * For the assistants and fine-tuning groups, whose own implementation runs work later and so
+ * needs a managed provider: a request that names a provider per request (raw key or config)
+ * goes to that provider's own API instead, whatever the path; so do unrouted paths.
+ */
+export const proxyUnroutedOrPerRequest: Passthrough = {
+  routes: proxyRoutes,
+  takes: (headers, routed) => namesPerRequestProvider(headers) || (!routed && namesAnyProvider(headers)),
+};

@@ -1,5 +1,6 @@
 import { config } from '../shared/config';
 import { batchedPuts } from '../shared/db/batched-puts';
+import { INDEXED_METADATA_KEYS, LOG_METADATA_INDEXES } from '../shared/tables';
 import { ID_PREFIX, newId } from '../shared/ids';
 import type { GatewayRequest } from '../shared/http/types';
 import { afterResponse } from '../shared/telemetry/context';
@@ -61,6 +62,24 @@ const putLogRecord = /* @__PURE__ */ batchedPuts('logs', { waitMs: () => config(
 
 export const logPartition = (workspaceId: string) => `WS#${workspaceId}#LOG`;
 export const tracePartition = (workspaceId: string, traceId: string) => `WS#${workspaceId}#TRACE#${traceId}`;
+/** Partition of a metadata index (`meta_user`, ...): the workspace's records with that value. */
+export const metadataPartition = (workspaceId: string, value: string) => `WS#${workspaceId}#${value}`;
+
+/** The metadata index attributes of a record: one per well-known key it carries. */
+function metadataIndexKeys(record: RequestLogRecord): Record<string, string> {
+  const keys: Record<string, string> = {};
+  for (const key of INDEXED_METADATA_KEYS) {
+    const value = record.metadata[key];
+    if (value !== undefined && value !== '') keys[LOG_METADATA_INDEXES[key].partitionKey] = metadataPartition(record.workspace_id, value);
+  }
+  return keys;
+}
+
+/** Well-known metadata the gateway fills when the caller did not: `_prompt` on a prompt template's run. */
+function withDerivedMetadata(facts: RequestFacts): Record<string, string> {
+  const promptId = facts.extra?.prompt_id;
+  return typeof promptId === 'string' && facts.metadata._prompt === undefined ? { ...facts.metadata, _prompt: promptId } : facts.metadata;
+}
 
 /**
  * One structured log line, EMF metrics and a request-log record per request, all written
@@ -93,7 +112,7 @@ export function recordRequest(req: GatewayRequest, facts: RequestFacts): void {
       cache_status: facts.cacheStatus ?? null,
       retry_count: facts.retries,
       attempts: facts.attempts,
-      metadata: facts.metadata,
+      metadata: withDerivedMetadata(facts),
       error: facts.streamError ?? null,
       created_at: Math.floor(now / 1000),
       ...facts.extra,
@@ -134,13 +153,17 @@ export function recordRequest(req: GatewayRequest, facts: RequestFacts): void {
   });
 }
 
-/** The stored item of a record: keyed by workspace (newest first by id) and by trace id. */
+/**
+ * The stored item of a record: keyed by workspace (newest first by id), by trace id, and by
+ * the value of each well-known metadata key it has (`_user`, `_prompt`, ...).
+ */
 export function requestLogItem(record: RequestLogRecord): RequestLogRecord & { pk: string; sk: string; gsi1pk: string; gsi1sk: string; ttl: number } {
   return {
     pk: logPartition(record.workspace_id),
     sk: record.id,
     gsi1pk: tracePartition(record.workspace_id, record.trace_id),
     gsi1sk: record.id,
+    ...metadataIndexKeys(record),
     ttl: record.created_at + config().requestLogTtlDays * 86_400,
     ...record,
   };

@@ -1,5 +1,6 @@
+import { proxyUnrouted } from '../gateway/proxy';
 import { createHttpHandler } from '../shared/http/handler';
 import { rerankRoutes } from './routes';
 
 export const routes = rerankRoutes;
-export const handler = createHttpHandler(routes);
+export const handler = createHttpHandler(routes, { passthrough: proxyUnrouted });

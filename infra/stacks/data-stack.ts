@@ -2,8 +2,8 @@ import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
-import { GSI1, KEY, type TableName } from '../../functions/shared/tables';
-import { TABLE_SPECS } from '../tables';
+import type { TableName } from '../../functions/shared/tables';
+import { indexesOf, TABLE_SPECS } from '../tables';
 import { pascal } from './names';
 
 export interface DataStackProps extends StackProps {
@@ -45,11 +45,11 @@ export class DataStack extends Stack {
         removalPolicy: RemovalPolicy.RETAIN,
         ...(spec.ttlAttribute ? { timeToLiveAttribute: spec.ttlAttribute } : {}),
       });
-      if (spec.gsi1) {
+      for (const index of indexesOf(spec)) {
         table.addGlobalSecondaryIndex({
-          indexName: GSI1,
-          partitionKey: { name: KEY.gsi1pk, type: AttributeType.STRING },
-          sortKey: { name: KEY.gsi1sk, type: AttributeType.STRING },
+          indexName: index.name,
+          partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
+          sortKey: { name: index.sortKey, type: AttributeType.STRING },
           projectionType: ProjectionType.ALL,
         });
       }

@@ -5,10 +5,10 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Architecture, Function as LambdaFunction, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { GSI1, type TableName } from '../../functions/shared/tables';
+import type { TableName } from '../../functions/shared/tables';
 import { functionCode, LAMBDA_HANDLER, REPO_ROOT } from '../bundling';
 import { LAMBDA_NODE_OPTIONS } from '../node-options';
-import { TABLE_SPECS } from '../tables';
+import { indexesOf, TABLE_SPECS } from '../tables';
 import { DYNAMODB_READ_ACTIONS, DYNAMODB_WRITE_ACTIONS, KMS_ACTIONS, type FunctionAccess } from './access';
 import { acknowledge } from './nag';
 import { pascal } from './names';
@@ -49,7 +49,7 @@ export function createGatewayFunction(scope: Construct, props: GatewayFunctionPr
       new PolicyStatement({
         sid: `${mode === 'read' ? 'Read' : 'ReadWrite'}${pascal(name)}Table`,
         actions: [...DYNAMODB_READ_ACTIONS, ...(mode === 'readWrite' ? DYNAMODB_WRITE_ACTIONS : [])],
-        resources: [table.tableArn, ...(spec.gsi1 ? [`${table.tableArn}/index/${GSI1}`] : [])],
+        resources: [table.tableArn, ...indexesOf(spec).map((index) => `${table.tableArn}/index/${index.name}`)],
       }),
     );
   }

@@ -28,6 +28,10 @@ export interface Conversation {
   /** Tool choice forced a call: a tool name, or '' for "any tool". */
   forceTool?: string;
   maxTokens?: number;
+  /** Input schemas of the offered tools by name: a call's arguments follow its tool's schema. */
+  toolSchemas?: Record<string, unknown>;
+  /** Structured output asked for (a JSON Schema; `{}` for any JSON object): the text answer is JSON. */
+  jsonSchema?: unknown;
 }
 
 export type Answer =
@@ -74,13 +78,46 @@ export function answer(conv: Conversation): Answer {
   if (conv.tools.length > 0 && (conv.forceTool !== undefined || /weather/i.test(text) || conv.model.includes('fake-tools'))) {
     const name = conv.forceTool || (conv.tools.includes('get_weather') ? 'get_weather' : conv.tools[0]!);
     const city = /weather\s+(?:in|for|at)\s+([^?.!,\n]+)/i.exec(text)?.[1]?.trim() ?? 'Boston, MA';
-    const args = { location: city };
+    const schema = conv.toolSchemas?.[name];
+    // A tool that declares its properties gets them filled; one that declares none, a location.
+    const declares = Object.keys(((schema ?? {}) as { properties?: object }).properties ?? {}).length > 0;
+    const args = declares ? (valueFor(schema, city, text) as Record<string, unknown>) : { location: city };
     const argsJson = JSON.stringify(args);
     const fragments: string[] = [];
     for (let i = 0; i < argsJson.length; i += 8) fragments.push(argsJson.slice(i, i + 8));
     return { kind: 'tool', idSuffix: hash(`${name}:${text}`), name, args, argsJson, fragments, completionTokens: wordCount(argsJson) };
   }
+  if (conv.jsonSchema !== undefined) {
+    const city = /weather\s+(?:in|for|at)\s+([^?.!,\n]+)/i.exec(text)?.[1]?.trim() ?? 'Boston, MA';
+    return textAnswer(JSON.stringify(valueFor(conv.jsonSchema, city, text)), conv.maxTokens);
+  }
   return textAnswer(`echo: ${text}`, conv.maxTokens);
+}
+
+/**
+ * A value that satisfies a (simple) JSON Schema, as a model following it would give:
+ * every declared property filled, `location` with the city the prompt names.
+ */
+export function valueFor(schema: unknown, city: string, text: string, key?: string): unknown {
+  const s = (schema ?? {}) as Record<string, unknown>;
+  if (Array.isArray(s.enum)) return s.enum[0];
+  if ('const' in s) return s.const;
+  const variants = (s.anyOf ?? s.oneOf) as unknown[] | undefined;
+  if (Array.isArray(variants) && variants.length) return valueFor(variants[0], city, text, key);
+  const declared = Array.isArray(s.type) ? s.type[0] : s.type;
+  // Gemini's schema dialect spells types in capitals (OBJECT, STRING).
+  const type = typeof declared === 'string' ? declared.toLowerCase() : declared;
+  if (type === 'object' || s.properties) {
+    const props = (s.properties ?? {}) as Record<string, unknown>;
+    const names = Object.keys(props);
+    if (!names.length) return { answer: `echo: ${text}` };
+    return Object.fromEntries(names.map((n) => [n, valueFor(props[n], city, text, n)]));
+  }
+  if (type === 'array') return [valueFor(s.items, city, text, key)];
+  if (type === 'integer' || type === 'number') return 42;
+  if (type === 'boolean') return true;
+  if (type === 'null') return null;
+  return key === 'location' ? city : `echo: ${text}`;
 }
 
 function textAnswer(full: string, maxTokens: number | undefined): Answer {

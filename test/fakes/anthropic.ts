@@ -102,7 +102,8 @@ export function anthropicConversation(body: Record<string, unknown>, model: stri
   const tools = choice.type === 'none' ? [] : arr(body.tools).map((t) => str(obj(t).name) ?? '');
   const forceTool = choice.type === 'any' ? '' : choice.type === 'tool' ? str(choice.name) : undefined;
   const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : undefined;
-  return { model, turns, tools, forceTool, maxTokens };
+  const toolSchemas = Object.fromEntries(arr(body.tools).map((t) => [str(obj(t).name) ?? '', obj(t).input_schema]));
+  return { model, turns, tools, forceTool, maxTokens, toolSchemas };
 }
 
 async function messages(ex: Exchange, model: string, stream: boolean): Promise<void> {
@@ -121,6 +122,9 @@ async function messages(ex: Exchange, model: string, stream: boolean): Promise<v
     }
   }
 
+  for (const [i, t] of arr(body.tools).entries()) {
+    if (obj(obj(t).input_schema).type !== 'object') return ex.error(400, `tools.${i}.custom.input_schema.type: Input should be 'object'`);
+  }
   const conv = anthropicConversation(body, model);
   const a = answer(conv);
   const inputTokens = promptTokens(conv);
@@ -129,9 +133,11 @@ async function messages(ex: Exchange, model: string, stream: boolean): Promise<v
   const stopReason = a.kind === 'tool' ? 'tool_use' : a.finish === 'length' ? 'max_tokens' : 'end_turn';
   const toolId = a.kind === 'tool' ? `toolu_${a.idSuffix}` : '';
   const text = a.kind === 'text' ? a.text : TOOL_PREAMBLE;
+  // A forced tool call (tool_choice any / tool) comes without a text preamble, as on the real API.
+  const withText = a.kind === 'text' || conv.forceTool === undefined;
 
   if (!stream) {
-    const content: unknown[] = [{ type: 'text', text }];
+    const content: unknown[] = withText ? [{ type: 'text', text }] : [];
     if (a.kind === 'tool') content.push({ type: 'tool_use', id: toolId, name: a.name, input: a.args });
     return ex.json(
       200,
@@ -163,22 +169,25 @@ async function messages(ex: Exchange, model: string, stream: boolean): Promise<v
         usage: { input_tokens: inputTokens, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
       },
     }),
-    sseEvent('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
     sseEvent('ping', { type: 'ping' }),
   ];
-  const pieces = a.kind === 'text' ? a.pieces : text.match(/\S+\s*/g)!;
-  for (const p of pieces) {
-    frames.push(sseEvent('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: p } }));
+  if (withText) {
+    frames.splice(1, 0, sseEvent('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }));
+    const pieces = a.kind === 'text' ? a.pieces : text.match(/\S+\s*/g)!;
+    for (const p of pieces) {
+      frames.push(sseEvent('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: p } }));
+    }
+    frames.push(sseEvent('content_block_stop', { type: 'content_block_stop', index: 0 }));
   }
-  frames.push(sseEvent('content_block_stop', { type: 'content_block_stop', index: 0 }));
   if (a.kind === 'tool') {
+    const index = withText ? 1 : 0;
     frames.push(
-      sseEvent('content_block_start', { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: toolId, name: a.name, input: {} } }),
+      sseEvent('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: toolId, name: a.name, input: {} } }),
     );
     for (const f of a.fragments) {
-      frames.push(sseEvent('content_block_delta', { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: f } }));
+      frames.push(sseEvent('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: f } }));
     }
-    frames.push(sseEvent('content_block_stop', { type: 'content_block_stop', index: 1 }));
+    frames.push(sseEvent('content_block_stop', { type: 'content_block_stop', index }));
   }
   frames.push(
     sseEvent('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: a.completionTokens } }),

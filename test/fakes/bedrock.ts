@@ -182,7 +182,8 @@ export function bedrockConversation(body: Record<string, unknown>, model: string
   const choice = obj(toolConfig.toolChoice);
   const forceTool = choice.any !== undefined ? '' : str(obj(choice.tool).name);
   const max = obj(body.inferenceConfig).maxTokens;
-  return { model, turns, tools, forceTool, maxTokens: typeof max === 'number' ? max : undefined };
+  const toolSchemas = Object.fromEntries(arr(toolConfig.tools).map((t) => [str(obj(obj(t).toolSpec).name) ?? '', obj(obj(obj(t).toolSpec).inputSchema).json]));
+  return { model, turns, tools, forceTool, maxTokens: typeof max === 'number' ? max : undefined, toolSchemas };
 }
 
 async function converse(ex: Exchange, modelId: string, stream: boolean): Promise<void> {
@@ -205,8 +206,10 @@ async function converse(ex: Exchange, modelId: string, stream: boolean): Promise
   const toolUseId = a.kind === 'tool' ? `tooluse_${a.idSuffix}` : '';
   const headers = { 'x-amzn-requestid': `fake-${ex.rec.seq}` };
 
+  // A forced tool call (toolChoice any / tool) comes without a text preamble, as on the real API.
+  const withText = a.kind === 'text' || conv.forceTool === undefined;
   if (!stream) {
-    const content: unknown[] = [{ text: a.kind === 'text' ? a.text : TOOL_PREAMBLE }];
+    const content: unknown[] = withText ? [{ text: a.kind === 'text' ? a.text : TOOL_PREAMBLE }] : [];
     if (a.kind === 'tool') content.push({ toolUse: { toolUseId, name: a.name, input: a.args } });
     return ex.json(200, { output: { message: { role: 'assistant', content } }, stopReason, usage, metrics: { latencyMs: 1 } }, headers);
   }
@@ -214,13 +217,16 @@ async function converse(ex: Exchange, modelId: string, stream: boolean): Promise
   let n = 0;
   const ev = (type: string, payload: Record<string, unknown>) => eventFrame(type, payload, n++);
   const frames: Frame[] = [ev('messageStart', { role: 'assistant' })];
-  const pieces = a.kind === 'text' ? a.pieces : TOOL_PREAMBLE.match(/\S+\s*/g)!;
-  for (const p of pieces) frames.push(ev('contentBlockDelta', { contentBlockIndex: 0, delta: { text: p } }));
-  frames.push(ev('contentBlockStop', { contentBlockIndex: 0 }));
+  if (withText) {
+    const pieces = a.kind === 'text' ? a.pieces : TOOL_PREAMBLE.match(/\S+\s*/g)!;
+    for (const p of pieces) frames.push(ev('contentBlockDelta', { contentBlockIndex: 0, delta: { text: p } }));
+    frames.push(ev('contentBlockStop', { contentBlockIndex: 0 }));
+  }
   if (a.kind === 'tool') {
-    frames.push(ev('contentBlockStart', { contentBlockIndex: 1, start: { toolUse: { toolUseId, name: a.name } } }));
-    for (const f of a.fragments) frames.push(ev('contentBlockDelta', { contentBlockIndex: 1, delta: { toolUse: { input: f } } }));
-    frames.push(ev('contentBlockStop', { contentBlockIndex: 1 }));
+    const index = withText ? 1 : 0;
+    frames.push(ev('contentBlockStart', { contentBlockIndex: index, start: { toolUse: { toolUseId, name: a.name } } }));
+    for (const f of a.fragments) frames.push(ev('contentBlockDelta', { contentBlockIndex: index, delta: { toolUse: { input: f } } }));
+    frames.push(ev('contentBlockStop', { contentBlockIndex: index }));
   }
   frames.push(ev('messageStop', { stopReason }), ev('metadata', { usage, metrics: { latencyMs: 1 } }));
   await ex.stream('application/vnd.amazon.eventstream', frames, {

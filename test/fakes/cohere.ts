@@ -61,7 +61,9 @@ export function cohereConversation(body: Record<string, unknown>, model: string)
   });
   const tools = body.tool_choice === 'NONE' ? [] : arr(body.tools).map((t) => str(obj(obj(t).function).name) ?? '');
   const forceTool = body.tool_choice === 'REQUIRED' ? '' : undefined;
-  return { model, turns, tools, forceTool, maxTokens: typeof body.max_tokens === 'number' ? body.max_tokens : undefined };
+  const format = obj(body.response_format);
+  const jsonSchema = format.type === 'json_object' ? (format.json_schema ?? { type: 'object' }) : undefined;
+  return { model, turns, tools, forceTool, maxTokens: typeof body.max_tokens === 'number' ? body.max_tokens : undefined, jsonSchema };
 }
 
 async function chat(ex: Exchange): Promise<void> {
@@ -107,9 +109,10 @@ async function chat(ex: Exchange): Promise<void> {
     for (const f of a.fragments) frames.push(ev('tool-call-delta', { index: 0, delta: { message: { tool_calls: { function: { arguments: f } } } } }));
     frames.push(ev('tool-call-end', { index: 0 }));
   }
-  frames.push(ev('message-end', { id, delta: { finish_reason: finish, usage } }));
+  // The id comes with message-start only, as in Cohere's published streams.
+  frames.push(ev('message-end', { delta: { finish_reason: finish, usage } }));
   await ex.stream(SSE_CONTENT_TYPE, frames, {
-    errorFrame: (type, message) => ev('message-end', { id, delta: { finish_reason: type ?? 'ERROR', error: message, usage } }),
+    errorFrame: (type, message) => ev('message-end', { delta: { finish_reason: type ?? 'ERROR', error: message, usage } }),
   });
 }
 

@@ -7,9 +7,10 @@
  *                                                          auth `Authorization: Bearer`
  * - Express:   /v1/publishers/google/models/{model}:{method}  auth `x-goog-api-key`
  * Methods: generateContent, streamGenerateContent (`?alt=sse`: `data:` events of full
- * GenerateContentResponse objects, `\r\n\r\n`-separated on Vertex, `\n\n` otherwise; without
- * alt=sse a streamed JSON array), countTokens, embedContent, batchEmbedContents, predict
- * (Vertex text embeddings). Function calls come as `functionCall` parts (no id).
+ * GenerateContentResponse objects, `\r\n\r\n`-separated on both APIs; without alt=sse a
+ * streamed JSON array), countTokens, embedContent, batchEmbedContents, predict (Vertex
+ * text embeddings). Function calls come as `functionCall` parts (no id). As the real API,
+ * a candidate's `index` is left out when it is 0 (proto3 JSON omits default values).
  */
 import { answer, embed, partsText, promptTokens, wordCount, type Conversation, type Turn } from './answer';
 import { arr, bearer, obj, startFake, str, type ErrorShaper, type Exchange, type FakeOptions, type FakeServer, type Frame } from './behaviour';
@@ -132,8 +133,10 @@ export function geminiConversation(body: Record<string, unknown>, model: string)
   const tools =
     cfg.mode === 'NONE' ? [] : arr(body.tools).flatMap((t) => arr(obj(t).functionDeclarations).map((d) => str(obj(d).name) ?? ''));
   const forceTool = cfg.mode === 'ANY' ? (str(arr(cfg.allowedFunctionNames)[0]) ?? '') : undefined;
-  const max = obj(body.generationConfig).maxOutputTokens;
-  return { model, turns, tools, forceTool, maxTokens: typeof max === 'number' ? max : undefined };
+  const generation = obj(body.generationConfig);
+  const max = generation.maxOutputTokens;
+  const jsonSchema = generation.responseMimeType === 'application/json' ? (generation.responseSchema ?? { type: 'OBJECT' }) : undefined;
+  return { model, turns, tools, forceTool, maxTokens: typeof max === 'number' ? max : undefined, jsonSchema };
 }
 
 async function generate(ex: Exchange, body: Record<string, unknown>, model: string, vertex: boolean, streaming: boolean): Promise<void> {
@@ -160,7 +163,6 @@ async function generate(ex: Exchange, body: Record<string, unknown>, model: stri
   const candidate = (parts: unknown[], finish?: string) => ({
     content: { role: 'model', parts },
     ...(finish ? { finishReason: finish } : {}),
-    index: 0,
   });
 
   if (!streaming) {
@@ -184,7 +186,7 @@ async function generate(ex: Exchange, body: Record<string, unknown>, model: stri
   }
   const errorBody = (type: string | undefined, message: string) => ({ error: { code: 500, message, status: type ?? 'INTERNAL' } });
   if (ex.rec.query.alt === 'sse') {
-    const sep = vertex ? '\r\n\r\n' : '\n\n';
+    const sep = '\r\n\r\n';
     return ex.stream(SSE_CONTENT_TYPE, chunks.map((c) => sseData(c, sep)), {
       errorFrame: (type, message) => sseData(errorBody(type, message), sep),
     });

@@ -84,7 +84,9 @@ export function openaiConversation(body: Record<string, unknown>, model: string)
   const tools = choice === 'none' ? [] : arr(body.tools).map((t) => str(obj(obj(t).function).name) ?? '');
   const forceTool = choice === 'required' ? '' : str(obj(obj(choice).function).name);
   const maxTokens = body.max_completion_tokens ?? body.max_tokens;
-  return { model, turns, tools, forceTool, maxTokens: typeof maxTokens === 'number' ? maxTokens : undefined };
+  const format = obj(body.response_format);
+  const jsonSchema = format.type === 'json_schema' ? (obj(format.json_schema).schema ?? { type: 'object' }) : format.type === 'json_object' ? { type: 'object' } : undefined;
+  return { model, turns, tools, forceTool, maxTokens: typeof maxTokens === 'number' ? maxTokens : undefined, jsonSchema };
 }
 
 async function chat(ex: Exchange, deployment?: string): Promise<void> {

@@ -2,7 +2,7 @@
 
 export const SSE_CONTENT_TYPE = 'text/event-stream; charset=utf-8';
 
-/** `data: <json>` + separator (`\n\n`, or `\r\n\r\n` for Vertex). */
+/** `data: <json>` + separator (`\n\n`, or `\r\n\r\n` for Gemini). */
 export function sseData(payload: unknown, sep = '\n\n'): string {
   return `data: ${typeof payload === 'string' ? payload : JSON.stringify(payload)}${sep}`;
 }

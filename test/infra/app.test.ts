@@ -15,7 +15,7 @@ import {
   type TableAccess,
 } from '../../infra/stacks/access';
 import { buildApp, DEFAULT_OPTIONS, optionsFromContext, resolveOptions, type GatewayStacks } from '../../infra/stacks/index';
-import { TABLE_SPECS } from '../../infra/tables';
+import { indexesOf, TABLE_SPECS } from '../../infra/tables';
 import { REPO_ROOT } from '../../infra/bundling';
 import { NODE_HEAP_OPTIONS } from '../../infra/node-options';
 
@@ -79,22 +79,23 @@ describe('data stack', () => {
       expect(p.BillingMode).toBe('PAY_PER_REQUEST');
       expect(p.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
       expect(p.SSESpecification).toEqual({ SSEEnabled: true });
-      if (spec.gsi1) {
-        expect(p.GlobalSecondaryIndexes).toEqual([
-          {
-            IndexName: 'gsi1',
+      const indexes = indexesOf(spec);
+      if (indexes.length) {
+        expect(p.GlobalSecondaryIndexes, spec.name).toEqual(
+          indexes.map((index) => ({
+            IndexName: index.name,
             KeySchema: [
-              { AttributeName: 'gsi1pk', KeyType: 'HASH' },
-              { AttributeName: 'gsi1sk', KeyType: 'RANGE' },
+              { AttributeName: index.partitionKey, KeyType: 'HASH' },
+              { AttributeName: index.sortKey, KeyType: 'RANGE' },
             ],
             Projection: { ProjectionType: 'ALL' },
-          },
-        ]);
+          })),
+        );
       } else {
         expect(p.GlobalSecondaryIndexes, spec.name).toBeUndefined();
       }
       const attrs = (p.AttributeDefinitions as Array<{ AttributeName: string; AttributeType: string }>).map((a) => a.AttributeName);
-      expect(attrs.sort()).toEqual((spec.gsi1 ? ['gsi1pk', 'gsi1sk', 'pk', 'sk'] : ['pk', 'sk']).sort());
+      expect(attrs.sort()).toEqual([...new Set(['pk', 'sk', ...indexes.flatMap((i) => [i.partitionKey, i.sortKey])])].sort());
       if (spec.ttlAttribute) expect(p.TimeToLiveSpecification).toEqual({ AttributeName: 'ttl', Enabled: true });
       else expect(p.TimeToLiveSpecification, spec.name).toBeUndefined();
     }
@@ -274,10 +275,10 @@ describe('API stack: least privilege', () => {
       const write = actions(s).some((a) => (DYNAMODB_WRITE_ACTIONS as readonly string[]).includes(a));
       expect(actions(s)).toEqual([...DYNAMODB_READ_ACTIONS, ...(write ? DYNAMODB_WRITE_ACTIONS : [])]);
       granted[table] = write ? 'readWrite' : 'read';
-      // The table and, where it has one, its gsi1 index: exact ARNs, no wildcards.
+      // The table and each of its indexes: exact ARNs, no wildcards.
       const spec = TABLE_SPECS.find((t) => t.name === table)!;
       expect(resources).not.toContain('*');
-      expect(resources.includes('/index/gsi1')).toBe(spec.gsi1);
+      expect([...resources.matchAll(/\/index\/(\w+)/g)].map((m) => m[1]).sort()).toEqual(indexesOf(spec).map((i) => i.name).sort());
     }
     expect(granted).toEqual(FUNCTION_ACCESS[group]!.tables);
 

@@ -526,6 +526,10 @@ describe('completions', () => {
       stream: false,
     });
     expect(JSON.stringify(record)).not.toContain(MANAGED_KEY);
+    // The run is findable by its template: `_prompt` is filled when the caller sent none.
+    expect(record.metadata).toEqual({ _prompt: p.id });
+    const byPrompt = await call(gw, 'GET', `/v1/logs?metadata._prompt=${p.id}`);
+    expect(byPrompt.body.data.map((r: { id: string }) => r.id)).toEqual([record.id]);
   });
 
   it('streams chat.completion.chunk events ending with data: [DONE]', async () => {

@@ -233,7 +233,7 @@ describe('anthropic fake', () => {
   });
 
   it('streams event:/data: pairs in order, ending with message_stop', async () => {
-    const res = await post(url(), { model: 'claude', max_tokens: 100, stream: true, tools: [{ name: 'get_weather', input_schema: {} }], messages: [{ role: 'user', content: 'weather?' }] }, headers);
+    const res = await post(url(), { model: 'claude', max_tokens: 100, stream: true, tools: [{ name: 'get_weather', input_schema: { type: 'object' } }], messages: [{ role: 'user', content: 'weather?' }] }, headers);
     const events = sseEvents(await res.text());
     for (const e of events) expect(JSON.parse(e.data).type).toBe(e.event);
     const names = events.map((e) => e.event);
@@ -258,10 +258,13 @@ describe('gemini fake', () => {
 
   it('serves the Developer API with an API key (header or query)', async () => {
     const res = await post(`${fakes.gemini.url}/v1beta/models/gemini-2.0-flash:generateContent`, body, { 'x-goog-api-key': 'k' });
-    expect(await j(res)).toMatchObject({
-      candidates: [{ content: { role: 'model', parts: [{ text: 'echo: hello gemini' }] }, finishReason: 'STOP', index: 0 }],
+    const answer = await j(res);
+    expect(answer).toMatchObject({
+      candidates: [{ content: { role: 'model', parts: [{ text: 'echo: hello gemini' }] }, finishReason: 'STOP' }],
       usageMetadata: { promptTokenCount: 2, candidatesTokenCount: 3, totalTokenCount: 5 },
     });
+    // Like the real API, index 0 is a default value and left out.
+    expect(answer.candidates[0]).not.toHaveProperty('index');
     expect((await post(`${fakes.gemini.url}/v1beta/models/g:generateContent?key=k`, body)).status).toBe(200);
     const noKey = await post(`${fakes.gemini.url}/v1beta/models/g:generateContent`, body);
     expect(noKey.status).toBe(403);

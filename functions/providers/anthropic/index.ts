@@ -2,12 +2,15 @@
  * Anthropic Messages API (contract §2). Chat is translated both ways; the stream
  * translator is in stream.ts. No embeddings, audio or rerank.
  *
- * Best effort where Messages has no equivalent: `response_format` json_object/json_schema
- * becomes a last system instruction asking for JSON (the schema is included); `n > 1` is
- * a 400; `seed`, `presence_penalty`, `frequency_penalty`, `logprobs`, `logit_bias`, message
+ * `response_format` json_object/json_schema becomes a forced call of an answer tool whose
+ * input schema is the caller's schema (_shared/json-answer.ts); its input comes back as the
+ * message content. Where Messages has no equivalent: `n > 1`, `logprobs` and `logit_bias`
+ * are a 400 (_shared/unhonoured.ts); `seed`, `presence_penalty`, `frequency_penalty`, message
  * `name` and `strict` on tools are dropped. Anthropic-only `top_k` and `thinking` pass.
  */
 import { badRequest } from '../../shared/errors';
+import { refuseUnhonoured } from '../_shared/unhonoured';
+import { forcedToolChoice, isJsonAnswerTool, jsonAnswerText, jsonAnswerTool, type JsonAnswerTool } from '../_shared/json-answer';
 import { anthropicStream, anthropicUsage, finishReasonOf } from './stream';
 import { compact, completion, jsonGet, jsonPost, requireKey, resolveBase, stopList, textOf, unixSeconds, type ToolCall } from '../_shared/openai-shape';
 import type { ChatMessage, ChatRequest, ContentPart, ProviderAdapter, ProviderTarget } from '../types';
@@ -120,30 +123,37 @@ function toolChoice(body: ChatRequest): Record<string, unknown> | undefined {
   return choice;
 }
 
-function jsonInstruction(body: ChatRequest): string | undefined {
-  const rf = body.response_format;
-  if (rf?.type === 'json_object') return 'Respond with a single valid JSON object and nothing else.';
-  if (rf?.type === 'json_schema') {
-    const schema = JSON.stringify(rf.json_schema?.schema ?? {});
-    return `Respond with a single JSON value that conforms to this JSON Schema, and nothing else:\n${schema}`;
+/**
+ * The tool choice that makes the model answer with the answer tool. Extended thinking
+ * refuses forced tool use, so with thinking on the model is asked to call it instead.
+ */
+function answerToolChoice(body: ChatRequest, answer: JsonAnswerTool, system: Block[]): Record<string, unknown> | undefined {
+  const thinking = (body.thinking as { type?: string } | undefined)?.type === 'enabled';
+  if (thinking) {
+    system.push({ type: 'text', text: `Give your final answer by calling the tool ${answer.name}.` });
+    return toolChoice(body);
   }
-  return undefined;
+  const forced = forcedToolChoice(body);
+  const choice = forced.kind === 'answer' ? { type: 'tool', name: answer.name } : forced.kind === 'any' ? { type: 'any' } : toolChoice(body);
+  return body.parallel_tool_calls === false ? { ...choice, disable_parallel_tool_use: true } : choice;
 }
 
 export function anthropicBody(body: ChatRequest): Record<string, unknown> {
-  if (typeof body.n === 'number' && body.n > 1) throw badRequest('Anthropic returns one choice per request: `n` must be 1.', 'n');
+  refuseUnhonoured(body, 'Anthropic');
   const { system, messages } = toAnthropicMessages(body.messages);
-  const instruction = jsonInstruction(body);
-  if (instruction) system.push({ type: 'text', text: instruction });
+  const answer = jsonAnswerTool(body);
+  const tools = body.tools?.map((t) =>
+    compact({ name: t.function.name, description: t.function.description, input_schema: t.function.parameters ?? { type: 'object', properties: {} } }),
+  );
+  const allTools = answer ? [...(tools ?? []), { name: answer.name, description: answer.description, input_schema: answer.inputSchema }] : tools;
+  const choice = answer ? answerToolChoice(body, answer, system) : toolChoice(body);
   return compact({
     model: body.model,
     max_tokens: body.max_completion_tokens ?? body.max_tokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
     system: system.length ? system : undefined,
     messages,
-    tools: body.tools?.map((t) =>
-      compact({ name: t.function.name, description: t.function.description, input_schema: t.function.parameters ?? { type: 'object', properties: {} } }),
-    ),
-    tool_choice: toolChoice(body),
+    tools: allTools,
+    tool_choice: choice,
     stop_sequences: stopList(body.stop),
     temperature: body.temperature,
     top_p: body.top_p,
@@ -182,15 +192,18 @@ export const anthropic: ProviderAdapter = {
     response(upstream, ctx) {
       const r = upstream as AnthropicResponse;
       const blocks = r.content ?? [];
-      const text = blocks.filter((b) => b.type === 'text').map((b) => b.text ?? '').join('');
+      const answer = blocks.find((b) => b.type === 'tool_use' && isJsonAnswerTool(b.name));
+      // The answer tool's input is the answer; any text around it is not JSON.
+      const text = answer ? jsonAnswerText(answer.name, answer.input) : blocks.filter((b) => b.type === 'text').map((b) => b.text ?? '').join('');
       const toolCalls: ToolCall[] = blocks
-        .filter((b) => b.type === 'tool_use')
+        .filter((b) => b.type === 'tool_use' && !isJsonAnswerTool(b.name))
         .map((b) => ({ id: b.id ?? '', type: 'function', function: { name: b.name ?? '', arguments: JSON.stringify(b.input ?? {}) } }));
+      const finish = answer && !toolCalls.length && r.stop_reason === 'tool_use' ? 'stop' : finishReasonOf(r.stop_reason);
       return completion(ctx, {
         id: r.id,
         content: toolCalls.length && !text ? null : text,
         toolCalls,
-        finish: finishReasonOf(r.stop_reason),
+        finish,
         usage: r.usage ? anthropicUsage(r.usage) : undefined,
       });
     },

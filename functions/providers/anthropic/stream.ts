@@ -3,6 +3,7 @@
  * numbered from 0 in the order their blocks start, not by Anthropic's block index.
  * Thinking, citations and server-tool blocks have no OpenAI chunk field and are dropped.
  */
+import { isJsonAnswerTool, jsonAnswerFromArguments, JSON_ANSWER_TOOL } from '../_shared/json-answer';
 import { chunk, invalidChunk, makeUsage, parseJson, usageChunk } from '../_shared/openai-shape';
 import { sseTranslator } from '../_shared/sse';
 import type { FinishReason, StreamError, StreamTranslator, TranslateContext, Usage } from '../types';
@@ -61,6 +62,8 @@ type Event = {
 export function anthropicStream(ctx: TranslateContext): StreamTranslator {
   const state = { ...ctx };
   const toolIndex = new Map<number, number>();
+  /** The answer tool's block (structured output): its input is streamed as content. */
+  let answer: { index: number; name: string; json: string } | undefined;
   let counts: Record<string, number> | undefined;
   let finished = false;
 
@@ -88,7 +91,9 @@ export function anthropicStream(ctx: TranslateContext): StreamTranslator {
           break;
         case 'content_block_start': {
           const block = data.content_block;
-          if (block?.type === 'tool_use') {
+          if (block?.type === 'tool_use' && isJsonAnswerTool(block.name)) {
+            answer = { index: data.index ?? -1, name: block.name!, json: '' };
+          } else if (block?.type === 'tool_use') {
             const k = toolIndex.size;
             toolIndex.set(data.index ?? k, k);
             const call = { index: k, id: block.id, type: 'function' as const, function: { name: block.name, arguments: '' } };
@@ -101,6 +106,12 @@ export function anthropicStream(ctx: TranslateContext): StreamTranslator {
         case 'content_block_delta': {
           const delta = data.delta;
           if (delta?.type === 'text_delta' && delta.text) out.chunks.push(chunk(state, { content: delta.text }));
+          if (answer && data.index === answer.index && delta?.type === 'input_json_delta' && delta.partial_json) {
+            // An object answer streams as it comes; a wrapped value waits for its block's end.
+            if (answer.name === JSON_ANSWER_TOOL) out.chunks.push(chunk(state, { content: delta.partial_json }));
+            else answer.json += delta.partial_json;
+            break;
+          }
           const k = toolIndex.get(data.index ?? -1);
           if (delta?.type === 'input_json_delta' && delta.partial_json && k !== undefined) {
             out.chunks.push(chunk(state, { tool_calls: [{ index: k, function: { arguments: delta.partial_json } }] }));
@@ -112,14 +123,20 @@ export function anthropicStream(ctx: TranslateContext): StreamTranslator {
           counts = { ...counts, ...numbers(data.usage) };
           if (data.delta?.stop_reason) {
             finished = true;
-            out.chunks.push(chunk(state, {}, finishReasonOf(data.delta.stop_reason)));
+            const answered = answer && !toolIndex.size && data.delta.stop_reason === 'tool_use';
+            out.chunks.push(chunk(state, {}, answered ? 'stop' : finishReasonOf(data.delta.stop_reason)));
+          }
+          break;
+        case 'content_block_stop':
+          if (answer && data.index === answer.index && answer.name !== JSON_ANSWER_TOOL) {
+            out.chunks.push(chunk(state, { content: jsonAnswerFromArguments(answer.name, answer.json) }));
           }
           break;
         case 'message_stop':
           done();
           break;
         default:
-          // ping, content_block_stop and unknown events carry nothing for OpenAI chunks.
+          // ping and unknown events carry nothing for OpenAI chunks.
           break;
       }
     },

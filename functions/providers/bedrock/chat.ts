@@ -5,6 +5,8 @@
  * sampling -> `inferenceConfig`, images from data: URLs -> `image.source.bytes`.
  */
 import { badRequest } from '../../shared/errors';
+import { refuseUnhonoured } from '../_shared/unhonoured';
+import { forcedToolChoice, isJsonAnswerTool, jsonAnswerText, jsonAnswerTool } from '../_shared/json-answer';
 import { parseArguments, parseDataUrl, type LoosePart } from '../_shared/cloud-common';
 import { compact, completion, makeUsage, stopList, textOf } from '../_shared/openai-shape';
 import type { ChatCompletion, ChatRequest, ContentPart, FinishReason, TranslateContext, Usage } from '../types';
@@ -99,6 +101,19 @@ function messagesOf(body: ChatRequest): { system: Block[]; messages: ConverseMes
   return { system, messages, usesTools };
 }
 
+/**
+ * `response_format` as a forced call of an answer tool whose input schema is the caller's
+ * (_shared/json-answer.ts): the Converse API's only means to hold a model to a schema.
+ */
+function withAnswerTool(body: ChatRequest, config: Block | undefined): Block | undefined {
+  const answer = jsonAnswerTool(body);
+  if (!answer) return config;
+  const spec = { toolSpec: { name: answer.name, description: answer.description, inputSchema: { json: answer.inputSchema } } };
+  const forced = forcedToolChoice(body);
+  const toolChoice = forced.kind === 'answer' ? { tool: { name: answer.name } } : forced.kind === 'any' ? { any: {} } : config?.toolChoice;
+  return { tools: [...((config?.tools as Block[] | undefined) ?? []), spec], ...(toolChoice ? { toolChoice } : {}) };
+}
+
 function toolConfig(body: ChatRequest, usesTools: boolean): Block | undefined {
   if (!body.tools?.length) return undefined;
   // "none" has no Converse equivalent: drop the tools, unless the history has tool blocks
@@ -125,6 +140,7 @@ function toolConfig(body: ChatRequest, usesTools: boolean): Block | undefined {
 
 /** OpenAI chat request -> ConverseRequest body (the model id goes in the URL). */
 export function toConverseRequest(body: ChatRequest): Record<string, unknown> {
+  refuseUnhonoured(body, 'Bedrock');
   const { system, messages, usesTools } = messagesOf(body);
   const inference = compact({
     maxTokens: body.max_completion_tokens ?? body.max_tokens,
@@ -132,7 +148,7 @@ export function toConverseRequest(body: ChatRequest): Record<string, unknown> {
     topP: body.top_p,
     stopSequences: stopList(body.stop),
   });
-  const tools = toolConfig(body, usesTools);
+  const tools = withAnswerTool(body, toolConfig(body, usesTools));
   const native = Object.fromEntries(NATIVE_FIELDS.filter((f) => body[f] !== undefined).map((f) => [f, body[f]]));
   return {
     messages,
@@ -183,9 +199,11 @@ interface ConverseResponse {
 export function fromConverseResponse(upstream: unknown, ctx: TranslateContext): ChatCompletion {
   const res = (upstream ?? {}) as ConverseResponse;
   const blocks = res.output?.message?.content ?? [];
-  const text = blocks.map((b) => (typeof b.text === 'string' ? b.text : '')).join('');
+  const answer = blocks.find((b) => isJsonAnswerTool(b.toolUse?.name))?.toolUse;
+  // The answer tool's input is the answer; any text around it is not JSON.
+  const text = answer ? jsonAnswerText(answer.name, answer.input) : blocks.map((b) => (typeof b.text === 'string' ? b.text : '')).join('');
   const toolCalls = blocks
-    .filter((b) => b.toolUse)
+    .filter((b) => b.toolUse && !isJsonAnswerTool(b.toolUse.name))
     .map((b) => ({
       id: b.toolUse!.toolUseId,
       type: 'function' as const,
@@ -194,7 +212,7 @@ export function fromConverseResponse(upstream: unknown, ctx: TranslateContext): 
   return completion(ctx, {
     content: text || null,
     toolCalls,
-    finish: toolCalls.length ? 'tool_calls' : finishReasonOf(res.stopReason),
+    finish: toolCalls.length ? 'tool_calls' : answer && res.stopReason === 'tool_use' ? 'stop' : finishReasonOf(res.stopReason),
     usage: usageOf(res.usage),
   });
 }

@@ -5,6 +5,7 @@
  * metadata -> usage (and the usage chunk when asked for). Exception frames inside the 200
  * stream become a StreamError with the status of the contract's table.
  */
+import { isJsonAnswerTool, jsonAnswerFromArguments, JSON_ANSWER_TOOL } from '../_shared/json-answer';
 import { EventStreamFramer, type EventFrame } from '../_shared/aws-eventstream';
 import { finishReasonOf, usageOf } from './chat';
 import { chunk, invalidChunk, usageChunk } from '../_shared/openai-shape';
@@ -59,6 +60,8 @@ export function bedrockStream(ctx: TranslateContext): StreamTranslator {
   let started = false;
   /** contentBlockIndex -> OpenAI tool_calls[].index */
   const toolIndex = new Map<number, number>();
+  /** The answer tool's block (structured output): its input is streamed as content. */
+  let answer: { block: number; name: string; json: string } | undefined;
 
   const emit = (delta: Delta, finish: ChatCompletionChunk['choices'][number]['finish_reason'] = null) => {
     chunks.push(chunk(ctx, started ? delta : { role: 'assistant', ...delta }, finish));
@@ -76,24 +79,32 @@ export function bedrockStream(ctx: TranslateContext): StreamTranslator {
         if (!started) emit({ content: '' });
         break;
       case 'contentBlockStart':
-        if (e.start?.toolUse) {
+        if (isJsonAnswerTool(e.start?.toolUse?.name)) answer = { block, name: e.start!.toolUse!.name, json: '' };
+        else if (e.start?.toolUse) {
           const { toolUseId, name } = e.start.toolUse;
           emit({ tool_calls: [{ index: toolIndexOf(block), id: toolUseId, type: 'function', function: { name, arguments: '' } }] });
         }
         break;
       case 'contentBlockDelta':
         if (typeof e.delta?.text === 'string') emit({ content: e.delta.text });
-        else if (e.delta?.toolUse) emit({ tool_calls: [{ index: toolIndexOf(block), function: { arguments: e.delta.toolUse.input ?? '' } }] });
+        else if (e.delta?.toolUse && answer?.block === block) {
+          // An object answer streams as it comes; a wrapped value waits for its block's end.
+          if (answer.name === JSON_ANSWER_TOOL) emit({ content: e.delta.toolUse.input ?? '' });
+          else answer.json += e.delta.toolUse.input ?? '';
+        } else if (e.delta?.toolUse) emit({ tool_calls: [{ index: toolIndexOf(block), function: { arguments: e.delta.toolUse.input ?? '' } }] });
         break; // reasoningContent / citation deltas have no OpenAI chunk field
+      case 'contentBlockStop':
+        if (answer?.block === block && answer.name !== JSON_ANSWER_TOOL) emit({ content: jsonAnswerFromArguments(answer.name, answer.json) });
+        break;
       case 'messageStop':
-        emit({}, toolIndex.size > 0 ? 'tool_calls' : finishReasonOf(e.stopReason));
+        emit({}, toolIndex.size > 0 ? 'tool_calls' : answer && e.stopReason === 'tool_use' ? 'stop' : finishReasonOf(e.stopReason));
         break;
       case 'metadata':
         usage = usageOf(e.usage);
         if (usage && ctx.includeUsage) chunks.push(usageChunk(ctx, usage));
         break;
       default:
-        break; // contentBlockStop and future events
+        break; // future events
     }
   };
 

@@ -4,11 +4,12 @@
  * With a custom host, a trailing `/v1` or `/v2` segment is removed to find that host.
  *
  * Chat best effort: a named `tool_choice` becomes REQUIRED with only that tool sent;
- * `n > 1` is a 400; `parallel_tool_calls`, `user`, `logprobs`, `logit_bias`, `strict` on
- * tools and message `name` are dropped. Rerank drops `return_documents` (v2 removed it;
+ * `n > 1`, `logprobs` and `logit_bias` are a 400 (_shared/unhonoured.ts); `parallel_tool_calls`,
+ * `user`, `strict` on tools and message `name` are dropped. Rerank drops `return_documents` (v2 removed it;
  * documents are filled from the request instead), `rank_fields`, `truncation`, `parameters`.
  */
 import { badRequest } from '../../shared/errors';
+import { refuseUnhonoured } from '../_shared/unhonoured';
 import { cohereFinish, cohereStream, cohereUsage, type CohereUsage } from './stream';
 import { compact, completion, jsonGet, jsonPost, requireKey, resolveBase, stopList, textOf, type ToolCall } from '../_shared/openai-shape';
 import { docText, rerankResult } from '../_shared/rerank-shape';
@@ -67,7 +68,7 @@ function responseFormat(body: ChatRequest): Record<string, unknown> | undefined 
 }
 
 export function cohereChatBody(body: ChatRequest): Record<string, unknown> {
-  if (typeof body.n === 'number' && body.n > 1) throw badRequest('Cohere returns one choice per request: `n` must be 1.', 'n');
+  refuseUnhonoured(body, 'Cohere');
   const { tools, tool_choice } = toolsAndChoice(body);
   return compact({
     model: body.model,

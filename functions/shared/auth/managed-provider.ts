@@ -67,3 +67,17 @@ export function managedProviderFromHeaders(req: GatewayRequest, use: DeferredUse
   }
   return slug;
 }
+
+/**
+ * Whether the headers name a provider for this request only: a provider slug with the
+ * caller's own key (`x-gateway-provider: openai`), or a config. Work the gateway does later
+ * cannot use such a provider, but the provider's own API can serve the request.
+ */
+export function namesPerRequestProvider(headers: Record<string, string>): boolean {
+  const provider = headers['x-gateway-provider']?.trim();
+  return Boolean((provider && !provider.startsWith('@')) || headers['x-gateway-config']?.trim());
+}
+
+/** Whether the headers name any provider at all (per request or managed). */
+export const namesAnyProvider = (headers: Record<string, string>): boolean =>
+  Boolean(headers['x-gateway-provider']?.trim() || headers['x-gateway-virtual-key']?.trim() || headers['x-gateway-config']?.trim());

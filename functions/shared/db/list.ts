@@ -1,4 +1,4 @@
-import { GSI1, type TableName } from '../tables';
+import { GSI1, KEY, type IndexKeys, type TableName } from '../tables';
 import { ddb, tableName } from './client';
 import type { Item } from './ops';
 
@@ -18,11 +18,11 @@ export interface Page<T> {
 
 export interface ListTarget {
   table: TableName;
-  /** Partition key value (base table `pk` or `gsi1pk` with `index: 'gsi1'`). */
+  /** Partition key value (base table `pk`, `gsi1pk` with `index: 'gsi1'`, or the index's own partition key). */
   partition: string;
   /** Every listed item's sort key is `prefix + id`. */
   prefix: string;
-  index?: 'gsi1';
+  index?: 'gsi1' | IndexKeys;
   filter?: { expression: string; names?: Record<string, string>; values?: Record<string, unknown> };
 }
 
@@ -34,8 +34,9 @@ const HIGH = '\uffff';
  * ids are time-ordered, sort-key order is creation order.
  */
 export async function listPage<T extends object = Record<string, unknown>>(target: ListTarget, page: PageRequest): Promise<Page<T>> {
-  const pkAttr = target.index ? 'gsi1pk' : 'pk';
-  const skAttr = target.index ? 'gsi1sk' : 'sk';
+  const index = target.index === 'gsi1' ? { name: GSI1, partitionKey: KEY.gsi1pk, sortKey: KEY.gsi1sk } : target.index;
+  const pkAttr = index?.partitionKey ?? KEY.pk;
+  const skAttr = index?.sortKey ?? KEY.sk;
   const { prefix } = target;
   const afterKey = page.after !== undefined ? prefix + page.after : undefined;
   const beforeKey = page.before !== undefined ? prefix + page.before : undefined;
@@ -59,7 +60,7 @@ export async function listPage<T extends object = Record<string, unknown>>(targe
   do {
     const out = await ddb.query({
       TableName: tableName(target.table),
-      IndexName: target.index ? GSI1 : undefined,
+      IndexName: index?.name,
       KeyConditionExpression: `#pk = :pk${skCondition}`,
       FilterExpression: target.filter?.expression,
       ExpressionAttributeNames: { '#pk': pkAttr, ...(skCondition ? { '#sk': skAttr } : {}), ...target.filter?.names },

@@ -11,13 +11,45 @@ import { errorResponse, mergeHeaders } from './response';
 import { methodNotAllowed, routeNotFound, Router } from './router';
 import type { HttpResponse, ResponseBody, Route } from './types';
 
+/**
+ * Routes that serve a group's requests instead of its own routes, when `takes` says so: a
+ * group under a provider-shaped prefix hands paths it does not implement (and, for some
+ * groups, requests its implementation cannot serve) to the generic proxy.
+ */
+export interface Passthrough {
+  routes: readonly Route[];
+  /** `routed`: whether one of the group's own routes matches the method and path. */
+  takes(headers: Record<string, string>, routed: boolean): boolean;
+}
+
+export interface GroupOptions {
+  passthrough?: Passthrough;
+}
+
+interface GroupRouter {
+  own: Router;
+  passthrough?: { router: Router; takes: Passthrough['takes'] };
+}
+
+function groupRouter(routes: readonly Route[], options: GroupOptions): GroupRouter {
+  const { passthrough } = options;
+  return { own: new Router(routes), ...(passthrough ? { passthrough: { router: new Router(passthrough.routes), takes: passthrough.takes } } : {}) };
+}
+
+function matchRequest(group: GroupRouter, method: string, path: string, headers: Record<string, string>) {
+  const own = group.own.match(method, path);
+  if (!group.passthrough?.takes(headers, own.kind === 'match')) return own;
+  const passed = group.passthrough.router.match(method, path);
+  return passed.kind === 'match' ? passed : own;
+}
+
 export const TRACE_HEADER = 'x-gateway-trace-id';
 
 /**
  * Serve one API Gateway REST (v1) proxy event: trace id -> body limit -> authenticate ->
  * route -> handler. Every failure becomes the one error shape; nothing thrown escapes.
  */
-export async function handleEvent(router: Router, event: APIGatewayProxyEvent, ctx: RequestContext): Promise<HttpResponse> {
+export async function handleEvent(group: GroupRouter, event: APIGatewayProxyEvent, ctx: RequestContext): Promise<HttpResponse> {
   const headers = normaliseHeaders(event);
   ctx.traceId = traceIdFrom(headers, uuid);
   const method = (event.httpMethod ?? 'GET').toUpperCase();
@@ -25,7 +57,7 @@ export async function handleEvent(router: Router, event: APIGatewayProxyEvent, c
   try {
     const req = buildRequest(event, ctx, headers);
     if (req.body.length > config().maxBodyBytes) throw payloadTooLarge(config().maxBodyBytes);
-    const match = router.match(method, path);
+    const match = matchRequest(group, method, path, headers);
     // The key is checked on every route, known or not, so routes cannot be probed anonymously.
     req.auth = await authenticate(headers, match.kind === 'match' ? match.route.scope : 'gateway');
     ctx.workspaceId = req.auth.workspaceId;
@@ -83,11 +115,11 @@ function sendBody(body: ResponseBody | undefined, out: Writable): Promise<void> 
  * and aborts it at the end (a DOMException with a stack trace). That came to about 100 µs
  * of CPU per JSON response, against about 2 µs for one write (bench/README.md).
  */
-export function createHttpHandler(routes: readonly Route[]) {
-  const router = new Router(routes);
+export function createHttpHandler(routes: readonly Route[], options: GroupOptions = {}) {
+  const group = groupRouter(routes, options);
   return awslambda.streamifyResponse(async (event: APIGatewayProxyEvent, responseStream: Writable, _context: Context) => {
     const ctx = newRequestContext();
-    const response = await handleEvent(router, event, ctx);
+    const response = await handleEvent(group, event, ctx);
     const out = awslambda.HttpResponseStream.from(responseStream, {
       statusCode: response.statusCode,
       headers: mergeHeaders(response.headers, { [TRACE_HEADER]: ctx.traceId }),

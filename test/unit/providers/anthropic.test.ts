@@ -128,20 +128,22 @@ describe('anthropic request', () => {
     expect(pdf.messages[0].content[0]).toEqual({ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' } });
   });
 
-  it('asks for JSON through a last system instruction', () => {
+  it('holds the model to response_format with a forced answer tool, not a system instruction', () => {
+    const schema = { type: 'object', properties: { a: { type: 'number' } } };
     const body = bodyOf({
       model: 'm',
       max_tokens: 100,
       messages: [{ role: 'user', content: 'x' }],
-      response_format: { type: 'json_schema', json_schema: { name: 'w', schema: { type: 'object', properties: { a: { type: 'number' } } } } },
+      response_format: { type: 'json_schema', json_schema: { name: 'w', schema } },
     });
     expect(body.max_tokens).toBe(100);
-    expect(body.system).toEqual([
-      { type: 'text', text: 'Respond with a single JSON value that conforms to this JSON Schema, and nothing else:\n{"type":"object","properties":{"a":{"type":"number"}}}' },
-    ]);
-    expect(bodyOf({ model: 'm', messages: [{ role: 'user', content: 'x' }], response_format: { type: 'json_object' } }).system).toEqual([
-      { type: 'text', text: 'Respond with a single valid JSON object and nothing else.' },
-    ]);
+    expect(body.system).toBeUndefined();
+    expect(body.tools).toEqual([{ name: 'json_answer', description: expect.stringContaining('(w)'), input_schema: schema }]);
+    expect(body.tool_choice).toEqual({ type: 'tool', name: 'json_answer' });
+    const object = bodyOf({ model: 'm', messages: [{ role: 'user', content: 'x' }], response_format: { type: 'json_object' } });
+    expect(object.tools).toEqual([expect.objectContaining({ name: 'json_answer', input_schema: { type: 'object' } })]);
+    const array = bodyOf({ model: 'm', messages: [{ role: 'user', content: 'x' }], response_format: { type: 'json_schema', json_schema: { name: 'l', schema: { type: 'array' } } } });
+    expect(array.tools).toEqual([expect.objectContaining({ name: 'json_answer_value', input_schema: expect.objectContaining({ required: ['value'] }) })]);
   });
 
   it('answers 400 for missing key, bad tool arguments, n > 1 and unsupported parts', () => {

@@ -212,6 +212,10 @@ function generationConfig(body: ChatRequest): Record<string, unknown> {
 
 /** OpenAI chat request -> Gemini GenerateContentRequest (role set on every content). */
 export function toGeminiRequest(body: ChatRequest): Record<string, unknown> {
+  const bias = body.logit_bias;
+  if (bias && typeof bias === 'object' && Object.keys(bias).length) {
+    throw badRequest('Gemini has no logit bias: remove `logit_bias`.', 'logit_bias', 'unsupported_parameter');
+  }
   const { contents, system } = contentsOf(body);
   const gen = generationConfig(body);
   return {

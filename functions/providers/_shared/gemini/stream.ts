@@ -2,7 +2,8 @@
  * Gemini `streamGenerateContent?alt=sse` -> OpenAI chunks (Developer API and Vertex AI).
  * Each SSE event is a whole GenerateContentResponse holding only the new parts; events
  * may be separated by `\r\n\r\n` (Vertex). There is no `[DONE]`: the end of the body ends
- * the stream, and the usage chunk (when asked for) is emitted then.
+ * the stream, and the finish_reason and usage chunks are emitted then: some answers put a
+ * finishReason on every event, and OpenAI clients take the first one as the end.
  */
 import { choiceChunk, streamErrorFrom } from '../cloud-common';
 import { candidateOutput, finishReasonOf, usageOf, type GeminiResponse } from './format';
@@ -18,6 +19,8 @@ export function geminiStream(ctx: TranslateContext): StreamTranslator {
   /** Per choice: tool calls emitted so far (the next OpenAI tool_calls[].index). */
   const toolCounts = new Map<number, number>();
   const finished = new Set<number>();
+  /** Per choice: the latest finishReason, reported when the stream ends. */
+  const finishReasons = new Map<number, string>();
 
   const roleFirst = (index: number, delta: Delta): Delta => {
     if (started.has(index)) return delta;
@@ -56,14 +59,16 @@ export function geminiStream(ctx: TranslateContext): StreamTranslator {
           toolCounts.set(index, before + toolCalls.length);
         }
         if (text || toolCalls.length) out.chunks.push(choiceChunk(ctx, roleFirst(index, delta), null, index));
-        if (c.finishReason && !finished.has(index)) {
-          finished.add(index);
-          const reason = toolCounts.get(index) ? 'tool_calls' : finishReasonOf(c.finishReason);
-          out.chunks.push(choiceChunk(ctx, roleFirst(index, {}), reason, index));
-        }
+        if (c.finishReason) finishReasons.set(index, c.finishReason);
       });
     },
     finish(out) {
+      for (const [index, finishReason] of finishReasons) {
+        if (finished.has(index)) continue;
+        finished.add(index);
+        const reason = toolCounts.get(index) ? 'tool_calls' : finishReasonOf(finishReason);
+        out.chunks.push(choiceChunk(ctx, roleFirst(index, {}), reason, index));
+      }
       if (usage && ctx.includeUsage) out.chunks.push(usageChunk(ctx, usage));
     },
   });
