@@ -8,15 +8,13 @@ import {
   getProvider,
   listProviders,
   MANAGED_PROVIDER_SLUG,
-  PROVIDER_SECRET_FIELDS,
-  PROVIDER_SETTING_FIELDS,
-  PROVIDER_SLUGS,
   toPublicProvider,
   updateProvider,
   type ManagedProvider,
   type ProviderSecretField,
   type ProviderSettingField,
 } from '../shared/stores/providers';
+import { PLAIN_SETTING_FIELDS, PROVIDER_SETTINGS, PROVIDER_SLUGS, SECRET_SETTING_FIELDS } from '../shared/provider-table';
 import { log } from '../shared/telemetry/logger';
 import { parseInput, z } from '../shared/validation';
 
@@ -36,23 +34,13 @@ function isHttpUrl(value: string): boolean {
 }
 const customHost = z.string().check(z.maxLength(2048), z.refine(isHttpUrl, 'expected an http(s) URL without credentials'));
 
-const settingShapes = {
-  custom_host: customHost,
-  azure_resource_name: text(256),
-  azure_deployment_id: text(256),
-  azure_api_version: text(64),
-  azure_model_name: text(256),
-  vertex_project_id: text(256),
-  vertex_region: text(64),
-  aws_region: text(64),
-} satisfies Record<ProviderSettingField, z.ZodMiniType>;
+/** Each setting as the table bounds it; a custom host must also be a URL. */
+const shapeOf = (field: string, maxLength: number) => (field === 'custom_host' ? customHost : text(maxLength));
+const shapes = <F extends string>(secret: boolean) =>
+  Object.fromEntries(PROVIDER_SETTINGS.filter((r) => r.secret === secret).map((r) => [r.field, shapeOf(r.field, r.maxLength)])) as Record<F, ReturnType<typeof text>>;
 
-const secretShapes = {
-  api_key: text(8192),
-  aws_access_key_id: text(256),
-  aws_secret_access_key: text(1024),
-  aws_session_token: text(8192),
-} satisfies Record<ProviderSecretField, z.ZodMiniType>;
+const settingShapes = shapes<ProviderSettingField>(false);
+const secretShapes = shapes<ProviderSecretField>(true);
 
 /** Optional and nullable: on create null means absent; on update null clears the field. */
 const clearable = <T extends Record<string, z.ZodMiniType>>(shapes: T) =>
@@ -102,12 +90,12 @@ function providerSlug(req: GatewayRequest): string {
 
 async function create(req: GatewayRequest) {
   const body = parseInput(createSchema, req.json());
-  const secrets = Object.fromEntries(Object.entries(pick(body, PROVIDER_SECRET_FIELDS)).filter(([, v]) => v !== null)) as Record<
+  const secrets = Object.fromEntries(Object.entries(pick(body, SECRET_SETTING_FIELDS)).filter(([, v]) => v !== null)) as Record<
     ProviderSecretField,
     string
   >;
-  checkCredentials({ secret_fields: PROVIDER_SECRET_FIELDS.filter((f) => secrets[f] !== undefined) });
-  const settings = pick(body, PROVIDER_SETTING_FIELDS);
+  checkCredentials({ secret_fields: SECRET_SETTING_FIELDS.filter((f) => secrets[f] !== undefined) });
+  const settings = pick(body, PLAIN_SETTING_FIELDS);
   const created = await createProvider(req.auth.workspaceId, {
     slug: body.slug,
     provider: body.provider,
@@ -141,8 +129,8 @@ async function update(req: GatewayRequest) {
     {
       name: body.name,
       provider: body.provider,
-      settings: pick(body, PROVIDER_SETTING_FIELDS),
-      secrets: pick(body, PROVIDER_SECRET_FIELDS),
+      settings: pick(body, PLAIN_SETTING_FIELDS),
+      secrets: pick(body, SECRET_SETTING_FIELDS),
     },
     checkCredentials,
   );

@@ -2,7 +2,7 @@ import { badRequest, upstreamError, type GatewayError } from '../shared/errors';
 import type { SseWriter } from '../shared/http/sse';
 import type { CallerRequest } from '../shared/http/types';
 import { newId } from '../shared/ids';
-import { reframeOpenAIStream } from '../providers/openai-compatible';
+import { reframeOpenAIStream } from '../providers/_shared/openai-compatible';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, TranslateContext } from '../providers/types';
 import { ChatGuardrails, completionText } from './guardrails';
 import { dispatch, gatewayHeaders, withOverrides, type Dispatched } from './pipeline';

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { GatewayError, type ErrorType } from '../shared/errors';
-import { reframeOpenAIStream } from '../providers/openai-compatible';
+import { reframeOpenAIStream } from '../providers/_shared/openai-compatible';
 import type { ChatCompletionChunk, StreamError, StreamTranslator, TranslateContext } from '../providers/types';
 import type { StreamFinale, StreamLog } from './streaming';
 

@@ -1,7 +1,7 @@
 import type { HookResult } from '../guardrails/evaluate';
 import type { CallerRequest } from '../shared/http/types';
 import type { ChatCompletion, ChatRequest } from '../providers/types';
-import { textOf } from '../providers/openai-shape';
+import { textOf } from '../providers/_shared/openai-shape';
 import type { Leaf } from './routing';
 import type { RequestFacts } from './request-log';
 

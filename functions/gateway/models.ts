@@ -4,7 +4,7 @@ import type { ConfigNode } from '../shared/gateway-config';
 import { json, mergeHeaders } from '../shared/http/response';
 import type { GatewayRequest, HttpResponse } from '../shared/http/types';
 import { readBody, sendUpstream } from '../shared/net/http-client';
-import { jsonGet, openAIModelList } from '../providers/openai-shape';
+import { jsonGet, openAIModelList } from '../providers/_shared/openai-shape';
 import type { ModelEntry, ProviderAdapter, ProviderTarget, UpstreamRequest } from '../providers/types';
 import { parseGatewayOptions, responseHeadersFrom } from './headers';
 import { withRequestLog } from './request-log';

@@ -4,7 +4,8 @@ import { parseGatewayConfig, type ConfigNode, type GatewayConfigSpec } from '../
 import type { CallerRequest } from '../shared/http/types';
 import { resolveManagedProvider } from '../shared/stores/providers';
 import { resolveSavedConfig } from '../shared/stores/configs';
-import { getAdapter, PROVIDER_SLUGS } from '../providers/registry';
+import { cloudSettingsFromHeaders, PROVIDER_SLUGS, SETTING_NAMES, targetSettings } from '../shared/provider-table';
+import { getAdapter } from '../providers/registry';
 import type { ProviderAdapter, ProviderTarget } from '../providers/types';
 
 /**
@@ -22,23 +23,6 @@ function bearer(headers: Record<string, string>): string | undefined {
   if (!auth) return undefined;
   const match = /^Bearer\s+(.+)$/i.exec(auth.trim());
   return match ? match[1] : auth.trim();
-}
-
-/** Cloud settings of spec §5.4 as config leaf fields. */
-function cloudHeaders(h: Record<string, string>): Partial<ConfigNode> {
-  const pick = (name: string) => h[name] || undefined;
-  return {
-    azure_resource_name: pick('x-gateway-azure-resource-name'),
-    azure_deployment_id: pick('x-gateway-azure-deployment-id'),
-    azure_api_version: pick('x-gateway-azure-api-version'),
-    azure_model_name: pick('x-gateway-azure-model-name'),
-    vertex_project_id: pick('x-gateway-vertex-project-id'),
-    vertex_region: pick('x-gateway-vertex-region'),
-    aws_access_key_id: pick('x-gateway-aws-access-key-id'),
-    aws_secret_access_key: pick('x-gateway-aws-secret-access-key'),
-    aws_session_token: pick('x-gateway-aws-session-token'),
-    aws_region: pick('x-gateway-aws-region'),
-  };
 }
 
 const HOW_TO =
@@ -69,7 +53,7 @@ export async function resolveConfig(req: CallerRequest): Promise<ResolvedConfig>
   const managed = Boolean(virtualKey) || Boolean(provider?.startsWith('@'));
   const virtualKeyOnly = Boolean(virtualKey) && !provider;
   // Both names are always present (one may be undefined): a literal that opens with a
-  // spread of one of two shapes and then spreads cloudHeaders cost 22 µs a request in V8,
+  // spread of one of two shapes and then spreads the cloud settings cost 22 µs a request in V8,
   // this one 1 µs (bench/README.md).
   const leaf: ConfigNode = {
     provider: virtualKeyOnly ? undefined : provider,
@@ -78,7 +62,7 @@ export async function resolveConfig(req: CallerRequest): Promise<ResolvedConfig>
     // SDK placeholder) must not replace it.
     api_key: managed ? undefined : bearer(h),
     custom_host: customHost,
-    ...cloudHeaders(h),
+    ...cloudSettingsFromHeaders(h),
   };
   return { config: leaf, source: 'headers' };
 }
@@ -104,6 +88,8 @@ async function loadConfig(raw: string, workspaceId: string, source: 'x-gateway-c
   return parseGatewayConfig(saved.config, 'config');
 }
 
+const SETTING_FIELDS: ReadonlySet<string> = new Set(SETTING_NAMES);
+
 export interface ResolvedTarget {
   adapter: ProviderAdapter;
   target: ProviderTarget;
@@ -122,7 +108,7 @@ export async function resolveLeaf(node: ConfigNode, workspaceId: string): Promis
     }
     const stored: Partial<ConfigNode> = { provider: managed.provider };
     for (const [field, value] of Object.entries(Object.assign({}, managed, managed.secrets))) {
-      if (value !== null && value !== undefined && field in SETTING_FIELDS) (stored as Record<string, unknown>)[field] = value;
+      if (value !== null && value !== undefined && SETTING_FIELDS.has(field)) (stored as Record<string, unknown>)[field] = value;
     }
     // Stored settings first; anything the leaf states explicitly (other than the slug) wins.
     merged = Object.assign(stored, explicitSettings(node)) as ConfigNode;
@@ -135,21 +121,6 @@ export async function resolveLeaf(node: ConfigNode, workspaceId: string): Promis
   return { adapter, target: toTarget(merged, slug), managedProvider: managedSlug };
 }
 
-const SETTING_FIELDS = {
-  api_key: 1,
-  custom_host: 1,
-  azure_resource_name: 1,
-  azure_deployment_id: 1,
-  azure_api_version: 1,
-  azure_model_name: 1,
-  vertex_project_id: 1,
-  vertex_region: 1,
-  aws_access_key_id: 1,
-  aws_secret_access_key: 1,
-  aws_session_token: 1,
-  aws_region: 1,
-} as const;
-
 /** What a leaf states itself (defined values), without the name of its provider. */
 function explicitSettings(node: ConfigNode): Partial<ConfigNode> {
   const out: Record<string, unknown> = {};
@@ -160,17 +131,5 @@ function explicitSettings(node: ConfigNode): Partial<ConfigNode> {
 }
 
 function toTarget(n: ConfigNode, provider: string): ProviderTarget {
-  const has = (...values: Array<string | undefined>) => values.some((v) => v !== undefined);
-  return {
-    provider,
-    apiKey: n.api_key,
-    customHost: n.custom_host,
-    ...(has(n.azure_resource_name, n.azure_deployment_id, n.azure_api_version, n.azure_model_name)
-      ? { azure: { resourceName: n.azure_resource_name, deploymentId: n.azure_deployment_id, apiVersion: n.azure_api_version, modelName: n.azure_model_name } }
-      : {}),
-    ...(has(n.vertex_project_id, n.vertex_region) ? { vertex: { projectId: n.vertex_project_id, region: n.vertex_region } } : {}),
-    ...(has(n.aws_access_key_id, n.aws_secret_access_key, n.aws_session_token, n.aws_region)
-      ? { aws: { accessKeyId: n.aws_access_key_id, secretAccessKey: n.aws_secret_access_key, sessionToken: n.aws_session_token, region: n.aws_region } }
-      : {}),
-  };
+  return { provider, ...targetSettings(n) };
 }

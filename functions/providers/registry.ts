@@ -13,6 +13,7 @@ import { pinecone } from './pinecone';
 import { togetherAi } from './together-ai';
 import { voyage } from './voyage';
 import type { ProviderAdapter } from './types';
+import type { ProviderSlug } from '../shared/provider-table';
 // Cloud adapters (azure-openai, vertex-ai, google, bedrock): one import line each here.
 import { azureAI } from './azure-ai';
 import { azureOpenAI } from './azure-openai';
@@ -20,7 +21,8 @@ import { bedrock } from './bedrock';
 import { google } from './google';
 import { vertexAI } from './vertex-ai';
 
-const ADAPTERS: Record<string, ProviderAdapter> = {
+/** Typed by the slug list: a provider without an adapter (or an adapter without a slug) does not compile. */
+const ADAPTERS: Record<ProviderSlug, ProviderAdapter> = {
   openai,
   anthropic,
   cohere,
@@ -42,8 +44,6 @@ const ADAPTERS: Record<string, ProviderAdapter> = {
   bedrock,
 };
 
-export const PROVIDER_SLUGS: readonly string[] = Object.keys(ADAPTERS);
-
 export function getAdapter(slug: string): ProviderAdapter | undefined {
-  return Object.hasOwn(ADAPTERS, slug) ? ADAPTERS[slug] : undefined;
+  return Object.hasOwn(ADAPTERS, slug) ? ADAPTERS[slug as ProviderSlug] : undefined;
 }

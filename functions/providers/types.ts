@@ -4,28 +4,24 @@
  * headers, config or managed provider, then asks the adapter to build upstream requests
  * and translate responses. Adapters are pure: no I/O except `sign`, which only computes.
  */
+import type { UpstreamRequest } from '../shared/net/upstream-request';
+import type { TargetSettings } from '../shared/provider-table';
 
-/** Everything known about where and how to call a provider for one request. */
-export interface ProviderTarget {
+/**
+ * Everything known about where and how to call a provider for one request: the settings
+ * of functions/shared/provider-table.ts (`apiKey` is the caller's or managed provider's
+ * credential, `customHost` a base URL that replaces the default one, and the `azure`,
+ * `vertex` and `aws` groups) placed as that table says.
+ */
+export interface ProviderTarget extends TargetSettings {
   /** Provider slug, e.g. `openai`, `anthropic`, `bedrock` (see registry). */
   provider: string;
-  /** The caller's or managed provider's credential (Bearer token from `Authorization`). */
-  apiKey?: string;
-  /** Base URL that replaces the provider's default one (custom host). */
-  customHost?: string;
-  azure?: { resourceName?: string; deploymentId?: string; apiVersion?: string; modelName?: string };
-  vertex?: { projectId?: string; region?: string };
-  aws?: { accessKeyId?: string; secretAccessKey?: string; sessionToken?: string; region?: string };
   /** Extra request headers the caller asked to forward verbatim (x-gateway-forward-headers). */
   forwardHeaders?: Record<string, string>;
 }
 
-export interface UpstreamRequest {
-  url: string;
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
-  headers: Record<string, string>;
-  body?: Buffer | string;
-}
+/** Defined with the HTTP client that sends it; re-exported for adapters and the pipeline. */
+export type { UpstreamRequest };
 
 /** OpenAI chat completion request as the caller sent it (validated loosely upstream). */
 export type ChatRequest = {

@@ -9,7 +9,7 @@
  *   ceil(documents / 100) per query when the provider reported none;
  * - `model`: the model the request named; `provider`: the adapter that answered.
  */
-import { defaultSearchUnits, docText } from '../providers/rerank-shape';
+import { defaultSearchUnits, docText } from '../providers/_shared/rerank-shape';
 import type { RerankRequest, RerankResult } from '../providers/types';
 
 type Item = RerankResult['results'][number];

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { queryProblems } from '../gateway/conditions';
+import { CLOUD_SETTING_FIELDS, type CloudSettingField, type ProviderSettingValues } from './provider-table';
 import { validationError } from './validation';
 
 /**
@@ -41,16 +42,8 @@ const leafFields = {
   virtual_key: z.optional(z.string().check(z.minLength(1), z.maxLength(128))),
   api_key: z.optional(z.string().check(z.maxLength(8192))),
   custom_host: z.optional(z.string().check(z.maxLength(2048))),
-  azure_resource_name: z.optional(z.string()),
-  azure_deployment_id: z.optional(z.string()),
-  azure_api_version: z.optional(z.string()),
-  azure_model_name: z.optional(z.string()),
-  vertex_project_id: z.optional(z.string()),
-  vertex_region: z.optional(z.string()),
-  aws_access_key_id: z.optional(z.string()),
-  aws_secret_access_key: z.optional(z.string()),
-  aws_session_token: z.optional(z.string()),
-  aws_region: z.optional(z.string()),
+  // Cloud settings: any string here; the adapter checks each against its pattern.
+  ...(Object.fromEntries(CLOUD_SETTING_FIELDS.map((f) => [f, z.optional(z.string())])) as Record<CloudSettingField, z.ZodMiniOptional<z.ZodMiniString>>),
 };
 
 const sharedFields = {
@@ -65,23 +58,11 @@ const sharedFields = {
   output_guardrails: z.optional(z.array(guardrailRef).check(z.maxLength(20))),
 };
 
-export interface ConfigNode {
+export interface ConfigNode extends ProviderSettingValues {
   strategy?: z.infer<typeof strategySchema>;
   targets?: ConfigNode[];
   provider?: string;
   virtual_key?: string;
-  api_key?: string;
-  custom_host?: string;
-  azure_resource_name?: string;
-  azure_deployment_id?: string;
-  azure_api_version?: string;
-  azure_model_name?: string;
-  vertex_project_id?: string;
-  vertex_region?: string;
-  aws_access_key_id?: string;
-  aws_secret_access_key?: string;
-  aws_session_token?: string;
-  aws_region?: string;
   name?: string;
   weight?: number;
   override_params?: Record<string, unknown>;

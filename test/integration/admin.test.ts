@@ -266,7 +266,7 @@ describe('managed providers', () => {
   });
 
   it('accepts every listed provider and a slug that another workspace also uses', async () => {
-    const { PROVIDER_SLUGS } = await import('../../functions/shared/stores/providers');
+    const { PROVIDER_SLUGS } = await import('../../functions/shared/provider-table');
     for (const provider of ['openai', 'azure-openai', 'vertex-ai', 'mistral-ai', 'ollama', 'pinecone']) {
       expect(PROVIDER_SLUGS).toContain(provider);
     }

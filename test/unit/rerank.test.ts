@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../functions/shared/errors';
 import { azureAI, azureAIModel, azureAIRerankUrl } from '../../functions/providers/azure-ai';
-import { bedrockRerank } from '../../functions/providers/bedrock-rerank';
+import { bedrockRerank } from '../../functions/providers/bedrock/rerank';
 import { cohere } from '../../functions/providers/cohere';
 import { getAdapter } from '../../functions/providers/registry';
 import type { RerankRequest, RerankResult } from '../../functions/providers/types';

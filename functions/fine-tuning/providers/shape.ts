@@ -1,6 +1,6 @@
 /** Small helpers shared by the fine-tuning adapters: requests and tolerant field readers. */
 import { createHash } from 'node:crypto';
-import { buildHeaders } from '../../providers/openai-shape';
+import { buildHeaders } from '../../providers/_shared/openai-shape';
 import type { UpstreamRequest } from '../../providers/types';
 import type { Hyperparameters, JobError } from '../types';
 import type { Endpoint, ProviderEvent } from './types';

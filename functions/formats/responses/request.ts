@@ -10,7 +10,7 @@
  */
 import { badRequest } from '../../shared/errors';
 import { parseInput } from '../../shared/validation';
-import { compact } from '../../providers/openai-shape';
+import { compact } from '../../providers/_shared/openai-shape';
 import type { ChatMessage, ChatRequest, ContentPart } from '../../providers/types';
 import {
   functionCallItemSchema,

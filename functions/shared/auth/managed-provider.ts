@@ -1,5 +1,6 @@
 import { badRequest } from '../errors';
 import type { GatewayRequest } from '../http/types';
+import { CLOUD_SETTINGS, type SettingGroup } from '../provider-table';
 import { MANAGED_PROVIDER_SLUG } from '../stores/providers';
 
 /**
@@ -28,13 +29,15 @@ export const managedProviderRequired = (use: DeferredUse, what: string, header: 
     'managed_provider_required',
   );
 
+const CLOUD_NAMES: Record<SettingGroup, string> = { azure: 'Azure', vertex: 'Vertex AI', aws: 'AWS' };
+
 /** Headers that carry a credential or a per-request provider setting (never storable). */
 const PER_REQUEST_HEADERS: ReadonlyArray<[header: string, why: (boundTo: string) => string]> = [
   ['x-gateway-config', (to) => `x-gateway-config cannot be bound to a ${to}`],
   ['x-gateway-custom-host', (to) => `a per-request custom host cannot be bound to a ${to} (set \`custom_host\` on the managed provider)`],
-  ['x-gateway-aws-access-key-id', (to) => `AWS credentials in headers cannot be bound to a ${to}`],
-  ['x-gateway-aws-secret-access-key', (to) => `AWS credentials in headers cannot be bound to a ${to}`],
-  ['x-gateway-aws-session-token', (to) => `AWS credentials in headers cannot be bound to a ${to}`],
+  ...CLOUD_SETTINGS.filter((row) => row.secret).map(
+    (row): [string, (to: string) => string] => [row.header, (to) => `${CLOUD_NAMES[row.group]} credentials in headers cannot be bound to a ${to}`],
+  ),
 ];
 
 /** `x-gateway-provider` and `x-gateway-virtual-key` may both be sent only when they name the same managed provider. */

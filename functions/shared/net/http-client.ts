@@ -2,9 +2,9 @@ import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
-import type { UpstreamRequest } from '../../providers/types';
 import { config } from '../config';
 import { badRequest, GatewayError, requestTimeout, upstreamError } from '../errors';
+import type { UpstreamRequest } from './upstream-request';
 import { assertSafeUrl, BLOCKED_HOST_CODE, createGuardedLookup, isTrustedHost, type Resolver } from './ssrf';
 
 /**

@@ -4,6 +4,7 @@ import { deleteItem, getItem, putNew, updateItem } from '../db/ops';
 import { listPage, type Page, type PageRequest } from '../db/list';
 import { conflict } from '../errors';
 import { uuid } from '../ids';
+import { PLAIN_SETTING_FIELDS, SECRET_SETTING_FIELDS, type PlainSettingField, type ProviderSlug, type SecretSettingField } from '../provider-table';
 import { WorkspaceCache } from './ttl-cache';
 
 /**
@@ -13,50 +14,12 @@ import { WorkspaceCache } from './ttl-cache';
  * this module through the API. The data plane reads them with resolveManagedProvider.
  */
 
-/** Every provider a managed provider may name (the one list; adapters live in functions/providers). */
-export const PROVIDER_SLUGS = [
-  'openai',
-  'anthropic',
-  'azure-openai',
-  'azure-ai',
-  'bedrock',
-  'vertex-ai',
-  'google',
-  'cohere',
-  'mistral-ai',
-  'groq',
-  'together-ai',
-  'deepseek',
-  'fireworks-ai',
-  'openrouter',
-  'ollama',
-  'jina',
-  'voyage',
-  'pinecone',
-] as const;
-
-export type ProviderSlug = (typeof PROVIDER_SLUGS)[number];
-
 /** A managed provider's own slug (what `@slug` names): URL-friendly, unique per workspace. */
 export const MANAGED_PROVIDER_SLUG = /^[a-z0-9][a-z0-9-]{0,63}$/;
 
-/** Settings stored in the clear (nothing here is a credential). */
-export const PROVIDER_SETTING_FIELDS = [
-  'custom_host',
-  'azure_resource_name',
-  'azure_deployment_id',
-  'azure_api_version',
-  'azure_model_name',
-  'vertex_project_id',
-  'vertex_region',
-  'aws_region',
-] as const;
-
-/** Credentials: encrypted at rest, never returned by the API. */
-export const PROVIDER_SECRET_FIELDS = ['api_key', 'aws_access_key_id', 'aws_secret_access_key', 'aws_session_token'] as const;
-
-export type ProviderSettingField = (typeof PROVIDER_SETTING_FIELDS)[number];
-export type ProviderSecretField = (typeof PROVIDER_SECRET_FIELDS)[number];
+/** Settings a managed provider stores in the clear, and its credentials (encrypted at rest, never returned). */
+export type ProviderSettingField = PlainSettingField;
+export type ProviderSecretField = SecretSettingField;
 export type ProviderSettings = Record<ProviderSettingField, string | null>;
 export type ProviderSecrets = Partial<Record<ProviderSecretField, string>>;
 
@@ -102,7 +65,7 @@ const encryptionContext = (workspaceId: string, slug: string): EncryptionContext
 
 function fromItem(item: ProviderItem): ManagedProvider {
   const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, secrets: _s, ...rest } = item;
-  const settings = Object.fromEntries(PROVIDER_SETTING_FIELDS.map((f) => [f, rest[f] ?? null])) as ProviderSettings;
+  const settings = Object.fromEntries(PLAIN_SETTING_FIELDS.map((f) => [f, rest[f] ?? null])) as ProviderSettings;
   return { ...rest, ...settings, secret_fields: rest.secret_fields ?? [] };
 }
 
@@ -115,7 +78,7 @@ export function toPublicProvider(p: ManagedProvider): PublicProvider {
     name: p.name,
     provider: p.provider,
     workspace_id: p.workspace_id,
-    ...Object.fromEntries(PROVIDER_SETTING_FIELDS.map((f) => [f, p[f] ?? null])),
+    ...Object.fromEntries(PLAIN_SETTING_FIELDS.map((f) => [f, p[f] ?? null])),
     has_api_key: has('api_key'),
     has_aws_credentials: has('aws_access_key_id') && has('aws_secret_access_key'),
     has_aws_session_token: has('aws_session_token'),
@@ -125,7 +88,7 @@ export function toPublicProvider(p: ManagedProvider): PublicProvider {
 }
 
 function presentSecrets(secrets: ProviderSecrets): ProviderSecretField[] {
-  return PROVIDER_SECRET_FIELDS.filter((f) => typeof secrets[f] === 'string' && secrets[f] !== '');
+  return SECRET_SETTING_FIELDS.filter((f) => typeof secrets[f] === 'string' && secrets[f] !== '');
 }
 
 async function seal(workspaceId: string, slug: string, secrets: ProviderSecrets): Promise<Envelope | undefined> {
@@ -174,7 +137,7 @@ export interface ProviderInput {
 export async function createProvider(workspaceId: string, input: ProviderInput): Promise<ManagedProvider> {
   const ts = now();
   const id = uuid();
-  const settings = Object.fromEntries(PROVIDER_SETTING_FIELDS.map((f) => [f, input.settings[f] ?? null])) as ProviderSettings;
+  const settings = Object.fromEntries(PLAIN_SETTING_FIELDS.map((f) => [f, input.settings[f] ?? null])) as ProviderSettings;
   const record: ManagedProvider = {
     id,
     slug: input.slug,
@@ -251,13 +214,13 @@ export async function updateProvider(
     updated_at: now(),
   };
   const remove: string[] = [];
-  for (const f of PROVIDER_SETTING_FIELDS) {
+  for (const f of PLAIN_SETTING_FIELDS) {
     if (next[f] === null) remove.push(f);
     else set[f] = next[f];
   }
-  if (PROVIDER_SECRET_FIELDS.some((f) => patch.secrets[f] !== undefined)) {
+  if (SECRET_SETTING_FIELDS.some((f) => patch.secrets[f] !== undefined)) {
     const merged: ProviderSecrets = { ...(await unseal(item)) };
-    for (const f of PROVIDER_SECRET_FIELDS) {
+    for (const f of SECRET_SETTING_FIELDS) {
       const value = patch.secrets[f];
       if (value === null) delete merged[f];
       else if (value !== undefined) merged[f] = value;
@@ -282,11 +245,11 @@ function mergeRecord(current: ManagedProvider, patch: ProviderPatch): ManagedPro
   const next: ManagedProvider = { ...current };
   if (patch.name !== undefined) next.name = patch.name;
   if (patch.provider !== undefined) next.provider = patch.provider;
-  for (const f of PROVIDER_SETTING_FIELDS) {
+  for (const f of PLAIN_SETTING_FIELDS) {
     const value = patch.settings[f];
     if (value !== undefined) next[f] = value;
   }
-  next.secret_fields = PROVIDER_SECRET_FIELDS.filter((f) => {
+  next.secret_fields = SECRET_SETTING_FIELDS.filter((f) => {
     const value = patch.secrets[f];
     return value === undefined ? current.secret_fields.includes(f) : value !== null && value !== '';
   });

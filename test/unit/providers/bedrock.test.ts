@@ -1,8 +1,8 @@
 import { createHash, createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GatewayError } from '../../../functions/shared/errors';
-import { eventStreamCodec } from '../../../functions/providers/aws-eventstream';
-import { signSigV4 } from '../../../functions/providers/aws-sigv4';
+import { eventStreamCodec } from '../../../functions/providers/_shared/aws-eventstream';
+import { signSigV4 } from '../../../functions/providers/_shared/aws-sigv4';
 import { bedrock } from '../../../functions/providers/bedrock';
 import { getAdapter } from '../../../functions/providers/registry';
 import type { ChatRequest, ProviderTarget, UpstreamRequest } from '../../../functions/providers/types';

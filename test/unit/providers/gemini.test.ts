@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../functions/shared/errors';
 import { google } from '../../../functions/providers/google';
-import { toGeminiSchema } from '../../../functions/providers/gemini-schema';
+import { toGeminiSchema } from '../../../functions/providers/_shared/gemini/schema';
 import { getAdapter } from '../../../functions/providers/registry';
 import type { ChatRequest, ProviderTarget } from '../../../functions/providers/types';
 import { contentOf, ctx, run, translateEveryWay } from './stream-helpers';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { getAdapter, PROVIDER_SLUGS } from '../../../functions/providers/registry';
-import { buildHeaders, resolveBase } from '../../../functions/providers/openai-shape';
+import { getAdapter } from '../../../functions/providers/registry';
+import { PROVIDER_SLUGS } from '../../../functions/shared/provider-table';
+import { buildHeaders, resolveBase } from '../../../functions/providers/_shared/openai-shape';
 
 describe('registry', () => {
   it('finds every adapter under its own slug', () => {

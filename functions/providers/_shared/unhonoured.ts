@@ -1,0 +1,16 @@
+import { badRequest } from '../../shared/errors';
+import type { ChatRequest } from '../types';
+
+/**
+ * Chat fields whose loss would change what the caller gets back (more choices, log
+ * probabilities, token bias): a provider with no equivalent refuses them with a 400 naming
+ * the field rather than dropping them. What providers drop instead is listed in the
+ * README's table of translated parameters.
+ */
+export function refuseUnhonoured(body: ChatRequest, providerName: string): void {
+  if (typeof body.n === 'number' && body.n > 1) throw badRequest(`${providerName} returns one choice per request: \`n\` must be 1.`, 'n');
+  if (body.logprobs === true) throw badRequest(`${providerName} does not return log probabilities: remove \`logprobs\`.`, 'logprobs', 'unsupported_parameter');
+  if (typeof body.top_logprobs === 'number') throw badRequest(`${providerName} does not return log probabilities: remove \`top_logprobs\`.`, 'top_logprobs', 'unsupported_parameter');
+  const bias = body.logit_bias;
+  if (bias && typeof bias === 'object' && Object.keys(bias).length) throw badRequest(`${providerName} has no logit bias: remove \`logit_bias\`.`, 'logit_bias', 'unsupported_parameter');
+}

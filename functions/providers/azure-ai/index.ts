@@ -1,0 +1,80 @@
+/**
+ * Azure AI (Foundry) rerank for Cohere deployments (issue «Unified rerank» item 2). The
+ * deployments speak Cohere's v2 rerank API, so the wire format is Cohere's (contract §6).
+ *
+ * URL:
+ * - default: `https://{resource}.services.ai.azure.com/providers/cohere/v2/rerank`, the
+ *   resource from `x-gateway-azure-resource-name` (a DNS label; SSRF guard);
+ * - custom host (a serverless endpoint such as `https://{name}.{region}.models.ai.azure.com`,
+ *   or any Cohere-compatible root): `{custom host}/v2/rerank`, a trailing `/v1` or `/v2`
+ *   segment of the host removed first.
+ * The generic proxy appends the caller's path to `https://{resource}.services.ai.azure.com`
+ * (or the custom host).
+ *
+ * Auth: the key as `Authorization: Bearer <key>` (serverless endpoints and Foundry accept it;
+ * an Entra ID token goes the same way).
+ *
+ * Body: a `cohere.` prefix on the model (the gateway's vendor-qualified name, e.g.
+ * `cohere.rerank-v3.5`) is stripped upstream. Sent: model, query, documents (objects
+ * flattened to their `text`), top_n, max_tokens_per_doc, priority. Dropped (Cohere v2 has no
+ * such field): return_documents (documents are filled from the request instead),
+ * rank_fields, truncation, parameters. Response: `results[].relevance_score`, the
+ * provider's `id`, `meta.billed_units.search_units`.
+ */
+import { SETTING } from '../../shared/provider-table';
+import { requireSetting, rootUrl } from '../_shared/cloud-common';
+import { compact, jsonPost, requireKey } from '../_shared/openai-shape';
+import { docText, rerankResult } from '../_shared/rerank-shape';
+import type { ProviderAdapter, ProviderTarget, RerankRequest } from '../types';
+
+const VENDOR_PREFIX = /^cohere\./i;
+
+function resourceRoot(target: ProviderTarget): string {
+  const resource = requireSetting(target.azure?.resourceName, SETTING.azure_resource_name, 'Azure AI resource name');
+  return `https://${resource.toLowerCase()}.services.ai.azure.com`;
+}
+
+const baseUrl = (target: ProviderTarget): string => rootUrl(target, () => resourceRoot(target));
+
+export function azureAIRerankUrl(target: ProviderTarget): string {
+  const custom = target.customHost?.trim();
+  if (custom) return `${custom.replace(/\/+$/, '').replace(/\/v[12]$/, '')}/v2/rerank`;
+  return `${resourceRoot(target)}/providers/cohere/v2/rerank`;
+}
+
+const authHeaders = (target: ProviderTarget) => ({ authorization: `Bearer ${requireKey(target, 'Azure AI').trim()}` });
+
+/** The model as the deployment knows it: `cohere.rerank-v3.5` -> `rerank-v3.5`. */
+export const azureAIModel = (model: string): string => model.replace(VENDOR_PREFIX, '');
+
+function rerankBody(body: RerankRequest): Record<string, unknown> {
+  return compact({
+    model: azureAIModel(body.model),
+    query: body.query,
+    documents: body.documents.map(docText),
+    top_n: body.top_n,
+    max_tokens_per_doc: body.max_tokens_per_doc,
+    priority: body.priority,
+  });
+}
+
+type CohereRerankResponse = {
+  id?: string;
+  results?: Array<{ index: number; relevance_score: number; document?: unknown }>;
+  meta?: { billed_units?: { search_units?: number } };
+};
+
+export const azureAI: ProviderAdapter = {
+  slug: 'azure-ai',
+  name: 'Azure AI',
+  baseUrl,
+  authHeaders,
+  rerank: {
+    request: (body, target) => jsonPost(azureAIRerankUrl(target), rerankBody(body), authHeaders(target), target),
+    response(upstream, body, ctx) {
+      const r = (upstream ?? {}) as CohereRerankResponse;
+      const items = (r.results ?? []).map((x) => ({ index: x.index, score: x.relevance_score, document: x.document }));
+      return rerankResult('azure-ai', items, body, ctx, { id: r.id, searchUnits: r.meta?.billed_units?.search_units });
+    },
+  },
+};

@@ -1,0 +1,43 @@
+/**
+ * AWS Bedrock (contract §5): chat through Converse / ConverseStream
+ * (POST https://bedrock-runtime.{region}.amazonaws.com/model/{urlencoded id}/converse[-stream]),
+ * embeddings through InvokeModel, rerank through bedrock-agent-runtime. Requests are signed
+ * last by `sign` (SigV4, service `bedrock`), which also serves the generic proxy.
+ */
+import { bedrockAuthHeaders, bedrockPost, bedrockSign, controlRoot, modelSegment, runtimeRoot } from './common';
+import { jsonGet } from '../_shared/openai-shape';
+import { bedrockEmbeddings } from './embeddings';
+import { fromConverseResponse, toConverseRequest } from './chat';
+import { bedrockRerank } from './rerank';
+import { bedrockStream } from './stream';
+import type { ProviderAdapter } from '../types';
+
+export const bedrock: ProviderAdapter = {
+  slug: 'bedrock',
+  name: 'AWS Bedrock',
+  baseUrl: runtimeRoot,
+  authHeaders: bedrockAuthHeaders,
+  sign: bedrockSign,
+  models: {
+    request: (target) => jsonGet(`${controlRoot(target)}/foundation-models`, bedrockAuthHeaders(target), target),
+    response: (upstream) =>
+      ((upstream as { modelSummaries?: Array<{ modelId?: unknown; providerName?: unknown }> }).modelSummaries ?? [])
+        .filter((m) => typeof m.modelId === 'string')
+        .map((m) => ({
+          id: m.modelId as string,
+          object: 'model',
+          created: 0,
+          owned_by: typeof m.providerName === 'string' ? m.providerName.toLowerCase() : 'bedrock',
+        })),
+  },
+  chat: {
+    request(body, target) {
+      const action = body.stream ? 'converse-stream' : 'converse';
+      return bedrockPost(`${runtimeRoot(target)}/model/${modelSegment(body.model)}/${action}`, toConverseRequest(body), target);
+    },
+    response: fromConverseResponse,
+    stream: bedrockStream,
+  },
+  embeddings: bedrockEmbeddings,
+  rerank: bedrockRerank,
+};
