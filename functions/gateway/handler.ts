@@ -1,10 +1,12 @@
 import { createHttpHandler } from '../shared/http/handler';
-import type { Route } from '../shared/http/types';
+import type { GatewayRequest, Route } from '../shared/http/types';
 import { speech, transcriptions, translations } from './audio';
 import { chatCompletions } from './chat';
 import { embeddings } from './embeddings';
-import { listModels } from './models';
 import { proxyRoutes } from './proxy';
+
+// Rare routes load on first use, so the cold start stays within its budget (test/infra/bundles.test.ts).
+const listModels = (req: GatewayRequest) => import('./models').then((m) => m.listModels(req));
 
 export const routes: Route[] = [
   { method: 'POST', path: '/v1/chat/completions', scope: 'gateway', name: 'chat.completions', handler: chatCompletions },
