@@ -150,6 +150,19 @@ async function addMissingIndexes(client: DynamoDBClient, TableName: string, spec
         ],
       }),
     );
+    // DynamoDB builds one new index per table at a time: the next waits for this one.
+    await indexActive(client, TableName, index.name);
+  }
+}
+
+async function indexActive(client: DynamoDBClient, TableName: string, IndexName: string): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName }));
+    const status = Table?.GlobalSecondaryIndexes?.find((i) => i.IndexName === IndexName)?.IndexStatus;
+    if (status === 'ACTIVE' && Table?.TableStatus === 'ACTIVE') return;
+    if (Date.now() > deadline) throw new Error(`The index ${IndexName} of ${TableName} is still ${status ?? 'missing'} after two minutes.`);
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
