@@ -7,9 +7,18 @@ import { proxyRoutes } from './proxy';
 
 // Rare routes load on first use, so the cold start stays within its budget (test/infra/bundles.test.ts).
 const listModels = (req: GatewayRequest) => import('./models').then((m) => m.listModels(req));
+const responsesApi = () => import('./openai-responses/route');
+const createResponse = (req: GatewayRequest) => responsesApi().then((m) => m.createResponse(req));
+const retrieveResponse = (req: GatewayRequest) => responsesApi().then((m) => m.retrieveResponse(req));
+const deleteResponse = (req: GatewayRequest) => responsesApi().then((m) => m.deleteStoredResponse(req));
+const listInputItems = (req: GatewayRequest) => responsesApi().then((m) => m.listInputItems(req));
 
 export const routes: Route[] = [
   { method: 'POST', path: '/v1/chat/completions', scope: 'gateway', name: 'chat.completions', handler: chatCompletions },
+  { method: 'POST', path: '/v1/responses', scope: 'gateway', name: 'responses', handler: createResponse },
+  { method: 'GET', path: '/v1/responses/{id}', scope: 'gateway', name: 'responses.retrieve', handler: retrieveResponse },
+  { method: 'DELETE', path: '/v1/responses/{id}', scope: 'gateway', name: 'responses.delete', handler: deleteResponse },
+  { method: 'GET', path: '/v1/responses/{id}/input_items', scope: 'gateway', name: 'responses.input_items', handler: listInputItems },
   { method: 'GET', path: '/v1/models', scope: 'gateway', name: 'models', handler: listModels },
   { method: 'POST', path: '/v1/embeddings', scope: 'gateway', name: 'embeddings', handler: embeddings },
   { method: 'POST', path: '/v1/audio/speech', scope: 'gateway', name: 'audio.speech', handler: speech },

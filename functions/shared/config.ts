@@ -68,6 +68,8 @@ const schema = z.object({
   REQUEST_LOG_TTL_DAYS: intFromEnv(30, 1),
   /** How long a request-log record waits for others to share its write (0: at once). */
   REQUEST_LOG_BATCH_WAIT_MS: intFromEnv(0, 0),
+  /** How long a stored Responses API object (`store: true`) is kept for `previous_response_id`. */
+  RESPONSES_TTL_DAYS: intFromEnv(30, 1),
   MAX_BODY_BYTES: intFromEnv(10 * 1024 * 1024, 1),
   /** Upper bound on any upstream call when the caller sets no timeout. */
   DEFAULT_UPSTREAM_TIMEOUT_MS: intFromEnv(600_000, 1),
@@ -104,6 +106,7 @@ export interface GatewayConfig {
   rateLimitReserveAheadMs: number;
   requestLogTtlDays: number;
   requestLogBatchWaitMs: number;
+  responsesTtlDays: number;
   maxBodyBytes: number;
   defaultUpstreamTimeoutMs: number;
   runQueueUrl: string | undefined;
@@ -144,6 +147,7 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     rateLimitReserveAheadMs: e.RATE_LIMIT_RESERVE_AHEAD_MS,
     requestLogTtlDays: e.REQUEST_LOG_TTL_DAYS,
     requestLogBatchWaitMs: e.REQUEST_LOG_BATCH_WAIT_MS,
+    responsesTtlDays: e.RESPONSES_TTL_DAYS,
     maxBodyBytes: e.MAX_BODY_BYTES,
     defaultUpstreamTimeoutMs: e.DEFAULT_UPSTREAM_TIMEOUT_MS,
     runQueueUrl: e.RUN_QUEUE_URL,

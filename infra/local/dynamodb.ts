@@ -160,7 +160,7 @@ async function indexActive(client: DynamoDBClient, TableName: string, IndexName:
   for (;;) {
     const { Table } = await client.send(new DescribeTableCommand({ TableName }));
     const status = Table?.GlobalSecondaryIndexes?.find((i) => i.IndexName === IndexName)?.IndexStatus;
-    if (status === 'ACTIVE' && Table?.TableStatus === 'ACTIVE') return;
+    if (status === 'ACTIVE') return;
     if (Date.now() > deadline) throw new Error(`The index ${IndexName} of ${TableName} is still ${status ?? 'missing'} after two minutes.`);
     await new Promise((r) => setTimeout(r, 100));
   }
