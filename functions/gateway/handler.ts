@@ -1,29 +1,27 @@
 import { createHttpHandler } from '../shared/http/handler';
-import type { GatewayRequest, Route } from '../shared/http/types';
-import { speech, transcriptions, translations } from './audio';
+import type { GatewayRequest, HttpResponse, Route } from '../shared/http/types';
 import { chatCompletions } from './chat';
 import { embeddings } from './embeddings';
 import { proxyRoutes } from './proxy';
 
 // Rare routes load on first use, so the cold start stays within its budget (test/infra/bundles.test.ts).
-const listModels = (req: GatewayRequest) => import('./models').then((m) => m.listModels(req));
-const responsesApi = () => import('./openai-responses/route');
-const createResponse = (req: GatewayRequest) => responsesApi().then((m) => m.createResponse(req));
-const retrieveResponse = (req: GatewayRequest) => responsesApi().then((m) => m.retrieveResponse(req));
-const deleteResponse = (req: GatewayRequest) => responsesApi().then((m) => m.deleteStoredResponse(req));
-const listInputItems = (req: GatewayRequest) => responsesApi().then((m) => m.listInputItems(req));
+type Module = Record<string, (req: GatewayRequest) => Promise<HttpResponse>>;
+const lazy = (load: () => Promise<Module>, name: string) => (req: GatewayRequest) => load().then((m) => m[name]!(req));
+const audio = () => import('./audio') as Promise<Module>;
+const responsesApi = () => import('./openai-responses/route') as Promise<Module>;
+const models = () => import('./models') as Promise<Module>;
 
 export const routes: Route[] = [
   { method: 'POST', path: '/v1/chat/completions', scope: 'gateway', name: 'chat.completions', handler: chatCompletions },
-  { method: 'POST', path: '/v1/responses', scope: 'gateway', name: 'responses', handler: createResponse },
-  { method: 'GET', path: '/v1/responses/{id}', scope: 'gateway', name: 'responses.retrieve', handler: retrieveResponse },
-  { method: 'DELETE', path: '/v1/responses/{id}', scope: 'gateway', name: 'responses.delete', handler: deleteResponse },
-  { method: 'GET', path: '/v1/responses/{id}/input_items', scope: 'gateway', name: 'responses.input_items', handler: listInputItems },
-  { method: 'GET', path: '/v1/models', scope: 'gateway', name: 'models', handler: listModels },
+  { method: 'POST', path: '/v1/responses', scope: 'gateway', name: 'responses', handler: lazy(responsesApi, 'createResponse') },
+  { method: 'GET', path: '/v1/responses/{id}', scope: 'gateway', name: 'responses.retrieve', handler: lazy(responsesApi, 'retrieveResponse') },
+  { method: 'DELETE', path: '/v1/responses/{id}', scope: 'gateway', name: 'responses.delete', handler: lazy(responsesApi, 'deleteStoredResponse') },
+  { method: 'GET', path: '/v1/responses/{id}/input_items', scope: 'gateway', name: 'responses.input_items', handler: lazy(responsesApi, 'listInputItems') },
+  { method: 'GET', path: '/v1/models', scope: 'gateway', name: 'models', handler: lazy(models, 'listModels') },
   { method: 'POST', path: '/v1/embeddings', scope: 'gateway', name: 'embeddings', handler: embeddings },
-  { method: 'POST', path: '/v1/audio/speech', scope: 'gateway', name: 'audio.speech', handler: speech },
-  { method: 'POST', path: '/v1/audio/transcriptions', scope: 'gateway', name: 'audio.transcriptions', handler: transcriptions },
-  { method: 'POST', path: '/v1/audio/translations', scope: 'gateway', name: 'audio.translations', handler: translations },
+  { method: 'POST', path: '/v1/audio/speech', scope: 'gateway', name: 'audio.speech', handler: lazy(audio, 'speech') },
+  { method: 'POST', path: '/v1/audio/transcriptions', scope: 'gateway', name: 'audio.transcriptions', handler: lazy(audio, 'transcriptions') },
+  { method: 'POST', path: '/v1/audio/translations', scope: 'gateway', name: 'audio.translations', handler: lazy(audio, 'translations') },
   ...proxyRoutes,
 ];
 

@@ -4,6 +4,7 @@
  * (test/unit/openapi.test.ts) holds this list to the endpoint groups' route tables.
  */
 import * as zm from 'zod/mini';
+import { responsesRequestSchema } from '../../functions/formats/responses/schema';
 import { createSchema as apiKeyCreate, updateSchema as apiKeyUpdate } from '../../functions/admin/api-keys';
 import { createSchema as configCreate, updateSchema as configUpdate } from '../../functions/admin/configs';
 import { createSchema as providerCreate, updateSchema as providerUpdate } from '../../functions/admin/providers';
@@ -84,6 +85,14 @@ export const OPERATIONS: readonly Operation[] = [
     ...body('ChatCompletionRequest', chatSchema),
     description: 'OpenAI chat completions. Fields beyond these pass to the provider unchanged; `stream: true` answers server-sent events ending with `data: [DONE]`.',
   }),
+  op('POST', '/v1/responses', 'gateway', 'Create a response (OpenAI Responses API) on any provider', 'stream', {
+    ...body('ResponsesRequest', responsesRequestSchema),
+    description:
+      'OpenAI and Azure OpenAI: passed through. Other providers: translated through the chat path; `stream: true` answers Responses events; `store` (default true) keeps the response for `previous_response_id`.',
+  }),
+  op('GET', '/v1/responses/{id}', 'gateway', 'Retrieve a stored response', 'object'),
+  op('DELETE', '/v1/responses/{id}', 'gateway', 'Delete a stored response', 'deleted'),
+  op('GET', '/v1/responses/{id}/input_items', 'gateway', "List a stored response's input items", 'list', { query: [...page] }),
   op('GET', '/v1/models', 'gateway', "List the provider's models (a config: every target's, each once)", 'list', {
     description:
       "Read through each provider's own API (Anthropic, Gemini, Bedrock, Cohere translated) and answered in OpenAI's shape. A config target that cannot answer is named in `x-gateway-models-unavailable`.",
