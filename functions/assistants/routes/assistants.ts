@@ -1,11 +1,11 @@
-import { notFound } from '../shared/errors';
-import { listObject, pageFromQuery } from '../shared/http/list';
-import { ok } from '../shared/http/response';
-import type { GatewayRequest } from '../shared/http/types';
-import { log } from '../shared/telemetry/logger';
-import { z } from '../shared/validation';
-import { createAssistant, deleteAssistant, getAssistant, listAssistants, updateAssistant, type AssistantFields } from './assistants-store';
-import { PROVIDER_REF, requireManagedProvider } from './credentials';
+import { notFound } from '../../shared/errors';
+import { listObject, pageFromQuery } from '../../shared/http/list';
+import { ok } from '../../shared/http/response';
+import type { GatewayRequest } from '../../shared/http/types';
+import { log } from '../../shared/telemetry/logger';
+import { z } from '../../shared/validation';
+import { createAssistant, deleteAssistant, getAssistant, listAssistants, updateAssistant, type AssistantFields } from '../store/assistants';
+import { PROVIDER_REF, requireManagedProvider } from '../credentials';
 import { parseBody, pathId, route, type AssistantContext } from './http';
 import {
   metadataSchema,

@@ -1,8 +1,8 @@
-import { notFound } from '../shared/errors';
-import type { GatewayRequest, HttpMethod, HttpResponse, Route } from '../shared/http/types';
-import { parseInput, type z } from '../shared/validation';
-import { assistantProviderFromHeaders } from './credentials';
-import { MAX_ID_LENGTH } from './db';
+import { notFound } from '../../shared/errors';
+import type { GatewayRequest, HttpMethod, HttpResponse, Route } from '../../shared/http/types';
+import { parseInput, type z } from '../../shared/validation';
+import { assistantProviderFromHeaders } from '../credentials';
+import { MAX_ID_LENGTH } from '../store/db';
 import { rejectUnsupportedTools } from './schemas';
 
 /** What every assistant-group handler gets besides the request. */
