@@ -1,5 +1,5 @@
 import { proxyUnroutedOrPerRequest } from '../gateway/proxy';
-import { createHttpHandler } from '../shared/http/handler';
+import { createHttpHandler } from '../shared/http/lambda-entry';
 import { assistantRoutes } from './routes/assistants';
 import { messageRoutes } from './routes/messages';
 import { runRoutes } from './routes/runs';

@@ -1,4 +1,4 @@
-import { createHttpHandler } from '../shared/http/handler';
+import { createHttpHandler } from '../shared/http/lambda-entry';
 import type { GatewayRequest, Route } from '../shared/http/types';
 import { speech, transcriptions, translations } from './audio';
 import { chatCompletions } from './chat';

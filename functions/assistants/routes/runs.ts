@@ -3,6 +3,7 @@ import { listObject, pageFromQuery } from '../../shared/http/list';
 import { ok } from '../../shared/http/response';
 import type { GatewayRequest } from '../../shared/http/types';
 import { log } from '../../shared/telemetry/logger';
+import { assistantProviderFromHeaders } from '../credentials';
 import { z } from '../../shared/validation';
 import { getAssistant } from '../store/assistants';
 import { parseBody, pathId, route, type AssistantContext } from './http';
@@ -70,7 +71,7 @@ async function create(req: GatewayRequest, ctx: AssistantContext) {
   const threadId = threadIdOf(req);
   const body = parseBody(req, createRunSchema);
   const assistant = await loadAssistant(ctx.workspaceId, body.assistant_id);
-  const spec = await buildRunSpec(ctx.workspaceId, body, assistant, ctx.headerProvider);
+  const spec = await buildRunSpec(ctx.workspaceId, body, assistant, assistantProviderFromHeaders(req));
   const messages = (body.additional_messages ?? []).map((m, i) => newMessageFrom(m, `additional_messages[${i}]`));
   const record = await createRun(ctx.workspaceId, threadId, spec, messages);
   return body.stream ? streamNewRun(req.context, record) : start(req, record);
@@ -79,7 +80,7 @@ async function create(req: GatewayRequest, ctx: AssistantContext) {
 async function createWithThread(req: GatewayRequest, ctx: AssistantContext) {
   const body = parseBody(req, createThreadAndRunSchema);
   const assistant = await loadAssistant(ctx.workspaceId, body.assistant_id);
-  const spec = await buildRunSpec(ctx.workspaceId, body, assistant, ctx.headerProvider);
+  const spec = await buildRunSpec(ctx.workspaceId, body, assistant, assistantProviderFromHeaders(req));
   const messages = (body.thread?.messages ?? []).map((m, i) => newMessageFrom(m, `thread.messages[${i}]`));
   const fields = { metadata: body.thread?.metadata ?? {}, tool_resources: body.thread?.tool_resources ?? {} };
   const { thread, record } = await createThreadAndRun(ctx.workspaceId, fields, messages, spec);
