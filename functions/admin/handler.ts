@@ -1,4 +1,4 @@
-import { createHttpHandler } from '../shared/http/handler';
+import { createHttpHandler } from '../shared/http/lambda-entry';
 import { apiKeyRoutes } from './api-keys';
 import { configRoutes } from './configs';
 import { providerRoutes } from './providers';

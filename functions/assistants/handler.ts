@@ -1,9 +1,9 @@
 import { proxyUnroutedOrPerRequest } from '../gateway/proxy';
-import { createHttpHandler } from '../shared/http/handler';
-import { assistantRoutes } from './assistants-routes';
-import { messageRoutes } from './messages-routes';
-import { runRoutes } from './runs-routes';
-import { threadRoutes } from './threads-routes';
+import { createHttpHandler } from '../shared/http/lambda-entry';
+import { assistantRoutes } from './routes/assistants';
+import { messageRoutes } from './routes/messages';
+import { runRoutes } from './routes/runs';
+import { threadRoutes } from './routes/threads';
 
 /** Assistants v2: `/v1/assistants...` and `/v1/threads...` (threads, messages, runs, steps). */
 export const routes = [...assistantRoutes, ...threadRoutes, ...messageRoutes, ...runRoutes];

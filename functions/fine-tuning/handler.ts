@@ -1,5 +1,5 @@
 import { proxyUnroutedOrPerRequest } from '../gateway/proxy';
-import { createHttpHandler } from '../shared/http/handler';
+import { createHttpHandler } from '../shared/http/lambda-entry';
 import { fineTuningRoutes } from './routes';
 
 /** `/v1/fine_tuning/jobs...`: the fine-tuning endpoint group (one Lambda). */

@@ -1,4 +1,4 @@
-import { createHttpHandler } from '../shared/http/handler';
+import { createHttpHandler } from '../shared/http/lambda-entry';
 import type { GatewayRequest, HttpResponse, Route } from '../shared/http/types';
 import { chatCompletions } from './chat';
 import { embeddings } from './embeddings';

@@ -1,6 +1,6 @@
 import { namesAnyProvider, namesPerRequestProvider } from '../shared/auth/managed-provider';
 import { badRequest } from '../shared/errors';
-import type { Passthrough } from '../shared/http/handler';
+import type { Passthrough } from '../shared/http/lambda-entry';
 import { mergeHeaders } from '../shared/http/response';
 import type { GatewayRequest, HttpResponse, Route } from '../shared/http/types';
 import type { ProviderAdapter, ProviderTarget, UpstreamRequest } from '../providers/types';

@@ -1,4 +1,4 @@
-import { createHttpHandler } from '../shared/http/handler';
+import { createHttpHandler } from '../shared/http/lambda-entry';
 import { policyRoutes } from './routes';
 
 export const routes = policyRoutes;

@@ -1,4 +1,4 @@
-import { createHttpHandler } from '../shared/http/handler';
+import { createHttpHandler } from '../shared/http/lambda-entry';
 import { promptRoutes } from './routes';
 
 export const routes = promptRoutes;

@@ -1,5 +1,5 @@
 import { proxyUnrouted } from '../gateway/proxy';
-import { createHttpHandler } from '../shared/http/handler';
+import { createHttpHandler } from '../shared/http/lambda-entry';
 import { rerankRoutes } from './routes';
 
 export const routes = rerankRoutes;

@@ -1,15 +1,15 @@
 import type { ZodMiniType } from 'zod/mini';
 import type { FineTuneStepEvent, FineTuningExecutionInput, StartJobMessage } from '../fine-tuning/workflow';
 import { FINE_TUNE_ACTIONS } from '../fine-tuning/workflow';
-import type { RunExecutionInput, RunStepEvent } from '../assistants/run-workflow';
-import { RUN_STEP_ACTIONS } from '../assistants/run-workflow';
+import type { RunExecutionInput, RunStepEvent } from '../assistants/workflow/contract';
+import { RUN_STEP_ACTIONS } from '../assistants/workflow/contract';
 import { z } from '../shared/validation';
 
 /**
  * The shapes of what the workers receive: Step Functions task Parameters, queue messages
  * and the EventBridge execution status changes. Each is typed by its contract in
- * run-workflow.ts / fine-tuning/workflow.ts (kept free of runtime imports for the CDK app),
- * so a schema that drifted from its contract is a type error here.
+ * assistants/workflow/contract.ts / fine-tuning/workflow.ts (kept free of runtime imports
+ * for the CDK app), so a schema that drifted from its contract is a type error here.
  */
 const id = z.string().check(z.minLength(1));
 const caughtError = z.optional(z.looseObject({ Error: z.optional(z.string()), Cause: z.optional(z.string()) }));

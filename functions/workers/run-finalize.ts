@@ -1,4 +1,4 @@
-import { finalizeRunExecution } from '../assistants/run-steps';
+import { finalizeRunExecution } from '../assistants/workflow/steps';
 import { parseEvent } from '../shared/workflows/events';
 import { log } from '../shared/telemetry/logger';
 import { executionInput, executionStatusChange, runExecutionInput } from './events';

@@ -1,6 +1,6 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { loadRunState } from '../assistants/engine-state';
-import type { RunExecutionInput } from '../assistants/run-workflow';
+import { loadRunState } from '../assistants/engine/state';
+import type { RunExecutionInput } from '../assistants/workflow/contract';
 import { isTerminal } from '../assistants/types';
 import { config } from '../shared/config';
 import { log } from '../shared/telemetry/logger';

@@ -1,5 +1,5 @@
-import { runStep } from '../assistants/run-steps';
-import type { RunStepResult } from '../assistants/run-workflow';
+import { runStep } from '../assistants/workflow/steps';
+import type { RunStepResult } from '../assistants/workflow/contract';
 import { parseEvent } from '../shared/workflows/events';
 import { runStepEvent } from './events';
 

@@ -9,12 +9,12 @@ import { createSchema as apiKeyCreate, updateSchema as apiKeyUpdate } from '../.
 import { createSchema as configCreate, updateSchema as configUpdate } from '../../functions/admin/configs';
 import { createSchema as providerCreate, updateSchema as providerUpdate } from '../../functions/admin/providers';
 import { createSchema as workspaceCreate } from '../../functions/admin/workspaces';
-import { createSchema as assistantCreate, updateSchema as assistantUpdate } from '../../functions/assistants/assistants-routes';
-import { updateSchema as messageUpdate } from '../../functions/assistants/messages-routes';
-import { createRunSchema, createThreadAndRunSchema, threadInputSchema } from '../../functions/assistants/run-input';
-import { submitSchema as runSubmit, updateSchema as runUpdate } from '../../functions/assistants/runs-routes';
-import { messageInputSchema } from '../../functions/assistants/schemas';
-import { updateSchema as threadUpdate } from '../../functions/assistants/threads-routes';
+import { createSchema as assistantCreate, updateSchema as assistantUpdate } from '../../functions/assistants/routes/assistants';
+import { updateSchema as messageUpdate } from '../../functions/assistants/routes/messages';
+import { createRunSchema, createThreadAndRunSchema, threadInputSchema } from '../../functions/assistants/routes/run-input';
+import { submitSchema as runSubmit, updateSchema as runUpdate } from '../../functions/assistants/routes/runs';
+import { messageInputSchema } from '../../functions/assistants/routes/schemas';
+import { updateSchema as threadUpdate } from '../../functions/assistants/routes/threads';
 import { createJobSchema } from '../../functions/fine-tuning/schema';
 import { chatSchema } from '../../functions/gateway/chat';
 import { embeddingsSchema } from '../../functions/gateway/embeddings';

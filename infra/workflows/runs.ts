@@ -12,12 +12,12 @@
  *   any task error after its retries ──> MarkFailed (last_error server_error) ──> Failed
  *
  * The run's status lives in DynamoDB; every task is one action of the `run-step` worker
- * (functions/assistants/run-steps.ts), which reads the run, acts with a conditional write
+ * (functions/assistants/workflow/steps.ts), which reads the run, acts with a conditional write
  * and answers `{next, status}`: in_progress -> `model`, requires_action -> `wait`, anything
  * else -> `done` (a run being cancelled is finished as `cancelled` on the way). ModelStep is
- * one model call (engine.ts: a retried call writes nothing twice and commits at most once),
+ * one model call (engine/model-step.ts: a retried call writes nothing twice and commits at most once),
  * so it is retried on any error. WaitForToolOutputs stores its task token on the run; the
- * API's submit_tool_outputs answers it (functions/assistants/lifecycle.ts). Cancel is a hard
+ * API's submit_tool_outputs answers it (functions/assistants/workflow/lifecycle.ts). Cancel is a hard
  * stop (StopExecution) whose finalizer (`run-finalize`) marks the run cancelled; the same
  * finalizer fails a run whose execution died.
  */
@@ -27,7 +27,7 @@ import {
   RUN_START_WORKER,
   RUN_STEP_WORKER,
   type RunStepAction,
-} from '../../functions/assistants/run-workflow';
+} from '../../functions/assistants/workflow/contract';
 import { parseConfig } from '../../functions/shared/config';
 import { choiceOn, fail, lambdaTask, lambdaWaitForTokenTask, succeed, type Catcher, type JsonObject, type Retrier, type StateMachineDefinition } from './asl';
 

@@ -21,7 +21,7 @@ const FUNCTIONS: Array<{ name: string; entry: string; access: FunctionAccess }> 
   { name: BOOTSTRAP_WORKER.name, entry: BOOTSTRAP_WORKER.entry, access: WORKER_ACCESS[BOOTSTRAP_WORKER.name]! },
 ];
 
-/** Storage helpers (functions/shared/db/ops.ts, list.ts, assistants/db.ts) by what they do. */
+/** Storage helpers (functions/shared/db/ops.ts, list.ts, assistants/store/db.ts) by what they do. */
 const READS = new Set(['getItem', 'queryAll', 'txCheck', 'listPage']);
 const WRITES = new Set(['putNew', 'putItem', 'batchedPuts', 'updateItem', 'deleteItem', 'txPut', 'txUpdate', 'txDelete', 'deletePartition', 'transactWrite']);
 

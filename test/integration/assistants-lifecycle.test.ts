@@ -16,10 +16,10 @@ import { call, startTestGateway } from '../support/gateway';
 //
 // Fault injection (test-only, nothing in functions/ knows about it): vi.mock wraps two
 // functions the workers reach, for threads a test arms, once each:
-// - runs-store `transitionRun` to `completed` throws: the model step dies after the engine
+// - store/runs `transitionRun` to `completed` throws: the model step dies after the engine
 //   wrote (and closed) its message but before the commit;
 // - engine `runModelStepByRef` throws after returning: the worker dies after the commit;
-// - run-steps `runStep` holds a `wait` action until the test lets it go: outputs arrive
+// - workflow/steps `runStep` holds a `wait` action until the test lets it go: outputs arrive
 //   before the WaitForToolOutputs task has stored its token.
 // The local runtime loads the worker modules through vitest's module graph, so the mocks
 // apply to them exactly as a crash of the Lambda would at that point. No functions/ module
@@ -31,8 +31,8 @@ const faults = vi.hoisted(() => ({
   fired: [] as string[],
 }));
 
-vi.mock('../../functions/assistants/runs-store', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../functions/assistants/runs-store')>();
+vi.mock('../../functions/assistants/store/runs', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../functions/assistants/store/runs')>();
   return {
     ...original,
     transitionRun: async (...args: Parameters<typeof original.transitionRun>) => {
@@ -46,8 +46,8 @@ vi.mock('../../functions/assistants/runs-store', async (importOriginal) => {
   };
 });
 
-vi.mock('../../functions/assistants/engine', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../functions/assistants/engine')>();
+vi.mock('../../functions/assistants/engine/model-step', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../functions/assistants/engine/model-step')>();
   return {
     ...original,
     runModelStepByRef: async (...args: Parameters<typeof original.runModelStepByRef>) => {
@@ -61,8 +61,8 @@ vi.mock('../../functions/assistants/engine', async (importOriginal) => {
   };
 });
 
-vi.mock('../../functions/assistants/run-steps', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../functions/assistants/run-steps')>();
+vi.mock('../../functions/assistants/workflow/steps', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../functions/assistants/workflow/steps')>();
   return {
     ...original,
     runStep: async (...args: Parameters<typeof original.runStep>) => {
@@ -141,7 +141,7 @@ const runsQueue = () => gw.sqs.queues.runs!;
  * requires_action as soon as ModelStep commits, a moment before the machine gets there.
  */
 async function untilWaitingOnToken(threadId: string, runId: string): Promise<void> {
-  const [{ getItem }, { runKey }] = await Promise.all([import('../../functions/shared/db/ops'), import('../../functions/assistants/db')]);
+  const [{ getItem }, { runKey }] = await Promise.all([import('../../functions/shared/db/ops'), import('../../functions/assistants/store/db')]);
   await until(async () => typeof (await getItem('threads', runKey(gw.workspaceId, threadId, runId), true))?.engine_task_token === 'string');
 }
 

@@ -10,10 +10,10 @@ import { call, errorOf, startTestGateway, type CallOptions } from '../support/ga
 // the handlers load; the stores are imported after it has started (same module instances).
 let gw: LocalGateway;
 let other: { key: string };
-let runs: typeof import('../../functions/assistants/runs-store');
-let steps: typeof import('../../functions/assistants/steps-store');
-let messagesStore: typeof import('../../functions/assistants/messages-store');
-let lifecycle: typeof import('../../functions/assistants/lifecycle');
+let runs: typeof import('../../functions/assistants/store/runs');
+let steps: typeof import('../../functions/assistants/store/steps');
+let messagesStore: typeof import('../../functions/assistants/store/messages');
+let lifecycle: typeof import('../../functions/assistants/workflow/lifecycle');
 const started: string[] = [];
 const submitted: Array<{ runId: string; outputs: unknown }> = [];
 const cancelled: string[] = [];
@@ -31,10 +31,10 @@ beforeAll(async () => {
   const key = await call(gw, 'POST', '/v1/api-keys', { body: { name: 'other', workspace_id: ws.body.id, scopes: ['admin', 'gateway'] } });
   expect(key.status).toBe(200);
   other = { key: key.body.secret };
-  runs = await import('../../functions/assistants/runs-store');
-  steps = await import('../../functions/assistants/steps-store');
-  messagesStore = await import('../../functions/assistants/messages-store');
-  lifecycle = await import('../../functions/assistants/lifecycle');
+  runs = await import('../../functions/assistants/store/runs');
+  steps = await import('../../functions/assistants/store/steps');
+  messagesStore = await import('../../functions/assistants/store/messages');
+  lifecycle = await import('../../functions/assistants/workflow/lifecycle');
   lifecycle.setLifecycleHooks({
     startRun: async (r) => void started.push(r.run.id),
     submitToolOutputs: async (r, outputs) => void submitted.push({ runId: r.run.id, outputs }),

@@ -69,7 +69,7 @@ it.each([false, true])('admits exactly one of M racing run creates on each of N 
 
 /** A claim on the thread whose run item cannot be read (as a reader racing the claiming transaction sees it). */
 async function claimWithoutRun(threadId: string, runId: string, expiresAt: number | undefined) {
-  const [{ updateItem }, { threadKey }] = await Promise.all([import('../../functions/shared/db/ops'), import('../../functions/assistants/db')]);
+  const [{ updateItem }, { threadKey }] = await Promise.all([import('../../functions/shared/db/ops'), import('../../functions/assistants/store/db')]);
   await updateItem('threads', threadKey(gw.workspaceId, threadId), {
     set: { active_run_id: runId, ...(expiresAt === undefined ? {} : { active_run_expires_at: expiresAt }) },
     condition: 'attribute_exists(pk)',

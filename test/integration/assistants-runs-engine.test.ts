@@ -10,13 +10,13 @@ import { call, startTestGateway } from '../support/gateway';
 let gw: LocalGateway;
 let openaiFake: FakeServer;
 let claudeFake: FakeServer;
-let engine: typeof import('../../functions/assistants/engine');
-let submit: typeof import('../../functions/assistants/engine-submit');
-let runs: typeof import('../../functions/assistants/runs-store');
-let steps: typeof import('../../functions/assistants/steps-store');
-let messages: typeof import('../../functions/assistants/messages-store');
-let lifecycle: typeof import('../../functions/assistants/lifecycle');
-type RunRecord = import('../../functions/assistants/runs-store').RunRecord;
+let engine: typeof import('../../functions/assistants/engine/model-step');
+let submit: typeof import('../../functions/assistants/engine/submit');
+let runs: typeof import('../../functions/assistants/store/runs');
+let steps: typeof import('../../functions/assistants/store/steps');
+let messages: typeof import('../../functions/assistants/store/messages');
+let lifecycle: typeof import('../../functions/assistants/workflow/lifecycle');
+type RunRecord = import('../../functions/assistants/store/runs').RunRecord;
 const started: RunRecord[] = [];
 
 beforeAll(async () => {
@@ -28,12 +28,12 @@ beforeAll(async () => {
   ] as const) {
     expect((await call(gw, 'POST', '/v1/providers', { body: { slug, provider, api_key: 'sk-managed', custom_host: `${fake.url}/v1` } })).status).toBe(200);
   }
-  engine = await import('../../functions/assistants/engine');
-  submit = await import('../../functions/assistants/engine-submit');
-  runs = await import('../../functions/assistants/runs-store');
-  steps = await import('../../functions/assistants/steps-store');
-  messages = await import('../../functions/assistants/messages-store');
-  lifecycle = await import('../../functions/assistants/lifecycle');
+  engine = await import('../../functions/assistants/engine/model-step');
+  submit = await import('../../functions/assistants/engine/submit');
+  runs = await import('../../functions/assistants/store/runs');
+  steps = await import('../../functions/assistants/store/steps');
+  messages = await import('../../functions/assistants/store/messages');
+  lifecycle = await import('../../functions/assistants/workflow/lifecycle');
 });
 afterAll(async () => {
   await gw?.stop();

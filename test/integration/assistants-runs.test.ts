@@ -12,7 +12,7 @@ import { call, startTestGateway } from '../support/gateway';
 let gw: LocalGateway;
 let openaiFake: FakeServer;
 let claudeFake: FakeServer;
-let steps: typeof import('../../functions/assistants/steps-store');
+let steps: typeof import('../../functions/assistants/store/steps');
 
 beforeAll(async () => {
   [openaiFake, claudeFake] = await Promise.all([startOpenAIFake(), startAnthropicFake()]);
@@ -24,7 +24,7 @@ beforeAll(async () => {
     const created = await call(gw, 'POST', '/v1/providers', { body: { slug, provider, api_key: 'sk-managed', custom_host: `${fake.url}/v1` } });
     expect(created.status).toBe(200);
   }
-  steps = await import('../../functions/assistants/steps-store');
+  steps = await import('../../functions/assistants/store/steps');
 });
 afterAll(async () => {
   await gw?.stop();
@@ -319,7 +319,7 @@ describe('streamed runs: the state matrix', () => {
       run = await sdk.beta.threads.runs.retrieve(runId, { thread_id: thread.id });
     }
     expect(run.status).toBe('cancelled');
-    // The run moves first; its message and step are closed right after (engine.ts settle).
+    // The run moves first; its message and step are closed right after (engine/model-step.ts settle).
     const closed = async () => {
       const [message] = (await sdk.beta.threads.messages.list(thread.id, { run_id: runId })).data;
       const listed = await steps.listSteps({ workspaceId: gw.workspaceId, threadId: thread.id, runId }, { limit: 10, order: 'asc' });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PassThrough } from 'node:stream';
 import type { Server } from 'node:http';
-import { createHttpHandler } from '../../functions/shared/http/handler';
+import { createHttpHandler } from '../../functions/shared/http/lambda-entry';
+import { badRequest } from '../../functions/shared/errors';
 import { SseWriter, SSE_HEADERS } from '../../functions/shared/http/sse';
 import { closeServer, listen } from '../../infra/local/server';
 import type { StreamingHandler } from '../../infra/local/awslambda-shim';
@@ -138,6 +139,7 @@ describe('response streaming through the local Lambda shim', () => {
   let server: Server;
   let url: string;
   let firstChunkSeen: () => void;
+  const middlewareCalls: string[] = [];
   const seen = new Promise<void>((r) => (firstChunkSeen = r));
 
   beforeAll(async () => {
@@ -166,6 +168,24 @@ describe('response streaming through the local Lambda shim', () => {
         handler: async () => {
           throw new Error('secret internals at /srv/app.ts:12');
         },
+      },
+      {
+        method: 'GET',
+        path: '/v1/guarded/{id}',
+        scope: 'gateway',
+        use: [
+          async (req, next) => {
+            middlewareCalls.push(`outer:${req.params.id}:${req.auth.workspaceId ? 'authenticated' : 'anonymous'}`);
+            const res = await next();
+            return { ...res, headers: { ...res.headers, 'x-outer': 'seen' } };
+          },
+          async (req, next) => {
+            middlewareCalls.push('inner');
+            if (req.params.id === 'refused') throw badRequest('Refused by the route middleware.', 'id', 'refused');
+            return next();
+          },
+        ],
+        handler: async (req) => ({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: req.params.id }) }),
       },
       {
         method: 'GET',
@@ -214,6 +234,27 @@ describe('response streaming through the local Lambda shim', () => {
     expect(text).not.toContain('secret internals');
     expect(text).not.toContain('.ts');
     expect(res.headers.get('x-gateway-trace-id')).toBeTruthy();
+  });
+
+  it("runs a route's middleware after authentication, outermost first, around its handler", async () => {
+    const anonymous = await fetch(`${url}/v1/guarded/abc`);
+    expect(anonymous.status).toBe(401);
+    expect(middlewareCalls).toEqual([]);
+
+    const res = await fetch(`${url}/v1/guarded/abc`, { headers: { 'x-gateway-api-key': gw.adminKey } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ id: 'abc' });
+    expect(res.headers.get('x-outer')).toBe('seen');
+    expect(middlewareCalls).toEqual(['outer:abc:authenticated', 'inner']);
+  });
+
+  it('answers what a middleware throws with the error shape, without running the handler', async () => {
+    middlewareCalls.length = 0;
+    const res = await fetch(`${url}/v1/guarded/refused`, { headers: { 'x-gateway-api-key': gw.adminKey } });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: unknown }).error).toMatchObject({ type: 'invalid_request_error', code: 'refused', param: 'id' });
+    expect(res.headers.get('x-outer')).toBeNull();
+    expect(middlewareCalls).toEqual(['outer:refused:authenticated', 'inner']);
   });
 
   it('passes binary bodies and the status through unchanged', async () => {

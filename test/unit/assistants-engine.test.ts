@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { Message, Run } from '../../functions/assistants/types';
 
 // Pure parts of the run engine: truncation, the chat request, ids, limits, error codes.
-const { truncateMessages, buildChatRequest, estimateTokens, toChatMessage } = await import('../../functions/assistants/engine-request');
-const { callIds, addUsage, ZERO_USAGE } = await import('../../functions/assistants/engine-state');
-const { lastErrorCode } = await import('../../functions/assistants/engine-call');
-const { limitReason } = await import('../../functions/assistants/engine');
+const { truncateMessages, buildChatRequest, estimateTokens, toChatMessage } = await import('../../functions/assistants/engine/request');
+const { callIds, addUsage, ZERO_USAGE } = await import('../../functions/assistants/engine/state');
+const { lastErrorCode } = await import('../../functions/assistants/engine/call');
+const { limitReason } = await import('../../functions/assistants/engine/model-step');
 
 let seq = 0;
 function message(role: 'user' | 'assistant', text: string, extra: Partial<Message> = {}): Message {

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { GatewayRequest } from '../../functions/shared/http/types';
 
 // Pure input handling of the assistants group: no storage is touched.
-const { rejectUnsupportedTools, metadataSchema, messageInputSchema } = await import('../../functions/assistants/schemas');
-const { toContent, MAX_CONTENT_BYTES } = await import('../../functions/assistants/messages-store');
-const { checkToolChoice } = await import('../../functions/assistants/run-input');
+const { rejectUnsupportedTools, metadataSchema, messageInputSchema } = await import('../../functions/assistants/routes/schemas');
+const { toContent, MAX_CONTENT_BYTES } = await import('../../functions/assistants/store/messages');
+const { checkToolChoice } = await import('../../functions/assistants/routes/run-input');
 const { assistantProviderFromHeaders } = await import('../../functions/assistants/credentials');
 const { GatewayError } = await import('../../functions/shared/errors');
 const { parseInput } = await import('../../functions/shared/validation');

@@ -1,14 +1,17 @@
 import { GatewayError, notFound } from '../errors';
-import type { HttpMethod, Route } from './types';
+import { compose } from './middleware';
+import type { Handler, HttpMethod, Route } from './types';
 
 interface CompiledRoute {
   route: Route;
+  /** The route's handler inside its middleware. */
+  handler: Handler;
   segments: string[];
   greedy: boolean;
 }
 
 export type RouteMatch =
-  | { kind: 'match'; route: Route; params: Record<string, string> }
+  | { kind: 'match'; route: Route; handler: Handler; params: Record<string, string> }
   | { kind: 'method_not_allowed'; allowed: HttpMethod[] }
   | { kind: 'not_found' };
 
@@ -23,7 +26,8 @@ export class Router {
       .map((route) => {
         const segments = split(route.path);
         const greedy = segments.at(-1) === '{proxy+}';
-        return { route, segments: greedy ? segments.slice(0, -1) : segments, greedy };
+        const handler = route.use?.length ? compose(route.use, route.handler) : route.handler;
+        return { route, handler, segments: greedy ? segments.slice(0, -1) : segments, greedy };
       })
       // More literal segments first, greedy routes last, so `/threads/runs` beats `/threads/{id}`.
       .sort((a, b) => Number(a.greedy) - Number(b.greedy) || literalWeight(b) - literalWeight(a));
@@ -35,7 +39,7 @@ export class Router {
     for (const c of this.compiled) {
       const params = matchSegments(c, parts);
       if (!params) continue;
-      if (c.route.method === method) return { kind: 'match', route: c.route, params };
+      if (c.route.method === method) return { kind: 'match', route: c.route, handler: c.handler, params };
       allowed.add(c.route.method);
     }
     return allowed.size ? { kind: 'method_not_allowed', allowed: [...allowed] } : { kind: 'not_found' };

@@ -52,6 +52,14 @@ export interface HttpResponse {
   body?: ResponseBody;
 }
 
+export type Handler = (req: GatewayRequest) => Promise<HttpResponse>;
+
+/**
+ * A step around a route's handler (after authentication and routing): it calls `next()`
+ * for the rest of the chain, or answers (or throws) without calling it.
+ */
+export type Middleware = (req: GatewayRequest, next: () => Promise<HttpResponse>) => Promise<HttpResponse>;
+
 export interface Route {
   method: HttpMethod;
   /** `/v1/things/{id}`; a final `{proxy+}` matches the rest of the path. */
@@ -59,5 +67,7 @@ export interface Route {
   scope: Scope;
   /** Name used in logs and metrics; defaults to `METHOD path`. */
   name?: string;
-  handler: (req: GatewayRequest) => Promise<HttpResponse>;
+  /** Run around `handler`, the first one outermost. */
+  use?: readonly Middleware[];
+  handler: Handler;
 }

@@ -47,7 +47,8 @@ export const TRACE_HEADER = 'x-gateway-trace-id';
 
 /**
  * Serve one API Gateway REST (v1) proxy event: trace id -> body limit -> authenticate ->
- * route -> handler. Every failure becomes the one error shape; nothing thrown escapes.
+ * route -> the route's middleware (`Route.use`) -> handler. Every failure becomes the one
+ * error shape; nothing thrown escapes.
  */
 export async function handleEvent(group: GroupRouter, event: APIGatewayProxyEvent, ctx: RequestContext): Promise<HttpResponse> {
   const headers = normaliseHeaders(event);
@@ -65,7 +66,7 @@ export async function handleEvent(group: GroupRouter, event: APIGatewayProxyEven
     if (match.kind === 'method_not_allowed') throw methodNotAllowed(method, path, match.allowed);
     ctx.route = match.route.name ?? `${match.route.method} ${match.route.path}`;
     req.params = match.params;
-    return await match.route.handler(req);
+    return await match.handler(req);
   } catch (err) {
     const gatewayError = asGatewayError(err);
     if (gatewayError.status >= 500) {

@@ -1,8 +1,8 @@
-import type { ChatMessage, ChatRequest, ContentPart } from '../providers/types';
-import type { Message, Run, ToolCall, TruncationStrategy, Usage } from './types';
+import type { ChatMessage, ChatRequest, ContentPart } from '../../providers/types';
+import type { Message, Run, ToolCall, TruncationStrategy, Usage } from '../types';
 
 /**
- * The chat request of one model call of a run (pure; engine-context.ts loads the inputs):
+ * The chat request of one model call of a run (pure; context.ts loads the inputs):
  * system = the run's instructions (assistant or run override, plus additional_instructions,
  * joined when the run was created), then the thread's messages after truncation, then
  * this run's own earlier turns (assistant text + tool calls, and the submitted outputs).

@@ -1,13 +1,13 @@
-import { notFound } from '../shared/errors';
-import { ok } from '../shared/http/response';
-import type { GatewayRequest } from '../shared/http/types';
-import { log } from '../shared/telemetry/logger';
-import { z } from '../shared/validation';
+import { notFound } from '../../shared/errors';
+import { ok } from '../../shared/http/response';
+import type { GatewayRequest } from '../../shared/http/types';
+import { log } from '../../shared/telemetry/logger';
+import { z } from '../../shared/validation';
 import { parseBody, pathId, route, type AssistantContext } from './http';
-import { newMessageFrom } from './messages-store';
+import { newMessageFrom } from '../store/messages';
 import { threadInputSchema } from './run-input';
 import { metadataSchema, toolResourcesSchema } from './schemas';
-import { createThread, deleteThread, getThread, updateThread } from './threads-store';
+import { createThread, deleteThread, getThread, updateThread } from '../store/threads';
 
 /** `/v1/threads`: create (with optional messages), retrieve, modify, delete. */
 

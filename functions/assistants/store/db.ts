@@ -1,7 +1,7 @@
-import { ddb, tableName } from '../shared/db/client';
-import type { TransactWriteItem as TransactItem } from '../shared/db/document';
-import { batchWrite, buildUpdate, type Key, type UpdateSpec } from '../shared/db/ops';
-import type { TableName } from '../shared/tables';
+import { ddb, tableName } from '../../shared/db/client';
+import type { TransactWriteItem as TransactItem } from '../../shared/db/document';
+import { batchWrite, buildUpdate, type Key, type UpdateSpec } from '../../shared/db/ops';
+import type { TableName } from '../../shared/tables';
 
 /**
  * Key layout (DESIGN.md §4: keys prefixed by workspace, so every read is tenant-scoped).

@@ -1,12 +1,12 @@
-import { getItem, updateItem } from '../shared/db/ops';
-import { log } from '../shared/telemetry/logger';
-import { runKey } from './db';
-import { cancelRunNow, closeOpenSteps, runModelStepByRef, startRunNow } from './engine';
-import type { LastError } from './engine-call';
-import { loadRunState } from './engine-state';
-import { RUN_NOT_WAITING, RUN_STEP_NOT_COMMITTED, type RunStepEvent, type RunStepResult } from './run-workflow';
-import { transitionRun, type RunRef, type TransitionGuard } from './runs-store';
-import { isTerminal, nowSeconds, type RunStatus } from './types';
+import { getItem, updateItem } from '../../shared/db/ops';
+import { log } from '../../shared/telemetry/logger';
+import { runKey } from '../store/db';
+import { cancelRunNow, closeOpenSteps, runModelStepByRef, startRunNow } from '../engine/model-step';
+import type { LastError } from '../engine/call';
+import { loadRunState } from '../engine/state';
+import { RUN_NOT_WAITING, RUN_STEP_NOT_COMMITTED, type RunStepEvent, type RunStepResult } from './contract';
+import { transitionRun, type RunRef, type TransitionGuard } from '../store/runs';
+import { isTerminal, nowSeconds, type RunStatus } from '../types';
 
 /**
  * The workflow side of a non-streamed run (DESIGN.md §5): one function per task of the runs
@@ -19,7 +19,7 @@ import { isTerminal, nowSeconds, type RunStatus } from './types';
  * are not expired, failed or resumed by the workflow, even if an execution of theirs is
  * still around (a non-streamed run whose outputs were then submitted with `stream: true`).
  *
- * Internal attributes of the run item written here (see engine-state.ts for the others):
+ * Internal attributes of the run item written here (see engine/state.ts for the others):
  * - `engine_task_token`  the token of the WaitForToolOutputs task waiting for this run
  * - `engine_task_calls`  `engine_calls` when it was stored (which wait it belongs to)
  */
@@ -62,7 +62,7 @@ async function start(ref: RunRef): Promise<RunStepResult> {
 }
 
 /**
- * ModelStep: one model call (engine.ts: safe to repeat, commits at most once). A step that
+ * ModelStep: one model call (engine/model-step.ts: safe to repeat, commits at most once). A step that
  * leaves the run in_progress without committing is an error, so the machine retries it
  * rather than looping.
  */

@@ -1,15 +1,15 @@
-import { conflict, notFound } from '../shared/errors';
-import { listObject, pageFromQuery } from '../shared/http/list';
-import { ok } from '../shared/http/response';
-import type { GatewayRequest } from '../shared/http/types';
-import { z } from '../shared/validation';
+import { conflict, notFound } from '../../shared/errors';
+import { listObject, pageFromQuery } from '../../shared/http/list';
+import { ok } from '../../shared/http/response';
+import type { GatewayRequest } from '../../shared/http/types';
+import { z } from '../../shared/validation';
 import { parseBody, pathId, route, type AssistantContext } from './http';
-import { addMessage, deleteMessage, getMessage, listMessages, newMessageFrom, updateMessage } from './messages-store';
-import { releaseStaleClaim } from './runs-store';
-import { MAX_ID_LENGTH } from './db';
+import { addMessage, deleteMessage, getMessage, listMessages, newMessageFrom, updateMessage } from '../store/messages';
+import { releaseStaleClaim } from '../store/runs';
+import { MAX_ID_LENGTH } from '../store/db';
 import { messageInputSchema, metadataSchema } from './schemas';
-import { threadIdOf, threadNotFound } from './threads-routes';
-import { getThreadItem } from './threads-store';
+import { threadIdOf, threadNotFound } from './threads';
+import { getThreadItem } from '../store/threads';
 
 /** `/v1/threads/{thread_id}/messages`: create (§4.8), list (§4.7), retrieve (§4.9), modify, delete. */
 

@@ -1,9 +1,9 @@
-import { getMessage, listMessages } from './messages-store';
-import type { RunRecord } from './runs-store';
-import { runRef } from './runs-store';
-import { listSteps } from './steps-store';
-import { messageText, type RunTurn } from './engine-request';
-import type { Message, RunStep } from './types';
+import { getMessage, listMessages } from '../store/messages';
+import type { RunRecord } from '../store/runs';
+import { runRef } from '../store/runs';
+import { listSteps } from '../store/steps';
+import { messageText, type RunTurn } from './request';
+import type { Message, RunStep } from '../types';
 
 /**
  * Loads what a model call needs: the thread's messages (oldest first, without the run's

@@ -1,8 +1,8 @@
-import { closeOpenSteps } from './engine';
-import { callIds, callsGuard, loadRunState, ZERO_USAGE } from './engine-state';
-import { runRef, transitionRun, type RunRecord, type RunRef } from './runs-store';
-import { getStep, listSteps, transitionStep } from './steps-store';
-import { nowSeconds, type RunStep, type StepDetails, type ToolOutput } from './types';
+import { closeOpenSteps } from './model-step';
+import { callIds, callsGuard, loadRunState, ZERO_USAGE } from './state';
+import { runRef, transitionRun, type RunRecord, type RunRef } from '../store/runs';
+import { getStep, listSteps, transitionStep } from '../store/steps';
+import { nowSeconds, type RunStep, type StepDetails, type ToolOutput } from '../types';
 
 /**
  * Tool outputs for a run in `requires_action` (ids already checked by the route): they
@@ -15,7 +15,7 @@ export interface Resumed {
   record: RunRecord;
   /** The tool_calls step, now completed with the outputs. */
   step: RunStep;
-  /** `engine_calls` of the wait these outputs ended (run-steps.ts keys its task token by it). */
+  /** `engine_calls` of the wait these outputs ended (workflow/steps.ts keys its task token by it). */
   calls: number;
 }
 

@@ -1,9 +1,9 @@
-import { getItem, putNew, updateItem } from '../shared/db/ops';
-import { listPage, type Page, type PageRequest } from '../shared/db/list';
-import { ID_PREFIX, newId } from '../shared/ids';
+import { getItem, putNew, updateItem } from '../../shared/db/ops';
+import { listPage, type Page, type PageRequest } from '../../shared/db/list';
+import { ID_PREFIX, newId } from '../../shared/ids';
 import { asItem, fromJson, stepKey, stepPrefix, threadPk, toJson } from './db';
-import type { RunRef } from './runs-store';
-import { nowSeconds, type Metadata, type RunStep, type StepDetails, type StepStatus, type Usage } from './types';
+import type { RunRef } from './runs';
+import { nowSeconds, type Metadata, type RunStep, type StepDetails, type StepStatus, type Usage } from '../types';
 
 /**
  * Run steps (`thread.run.step`), in the thread's partition under `STEP#<run_id>#<step_id>`.

@@ -1,31 +1,35 @@
-import { notFound } from '../shared/errors';
-import type { GatewayRequest, HttpMethod, HttpResponse, Route } from '../shared/http/types';
-import { parseInput, type z } from '../shared/validation';
-import { assistantProviderFromHeaders } from './credentials';
-import { MAX_ID_LENGTH } from './db';
+import { notFound } from '../../shared/errors';
+import type { GatewayRequest, HttpMethod, HttpResponse, Middleware, Route } from '../../shared/http/types';
+import { parseInput, type z } from '../../shared/validation';
+import { assistantProviderFromHeaders } from '../credentials';
+import { MAX_ID_LENGTH } from '../store/db';
 import { rejectUnsupportedTools } from './schemas';
 
 /** What every assistant-group handler gets besides the request. */
 export interface AssistantContext {
   workspaceId: string;
-  /** Managed provider slug named by the request headers (already checked for raw keys). */
-  headerProvider: string | undefined;
 }
 
 type Handler = (req: GatewayRequest, ctx: AssistantContext) => Promise<HttpResponse>;
 
 /**
- * A route of the assistants group: the credentials rule runs first on every route, so a
- * raw provider key is refused the same way everywhere (`Vendor-Beta` / `OpenAI-Beta`
+ * The credentials rule, before every route of the group: a raw provider key is refused the
+ * same way everywhere. A handler that needs the managed provider the headers name reads it
+ * with `assistantProviderFromHeaders`, which can no longer refuse.
+ */
+const managedProviderOnly: Middleware = (req, next) => {
+  assistantProviderFromHeaders(req);
+  return next();
+};
+
+const ASSISTANT_MIDDLEWARE = [managedProviderOnly];
+
+/**
+ * A route of the assistants group, behind its middleware (`Vendor-Beta` / `OpenAI-Beta`
  * headers are accepted and not required).
  */
 export function route(method: HttpMethod, path: string, handler: Handler): Route {
-  return {
-    method,
-    path,
-    scope: 'gateway',
-    handler: (req) => handler(req, { workspaceId: req.auth.workspaceId, headerProvider: assistantProviderFromHeaders(req) }),
-  };
+  return { method, path, scope: 'gateway', use: ASSISTANT_MIDDLEWARE, handler: (req) => handler(req, { workspaceId: req.auth.workspaceId }) };
 }
 
 /** A JSON body (an empty body counts as `{}`), tool types checked, then parsed by `schema`. */

@@ -1,10 +1,10 @@
-import { deleteItem, getItem, updateItem } from '../shared/db/ops';
-import { listPage, type Page, type PageRequest } from '../shared/db/list';
-import { badRequest, conflict } from '../shared/errors';
-import { ID_PREFIX, newId } from '../shared/ids';
+import { deleteItem, getItem, updateItem } from '../../shared/db/ops';
+import { listPage, type Page, type PageRequest } from '../../shared/db/list';
+import { badRequest, conflict } from '../../shared/errors';
+import { ID_PREFIX, newId } from '../../shared/ids';
 import { asItem, fromJson, messageKey, MSG_PREFIX, threadKey, threadPk, toJson, transact, txCheck, txPut } from './db';
-import type { MessageInput } from './schemas';
-import { nowSeconds, type Attachment, type Message, type MessageContent, type MessageStatus, type Metadata } from './types';
+import type { MessageInput } from '../routes/schemas';
+import { nowSeconds, type Attachment, type Message, type MessageContent, type MessageStatus, type Metadata } from '../types';
 
 /**
  * Thread messages (spec §2.3), in the thread's partition under `MSG#<id>`. Content,

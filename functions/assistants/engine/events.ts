@@ -1,5 +1,5 @@
-import type { ErrorBody } from '../shared/errors';
-import { SseWriter } from '../shared/http/sse';
+import type { ErrorBody } from '../../shared/errors';
+import { SseWriter } from '../../shared/http/sse';
 
 /**
  * Where the engine reports what a run does, as OpenAI assistant stream events

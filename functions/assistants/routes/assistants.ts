@@ -1,11 +1,11 @@
-import { notFound } from '../shared/errors';
-import { listObject, pageFromQuery } from '../shared/http/list';
-import { ok } from '../shared/http/response';
-import type { GatewayRequest } from '../shared/http/types';
-import { log } from '../shared/telemetry/logger';
-import { z } from '../shared/validation';
-import { createAssistant, deleteAssistant, getAssistant, listAssistants, updateAssistant, type AssistantFields } from './assistants-store';
-import { PROVIDER_REF, requireManagedProvider } from './credentials';
+import { notFound } from '../../shared/errors';
+import { listObject, pageFromQuery } from '../../shared/http/list';
+import { ok } from '../../shared/http/response';
+import type { GatewayRequest } from '../../shared/http/types';
+import { log } from '../../shared/telemetry/logger';
+import { z } from '../../shared/validation';
+import { createAssistant, deleteAssistant, getAssistant, listAssistants, updateAssistant, type AssistantFields } from '../store/assistants';
+import { assistantProviderFromHeaders, PROVIDER_REF, requireManagedProvider } from '../credentials';
 import { parseBody, pathId, route, type AssistantContext } from './http';
 import {
   metadataSchema,
@@ -40,7 +40,7 @@ const assistantNotFound = (id: string) => notFound(`No assistant found with id '
 
 async function create(req: GatewayRequest, ctx: AssistantContext) {
   const body = parseBody(req, createSchema);
-  const slug = await requireManagedProvider(ctx.workspaceId, body.provider?.slice(1) ?? ctx.headerProvider, body.provider ? 'provider' : 'x-gateway-provider');
+  const slug = await requireManagedProvider(ctx.workspaceId, body.provider?.slice(1) ?? assistantProviderFromHeaders(req), body.provider ? 'provider' : 'x-gateway-provider');
   const assistant = await createAssistant(ctx.workspaceId, {
     model: body.model,
     name: body.name ?? null,

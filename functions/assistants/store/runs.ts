@@ -1,10 +1,10 @@
-import { getItem, updateItem } from '../shared/db/ops';
-import { listPage, type Page, type PageRequest } from '../shared/db/list';
-import { conflict, notFound } from '../shared/errors';
-import { ID_PREFIX, newId } from '../shared/ids';
+import { getItem, updateItem } from '../../shared/db/ops';
+import { listPage, type Page, type PageRequest } from '../../shared/db/list';
+import { conflict, notFound } from '../../shared/errors';
+import { ID_PREFIX, newId } from '../../shared/ids';
 import { asItem, fromJson, RUN_PREFIX, runKey, threadKey, threadPk, toJson, transact, txPut, txUpdate } from './db';
-import { messageItem, type NewMessage } from './messages-store';
-import { getThreadItem, threadFromItem, threadItem, writeInitialMessages, type ThreadFields } from './threads-store';
+import { messageItem, type NewMessage } from './messages';
+import { getThreadItem, threadFromItem, threadItem, writeInitialMessages, type ThreadFields } from './threads';
 import {
   ACTIVE_RUN_STATUSES,
   isTerminal,
@@ -15,7 +15,7 @@ import {
   type Thread,
   type Tool,
   type ToolChoice,
-} from './types';
+} from '../types';
 
 /**
  * The run record and its state transitions (spec §2.4, §3; DESIGN.md §4-§5).
@@ -223,7 +223,7 @@ export async function updateRunMetadata(ref: RunRef, metadata: Metadata): Promis
 }
 
 /**
- * Extra terms of a transition, for the run engine (engine-state.ts): a further condition
+ * Extra terms of a transition, for the run engine (engine/state.ts): a further condition
  * on the run item (`#attr` names, `:value` placeholders not starting with `:from`) and
  * internal attributes written in the same conditional update. They never appear in `Run`.
  */

@@ -1,10 +1,10 @@
-import type { ToolCallDelta } from './engine-call';
-import type { CallIds } from './engine-state';
-import { addMessageOnce, getMessage, updateMessage } from './messages-store';
-import type { RunEventSink } from './run-events';
-import { runRef, type RunRecord } from './runs-store';
-import { createStepOnce, getStep, transitionStep, type StepPatch } from './steps-store';
-import { nowSeconds, type Message, type MessageStatus, type RunStep, type StepDetails, type ToolCall, type Usage } from './types';
+import type { ToolCallDelta } from './call';
+import type { CallIds } from './state';
+import { addMessageOnce, getMessage, updateMessage } from '../store/messages';
+import type { RunEventSink } from './events';
+import { runRef, type RunRecord } from '../store/runs';
+import { createStepOnce, getStep, transitionStep, type StepPatch } from '../store/steps';
+import { nowSeconds, type Message, type MessageStatus, type RunStep, type StepDetails, type ToolCall, type Usage } from '../types';
 
 /**
  * The items one model call writes, and their stream events, in the canonical order:

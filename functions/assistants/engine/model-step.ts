@@ -1,16 +1,16 @@
 import { createHash } from 'node:crypto';
-import { flushAfterResponse, newRequestContext, type RequestContext } from '../shared/telemetry/context';
-import { log, type LogContext } from '../shared/telemetry/logger';
-import { callModel, type ModelCallResult } from './engine-call';
-import { loadRunTurns, loadThreadMessages } from './engine-context';
-import { CallWriter, messageEvent, stepEvent } from './engine-output';
-import { buildChatRequest } from './engine-request';
-import { addUsage, callIds, callsGuard, claimCallClock, commitGuard, loadRunState, type EngineState } from './engine-state';
-import { getMessage, updateMessage } from './messages-store';
-import { NO_EVENTS, type RunEventSink } from './run-events';
-import { getRun, runRef, transitionRun, type RunPatch, type RunRecord, type RunRef, type TransitionGuard } from './runs-store';
-import { listSteps, transitionStep } from './steps-store';
-import { isTerminal, nowSeconds, type Run, type RunStatus, type ToolCall, type Usage } from './types';
+import { flushAfterResponse, newRequestContext, type RequestContext } from '../../shared/telemetry/context';
+import { log, type LogContext } from '../../shared/telemetry/logger';
+import { callModel, type ModelCallResult } from './call';
+import { loadRunTurns, loadThreadMessages } from './context';
+import { CallWriter, messageEvent, stepEvent } from './output';
+import { buildChatRequest } from './request';
+import { addUsage, callIds, callsGuard, claimCallClock, commitGuard, loadRunState, type EngineState } from './state';
+import { getMessage, updateMessage } from '../store/messages';
+import { NO_EVENTS, type RunEventSink } from './events';
+import { getRun, runRef, transitionRun, type RunPatch, type RunRecord, type RunRef, type TransitionGuard } from '../store/runs';
+import { listSteps, transitionStep } from '../store/steps';
+import { isTerminal, nowSeconds, type Run, type RunStatus, type ToolCall, type Usage } from '../types';
 
 /**
  * The run engine (DESIGN.md §5): one model step of a run, shared by streamed runs (inline,

@@ -1,28 +1,29 @@
-import { badRequest, conflict, notFound } from '../shared/errors';
-import { listObject, pageFromQuery } from '../shared/http/list';
-import { ok } from '../shared/http/response';
-import type { GatewayRequest } from '../shared/http/types';
-import { log } from '../shared/telemetry/logger';
-import { z } from '../shared/validation';
-import { getAssistant } from './assistants-store';
+import { badRequest, conflict, notFound } from '../../shared/errors';
+import { listObject, pageFromQuery } from '../../shared/http/list';
+import { ok } from '../../shared/http/response';
+import type { GatewayRequest } from '../../shared/http/types';
+import { log } from '../../shared/telemetry/logger';
+import { assistantProviderFromHeaders } from '../credentials';
+import { z } from '../../shared/validation';
+import { getAssistant } from '../store/assistants';
 import { parseBody, pathId, route, type AssistantContext } from './http';
-import { cancelRunNow } from './engine';
-import { loadRunState } from './engine-state';
-import { cancelRun, startRun, submitToolOutputs } from './lifecycle';
-import { newMessageFrom } from './messages-store';
+import { cancelRunNow } from '../engine/model-step';
+import { loadRunState } from '../engine/state';
+import { cancelRun, startRun, submitToolOutputs } from '../workflow/lifecycle';
+import { newMessageFrom } from '../store/messages';
 import { buildRunSpec, createRunSchema, createThreadAndRunSchema } from './run-input';
-import { createRun, createThreadAndRun, getRun, listRuns, runRef, transitionRun, updateRunMetadata, type RunRecord, type RunRef } from './runs-store';
+import { createRun, createThreadAndRun, getRun, listRuns, runRef, transitionRun, updateRunMetadata, type RunRecord, type RunRef } from '../store/runs';
 import { metadataSchema } from './schemas';
 import { streamNewRun, streamSubmit, submitInline } from './runs-stream';
-import { getStep, listSteps } from './steps-store';
-import { threadIdOf, threadNotFound } from './threads-routes';
-import { getThreadItem } from './threads-store';
-import type { ToolOutput } from './types';
+import { getStep, listSteps } from '../store/steps';
+import { threadIdOf, threadNotFound } from './threads';
+import { getThreadItem } from '../store/threads';
+import type { ToolOutput } from '../types';
 
 /**
  * Runs: create (on a thread, or with a new thread §4.6), list (§4.5), retrieve, modify
  * metadata, cancel, submit_tool_outputs, steps. The routes write the run record and hand
- * it to the lifecycle hooks (lifecycle.ts); execution happens there. With `stream: true`
+ * it to the lifecycle hooks (workflow/lifecycle.ts); execution happens there. With `stream: true`
  * the engine runs inline instead and the answer is the run's event stream (runs-stream.ts);
  * such an "inline" run is also continued and cancelled here, since no workflow holds it.
  */
@@ -70,7 +71,7 @@ async function create(req: GatewayRequest, ctx: AssistantContext) {
   const threadId = threadIdOf(req);
   const body = parseBody(req, createRunSchema);
   const assistant = await loadAssistant(ctx.workspaceId, body.assistant_id);
-  const spec = await buildRunSpec(ctx.workspaceId, body, assistant, ctx.headerProvider);
+  const spec = await buildRunSpec(ctx.workspaceId, body, assistant, assistantProviderFromHeaders(req));
   const messages = (body.additional_messages ?? []).map((m, i) => newMessageFrom(m, `additional_messages[${i}]`));
   const record = await createRun(ctx.workspaceId, threadId, spec, messages);
   return body.stream ? streamNewRun(req.context, record) : start(req, record);
@@ -79,7 +80,7 @@ async function create(req: GatewayRequest, ctx: AssistantContext) {
 async function createWithThread(req: GatewayRequest, ctx: AssistantContext) {
   const body = parseBody(req, createThreadAndRunSchema);
   const assistant = await loadAssistant(ctx.workspaceId, body.assistant_id);
-  const spec = await buildRunSpec(ctx.workspaceId, body, assistant, ctx.headerProvider);
+  const spec = await buildRunSpec(ctx.workspaceId, body, assistant, assistantProviderFromHeaders(req));
   const messages = (body.thread?.messages ?? []).map((m, i) => newMessageFrom(m, `thread.messages[${i}]`));
   const fields = { metadata: body.thread?.metadata ?? {}, tool_resources: body.thread?.tool_resources ?? {} };
   const { thread, record } = await createThreadAndRun(ctx.workspaceId, fields, messages, spec);

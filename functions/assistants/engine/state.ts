@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { getItem, updateItem } from '../shared/db/ops';
-import { runKey } from './db';
-import { runRecordFromItem, type RunRecord, type RunRef, type TransitionGuard } from './runs-store';
-import type { Usage } from './types';
+import { getItem, updateItem } from '../../shared/db/ops';
+import { runKey } from '../store/db';
+import { runRecordFromItem, type RunRecord, type RunRef, type TransitionGuard } from '../store/runs';
+import type { Usage } from '../types';
 
 /**
  * What the run engine keeps about a run between model calls, as internal attributes of

@@ -1,12 +1,12 @@
-import { deleteItem, getItem, putNew, updateItem } from '../shared/db/ops';
-import { ID_PREFIX, newId } from '../shared/ids';
+import { deleteItem, getItem, putNew, updateItem } from '../../shared/db/ops';
+import { ID_PREFIX, newId } from '../../shared/ids';
 import { asItem, deletePartition, fromJson, threadKey, threadPk, toJson } from './db';
-import { messageItem, type NewMessage } from './messages-store';
-import { nowSeconds, type Metadata, type Thread, type ToolResources } from './types';
+import { messageItem, type NewMessage } from './messages';
+import { nowSeconds, type Metadata, type Thread, type ToolResources } from '../types';
 
 /**
  * Threads: one partition per thread (see db.ts). The thread item also holds the claim
- * of the active run (`active_run_id`), which runs-store sets and releases.
+ * of the active run (`active_run_id`), which runs.ts sets and releases.
  */
 
 export interface ThreadFields {

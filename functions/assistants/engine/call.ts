@@ -1,14 +1,14 @@
-import { chatCall, type ChatFailure, type ChatOutcome, type ChatStream } from '../gateway/chat-core';
-import { ChatStreamError } from '../gateway/chat-stream';
-import { openRequestLog } from '../gateway/request-log';
-import type { ChatCompletionChunk, ChatRequest, FinishReason, Usage } from '../providers/types';
-import { GatewayError } from '../shared/errors';
-import type { CallerRequest } from '../shared/http/types';
-import type { RequestContext } from '../shared/telemetry/context';
-import { readBody } from '../shared/net/http-client';
-import { getWorkspace } from '../shared/stores/workspaces';
-import type { RunRecord } from './runs-store';
-import type { ToolCall } from './types';
+import { chatCall, type ChatFailure, type ChatOutcome, type ChatStream } from '../../gateway/chat-core';
+import { ChatStreamError } from '../../gateway/chat-stream';
+import { openRequestLog } from '../../gateway/request-log';
+import type { ChatCompletionChunk, ChatRequest, FinishReason, Usage } from '../../providers/types';
+import { GatewayError } from '../../shared/errors';
+import type { CallerRequest } from '../../shared/http/types';
+import type { RequestContext } from '../../shared/telemetry/context';
+import { readBody } from '../../shared/net/http-client';
+import { getWorkspace } from '../../shared/stores/workspaces';
+import type { RunRecord } from '../store/runs';
+import type { ToolCall } from '../types';
 
 /**
  * One model call of a run through the gateway's chat core (chatCall), so routing,

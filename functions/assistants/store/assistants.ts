@@ -1,8 +1,8 @@
-import { deleteItem, getItem, putNew, updateItem } from '../shared/db/ops';
-import { listPage, type Page, type PageRequest } from '../shared/db/list';
-import { ID_PREFIX, newId } from '../shared/ids';
+import { deleteItem, getItem, putNew, updateItem } from '../../shared/db/ops';
+import { listPage, type Page, type PageRequest } from '../../shared/db/list';
+import { ID_PREFIX, newId } from '../../shared/ids';
 import { asItem, ASSISTANT_PREFIX, assistantKey, fromJson, toJson } from './db';
-import { nowSeconds, type Assistant, type Metadata, type ResponseFormat, type Tool, type ToolResources } from './types';
+import { nowSeconds, type Assistant, type Metadata, type ResponseFormat, type Tool, type ToolResources } from '../types';
 
 /**
  * Assistants in the control table, one item per assistant under the workspace partition.

@@ -1,13 +1,13 @@
-import { asGatewayError, conflict } from '../shared/errors';
-import { SSE_HEADERS } from '../shared/http/sse';
-import type { HttpResponse } from '../shared/http/types';
-import { afterResponse, type RequestContext } from '../shared/telemetry/context';
-import { log } from '../shared/telemetry/logger';
-import { cancelRunNow, runModelStep, startRunNow } from './engine';
-import { submitToolOutputsToRun } from './engine-submit';
-import { SseRunEvents } from './run-events';
-import { getRun, runRef, type RunRecord } from './runs-store';
-import type { Run, Thread, ToolOutput } from './types';
+import { asGatewayError, conflict } from '../../shared/errors';
+import { SSE_HEADERS } from '../../shared/http/sse';
+import type { HttpResponse } from '../../shared/http/types';
+import { afterResponse, type RequestContext } from '../../shared/telemetry/context';
+import { log } from '../../shared/telemetry/logger';
+import { cancelRunNow, runModelStep, startRunNow } from '../engine/model-step';
+import { submitToolOutputsToRun } from '../engine/submit';
+import { SseRunEvents } from '../engine/events';
+import { getRun, runRef, type RunRecord } from '../store/runs';
+import type { Run, Thread, ToolOutput } from '../types';
 
 /**
  * Streamed runs (issue item 4): the engine runs inline in the response-streaming handler

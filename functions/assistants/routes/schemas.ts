@@ -1,5 +1,5 @@
-import { badRequest } from '../shared/errors';
-import { z } from '../shared/validation';
+import { badRequest } from '../../shared/errors';
+import { z } from '../../shared/validation';
 
 /**
  * Input pieces shared by assistants, threads, messages and runs, with the limits of

@@ -1,8 +1,8 @@
-import { badRequest } from '../shared/errors';
-import { z } from '../shared/validation';
-import { providerSlugOf } from './assistants-store';
-import { requireManagedProvider } from './credentials';
-import type { RunSpec } from './runs-store';
+import { badRequest } from '../../shared/errors';
+import { z } from '../../shared/validation';
+import { providerSlugOf } from '../store/assistants';
+import { requireManagedProvider } from '../credentials';
+import type { RunSpec } from '../store/runs';
 import {
   initialMessagesSchema,
   metadataSchema,
@@ -16,7 +16,7 @@ import {
   topPSchema,
   truncationSchema,
 } from './schemas';
-import type { Assistant, Tool, ToolChoice } from './types';
+import type { Assistant, Tool, ToolChoice } from '../types';
 
 /** Bodies of create run (`POST /threads/{id}/runs`) and create thread-and-run (§4.6). */
 

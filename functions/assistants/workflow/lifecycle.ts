@@ -1,12 +1,12 @@
-import { config } from '../shared/config';
-import { log, type LogContext } from '../shared/telemetry/logger';
-import { executionArn, sendTaskSuccess, stopExecution } from '../shared/workflows/sfn';
-import { sendMessage } from '../shared/workflows/sqs';
-import { submitToolOutputsToRun } from './engine-submit';
-import { takeTaskToken } from './run-steps';
-import type { RunExecutionInput, ToolOutputsSubmitted } from './run-workflow';
-import { getRun, runRef, type RunRecord } from './runs-store';
-import type { Run, ToolOutput } from './types';
+import { config } from '../../shared/config';
+import { log, type LogContext } from '../../shared/telemetry/logger';
+import { executionArn, sendTaskSuccess, stopExecution } from '../../shared/workflows/sfn';
+import { sendMessage } from '../../shared/workflows/sqs';
+import { submitToolOutputsToRun } from '../engine/submit';
+import { takeTaskToken } from './steps';
+import type { RunExecutionInput, ToolOutputsSubmitted } from './contract';
+import { getRun, runRef, type RunRecord } from '../store/runs';
+import type { Run, ToolOutput } from '../types';
 
 /**
  * Where the API hands runs to the asynchronous lifecycle (DESIGN.md §5). The routes
@@ -16,7 +16,7 @@ import type { Run, ToolOutput } from './types';
  * - startRun: the run's reference goes to the FIFO queue (group = thread id, so a thread's
  *   commands stay in order; dedup id = run id); its consumer (functions/workers/run-start.ts)
  *   starts the execution named after the run, so a redelivery starts nothing new.
- * - submitToolOutputs: the outputs are stored and the run resumed (engine-submit.ts, one
+ * - submitToolOutputs: the outputs are stored and the run resumed (engine/submit.ts, one
  *   conditional transition), then the WaitForToolOutputs task is answered with the token
  *   the run stored for that wait (taken once; none yet: the task finds the run resumed).
  * - cancelRun: the run is `cancelling` already; its execution is stopped (hard stop) and
@@ -24,7 +24,7 @@ import type { Run, ToolOutput } from './types';
  *   thread. With no execution running yet, the execution's first task finishes the cancel.
  *
  * Tests can swap them with setLifecycleHooks. Streamed runs (`stream: true`) do not go
- * through these hooks: the engine (engine.ts) runs them inline.
+ * through these hooks: the engine (engine/model-step.ts) runs them inline.
  */
 export interface LifecycleHooks {
   /** A run was written `queued` and holds its thread's claim: enqueue it. */
@@ -59,7 +59,7 @@ export const workflowHooks: LifecycleHooks = {
       const answer: ToolOutputsSubmitted = { resumed: true };
       const answered = await sendTaskSuccess(token, answer);
       // A closed token: the wait timed out just now; MarkExpired finds the run resumed and
-      // continues it (run-steps.ts), or the finalizer fails it if the execution is gone.
+      // continues it (steps.ts), or the finalizer fails it if the execution is gone.
       if (!answered) log.warn('tool outputs: the waiting task had already closed', { run_id: record.run.id }, ctx);
     }
     return resumed.record.run;
