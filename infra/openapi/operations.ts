@@ -17,6 +17,7 @@ import { updateSchema as threadUpdate } from '../../functions/assistants/threads
 import { createJobSchema } from '../../functions/fine-tuning/schema';
 import { chatSchema } from '../../functions/gateway/chat';
 import { embeddingsSchema } from '../../functions/gateway/embeddings';
+import { messagesRequestSchema } from '../../functions/formats/messages/schema';
 import { createSchema as guardrailCreate, updateSchema as guardrailUpdate } from '../../functions/guardrails/routes';
 import { createSchema as policyCreate, updateSchema as policyUpdate } from '../../functions/policies/model';
 import { createSchema as promptCreate, runSchema as promptRun, updateSchema as promptUpdate } from '../../functions/prompts/schemas';
@@ -83,6 +84,15 @@ export const OPERATIONS: readonly Operation[] = [
   op('POST', '/v1/chat/completions', 'gateway', 'Create a chat completion on any provider', 'stream', {
     ...body('ChatCompletionRequest', chatSchema),
     description: 'OpenAI chat completions. Fields beyond these pass to the provider unchanged; `stream: true` answers server-sent events ending with `data: [DONE]`.',
+  }),
+  op('POST', '/v1/messages', 'gateway', 'Create a message (Anthropic Messages API) on any provider with chat', 'stream', {
+    ...body('MessagesRequest', messagesRequestSchema),
+    description:
+      "Anthropic's Messages API. On Anthropic (every target of the request, no guardrails) the body is passed through unchanged with the caller's `anthropic-version` and `anthropic-beta`; on any other provider it is translated through chat, answered as an Anthropic `message` or, with `stream: true`, Anthropic stream events. Errors are in Anthropic's shape (`{type: \"error\", error: {type, message}}`).",
+  }),
+  op('POST', '/v1/messages/count_tokens', 'gateway', 'Count the tokens of a Messages request (Anthropic only)', 'passthrough', {
+    body: { passthrough: 'application/json' },
+    description: "Passed through to Anthropic. Any other provider: 400 naming it (it has no equivalent).",
   }),
   op('GET', '/v1/models', 'gateway', "List the provider's models (a config: every target's, each once)", 'list', {
     description:
