@@ -33,6 +33,7 @@ import { chatCall, type ChatFailure } from './chat-core';
 import { responseHeadersFrom } from './headers';
 import { dispatch, gatewayHeaders, type Dispatched } from './pipeline';
 import { proxyRequest } from './proxy';
+import { watchUsage } from './messages-usage';
 import { withRequestLog, type RequestFacts } from './request-log';
 import { resolveConfig, resolveLeaf } from './target';
 
@@ -87,28 +88,30 @@ function jsonBody(req: GatewayRequest): Record<string, unknown> {
 
 /** Forward the request to Anthropic's own endpoint, body and `anthropic-*` headers as the caller sent them. */
 async function native(req: GatewayRequest, log: RequestFacts, path: 'messages' | 'messages/count_tokens'): Promise<HttpResponse> {
-  const body = jsonBody(req);
-  const model = typeof body.model === 'string' ? body.model : undefined;
+  const sent = jsonBody(req);
+  const model = typeof sent.model === 'string' ? sent.model : undefined;
   const d = await dispatch({
     req,
     log,
     model,
-    params: body,
+    params: sent,
     cacheRoute: path === 'messages' ? 'messages' : undefined,
     build: ({ adapter, target }, leaf) => {
       const upstream = proxyRequest(req, adapter, target, path);
       const version = req.headers['anthropic-version'];
       if (version) upstream.headers['anthropic-version'] = version;
-      if (leaf.node.override_params) upstream.body = JSON.stringify({ ...body, ...leaf.node.override_params });
+      if (leaf.node.override_params) upstream.body = JSON.stringify({ ...sent, ...leaf.node.override_params });
       return upstream;
     },
   });
-  Object.assign(log, d.facts, { stream: body.stream === true });
+  Object.assign(log, d.facts, { stream: sent.stream === true });
   const { error, response } = d.routing.result;
   if (error) return anthropicErrorResponse(error, gatewayHeaders(d));
   // Anthropic's own answer (success or its Anthropic-shaped error), streamed back as received.
   const upstream = response!;
-  return { statusCode: upstream.status, headers: mergeHeaders(responseHeadersFrom(upstream.headers), gatewayHeaders(d)), body: upstream.body };
+  const sse = String(upstream.headers['content-type'] ?? '').includes('text/event-stream');
+  const body = path === 'messages' && upstream.status < 300 ? watchUsage(upstream.body, sse, (usage) => (log.usage = usage)) : upstream.body;
+  return { statusCode: upstream.status, headers: mergeHeaders(responseHeadersFrom(upstream.headers), gatewayHeaders(d)), body };
 }
 
 /** The message a provider's error body states (OpenAI, Anthropic, Gemini, Bedrock and Cohere shapes). */
@@ -164,16 +167,29 @@ async function translated(req: GatewayRequest, log: RequestFacts): Promise<HttpR
   }
 }
 
-export const messages = (req: GatewayRequest): Promise<HttpResponse> =>
-  anthropicErrors(req, () =>
+/**
+ * With `x-gateway-api-key` sent, `x-api-key` is the provider's key, which is where Anthropic
+ * clients put it; the gateway reads a provider key from `Authorization`, so it moves there.
+ */
+function providerKeyFromXApiKey(req: GatewayRequest): GatewayRequest {
+  const { headers } = req;
+  if (!headers['x-gateway-api-key'] || !headers['x-api-key'] || headers.authorization) return req;
+  return { ...req, headers: { ...headers, authorization: `Bearer ${headers['x-api-key']}` } };
+}
+
+export const messages = (sent: GatewayRequest): Promise<HttpResponse> => {
+  const req = providerKeyFromXApiKey(sent);
+  return anthropicErrors(req, () =>
     withRequestLog(req, 'messages', async (log) => {
       const { providers, guarded } = await reachable(req);
       return allAnthropic(providers) && !guarded ? native(req, log, 'messages') : translated(req, log);
     }),
   );
+};
 
-export const countTokens = (req: GatewayRequest): Promise<HttpResponse> =>
-  anthropicErrors(req, () =>
+export const countTokens = (sent: GatewayRequest): Promise<HttpResponse> => {
+  const req = providerKeyFromXApiKey(sent);
+  return anthropicErrors(req, () =>
     withRequestLog(req, 'messages.count_tokens', async (log) => {
       const { providers } = await reachable(req);
       const other = providers.find((p) => p !== 'anthropic');
@@ -187,3 +203,4 @@ export const countTokens = (req: GatewayRequest): Promise<HttpResponse> =>
       return native(req, log, 'messages/count_tokens');
     }),
   );
+};

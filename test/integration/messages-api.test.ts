@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import Anthropic from '@anthropic-ai/sdk';
+import Anthropic, { APIError, BadRequestError } from '@anthropic-ai/sdk';
 import type { LocalGateway } from '../../infra/local/server';
 import { startAllFakes, type AllFakes, type FakeServer } from '../fakes';
 import { call, startTestGateway } from '../support/gateway';
@@ -55,6 +55,15 @@ const client = (slug: string, headers: Record<string, string> = {}) =>
     maxRetries: 0,
     defaultHeaders: { 'x-gateway-api-key': gw.adminKey, 'x-gateway-provider': `@${slug}`, ...headers },
   });
+
+async function logsOf(traceId: string): Promise<any[]> {
+  let logs: any[] = [];
+  for (let i = 0; i < 50 && !logs.length; i++) {
+    logs = (await call(gw, 'GET', `/v1/logs?trace_id=${traceId}`)).body.data ?? [];
+    if (!logs.length) await new Promise((r) => setTimeout(r, 100));
+  }
+  return logs;
+}
 
 const weatherTool: Anthropic.Tool = {
   name: 'get_weather',
@@ -122,7 +131,7 @@ describe.each(Object.keys(MODELS))('%s, translated', (slug) => {
       messages: [{ role: 'user', content: 'one two three four five six seven eight' }],
     });
     const err = await stream.finalMessage().catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(Anthropic.APIError);
+    expect(err).toBeInstanceOf(APIError);
     expect(String((err as Error).message)).toMatch(/error/i);
   });
 });
@@ -144,8 +153,8 @@ describe('errors in the Anthropic shape', () => {
     const err = await client('m-gemini')
       .messages.create({ model: MODELS['m-gemini']!, max_tokens: 0, messages: [{ role: 'user', content: 'hi' }] })
       .catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(Anthropic.BadRequestError);
-    expect((err as Anthropic.BadRequestError).error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+    expect(err).toBeInstanceOf(BadRequestError);
+    expect((err as BadRequestError).error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
   });
 
   it("a provider's error keeps its status and message, in Anthropic's shape", async () => {
@@ -200,15 +209,31 @@ describe('Anthropic, passed through', () => {
     expect(fakes.anthropic.count('/v1/messages')).toBe(2);
   });
 
-  it('the request log names the messages route', async () => {
-    const traceId = `trace-messages-${Date.now()}`;
-    await client('m-claude', { 'x-gateway-trace-id': traceId }).messages.create({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Say hi' }] });
-    let logs: any[] = [];
-    for (let i = 0; i < 50 && !logs.length; i++) {
-      logs = (await call(gw, 'GET', `/v1/logs?trace_id=${traceId}`)).body.data ?? [];
-      if (!logs.length) await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(logs[0]).toMatchObject({ route: 'messages', provider: 'anthropic', status: 200 });
+  it.each([false, true])('the request log names the messages route and has the usage (stream: %s)', async (stream) => {
+    const traceId = `trace-messages-${stream}-${Date.now()}`;
+    const api = client('m-claude', { 'x-gateway-trace-id': traceId });
+    const params = { model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user' as const, content: 'Say hi to me' }] };
+    const message = stream ? await api.messages.stream(params).finalMessage() : await api.messages.create(params);
+    const logs = await logsOf(traceId);
+    expect(logs[0]).toMatchObject({ route: 'messages', provider: 'anthropic', status: 200, stream });
+    expect(logs[0].usage).toEqual({
+      prompt_tokens: message.usage.input_tokens,
+      completion_tokens: message.usage.output_tokens,
+      total_tokens: message.usage.input_tokens + message.usage.output_tokens,
+    });
+    expect(logs[0].usage.completion_tokens).toBeGreaterThan(0);
+  });
+
+  it('with x-gateway-api-key sent, x-api-key is the Anthropic key (a raw provider, no managed one)', async () => {
+    const api = new Anthropic({
+      baseURL: gw.url,
+      apiKey: 'sk-ant-caller-key',
+      maxRetries: 0,
+      defaultHeaders: { 'x-gateway-api-key': gw.adminKey, 'x-gateway-provider': 'anthropic', 'x-gateway-custom-host': `${fakes.anthropic.url}/v1` },
+    });
+    const message = await api.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'Say hi' }] });
+    expect(message.content).toEqual([{ type: 'text', text: 'echo: Say hi' }]);
+    expect(fakes.anthropic.last()!.headers['x-api-key']).toBe('sk-ant-caller-key');
   });
 });
 
@@ -223,8 +248,8 @@ describe('count_tokens', () => {
     const err = await client('m-gemini')
       .messages.countTokens({ model: MODELS['m-gemini']!, messages: [{ role: 'user', content: 'one two three' }] })
       .catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(Anthropic.BadRequestError);
-    const body = (err as Anthropic.BadRequestError).error as { type: string; error: { type: string; message: string } };
+    expect(err).toBeInstanceOf(BadRequestError);
+    const body = (err as BadRequestError).error as { type: string; error: { type: string; message: string } };
     expect(body.type).toBe('error');
     expect(body.error.message).toContain('google');
     expect(fakes.gemini.count()).toBe(0);
