@@ -160,8 +160,11 @@ async function translated(req: GatewayRequest, log: RequestFacts): Promise<HttpR
     }
     case 'stream': {
       const encoder = new MessagesStreamEncoder({ id: newMessageId(), model: log.model ?? body.model });
-      // Frames go out as they are produced; a caller going away ends the generator, which aborts the provider call.
+      // Frames go out as they are produced; a caller going away aborts the provider call at once.
       const frames = Readable.from(encodeChunks(encoder, outcome.stream), { objectMode: false });
+      frames.once('close', () => {
+        if (!frames.readableEnded) outcome.stream.cancel();
+      });
       return { statusCode: outcome.status, headers: mergeHeaders(SSE_HEADERS, outcome.headers), body: frames };
     }
   }

@@ -237,6 +237,42 @@ describe('Anthropic, passed through', () => {
   });
 });
 
+describe('configs: fallback across providers, guardrails', () => {
+  const configured = (config: unknown) =>
+    new Anthropic({ baseURL: gw.url, apiKey: 'unused', maxRetries: 0, defaultHeaders: { 'x-gateway-api-key': gw.adminKey, 'x-gateway-config': JSON.stringify(config) } });
+
+  it('a mixed config falls back from Gemini to Anthropic, translated', async () => {
+    fakes.gemini.setBehaviour({ status: 500 });
+    const api = configured({ strategy: { mode: 'fallback' }, targets: [{ provider: '@m-gemini' }, { provider: '@m-claude', override_params: { model: 'claude-sonnet-4-5' } }] });
+    const { data: message, response } = await api.messages.create({ model: MODELS['m-gemini']!, max_tokens: 64, messages: [{ role: 'user', content: 'Say hi' }] }).withResponse();
+    expect(message.content).toEqual([{ type: 'text', text: 'echo: Say hi' }]);
+    expect(response.headers.get('x-gateway-provider')).toBe('anthropic');
+    expect(fakes.gemini.count()).toBe(1);
+    expect(fakes.anthropic.count('/v1/messages')).toBe(1);
+  });
+
+  it('guardrails apply on Anthropic too: an input guardrail refuses before the provider is called (Anthropic-shaped 446)', async () => {
+    const guardrail = await call(gw, 'POST', '/v1/guardrails', {
+      body: { name: 'Never emails', checks: [{ id: 'default.piiRegex', parameters: { categories: ['email'] } }], actions: { onFail: 'block', deny: true } },
+    });
+    expect(guardrail.status, guardrail.text).toBe(200);
+    const blocked = await call(gw, 'POST', '/v1/messages', {
+      headers: { 'x-gateway-config': JSON.stringify({ provider: '@m-claude', input_guardrails: [guardrail.body.id] }) },
+      body: { model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'mail me at someone@example.com' }] },
+    });
+    expect(blocked.status).toBe(446);
+    expect(blocked.body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.any(String) } });
+    expect(fakes.anthropic.count()).toBe(0);
+
+    // An output guardrail judges a streamed answer: the stream ends with an error event.
+    const api = configured({ provider: '@m-gemini', output_guardrails: [guardrail.body.id] });
+    const stream = api.messages.stream({ model: MODELS['m-gemini']!, max_tokens: 64, messages: [{ role: 'user', content: 'mail me at someone@example.com' }] });
+    const err = await stream.finalMessage().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(APIError);
+    expect(fakes.gemini.count()).toBe(1);
+  });
+});
+
 describe('count_tokens', () => {
   it('Anthropic: passed through', async () => {
     const counted = await client('m-claude').messages.countTokens({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'one two three' }] });
