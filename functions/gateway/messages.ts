@@ -133,8 +133,8 @@ function providerMessage(raw: string): string | undefined {
 async function failureResponse(failure: ChatFailure): Promise<HttpResponse> {
   const d: Dispatched = failure.dispatched;
   const headers = gatewayHeaders(d);
-  if (failure.error || !failure.upstream) return anthropicErrorResponse(failure.error ?? asGatewayError(undefined), headers);
-  const { status, headers: upstreamHeaders, body } = failure.upstream;
+  if (failure.error) return anthropicErrorResponse(failure.error, headers);
+  const { status, headers: upstreamHeaders, body } = failure.upstream!;
   const raw = await readBody(body, MAX_ERROR_BODY).then(
     (b) => b.toString('utf8'),
     () => '',

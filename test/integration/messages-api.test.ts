@@ -273,6 +273,34 @@ describe('configs: fallback across providers, guardrails', () => {
   });
 });
 
+describe('rate limits', () => {
+  it('a tokens policy counts the usage of streamed Anthropic pass-through answers, then refuses in Anthropic shape', async () => {
+    // A fresh workspace, so no other test's traffic counts.
+    const ws = await call(gw, 'POST', '/v1/workspaces', { body: { name: 'messages-tokens' } });
+    const key = (await call(gw, 'POST', '/v1/api-keys', { body: { name: 'k', workspace_id: ws.body.id, scopes: ['admin', 'gateway'] } })).body.secret;
+    await call(gw, 'POST', '/v1/providers', { key, body: { slug: 'claude', provider: 'anthropic', api_key: 'sk-ant', custom_host: `${fakes.anthropic.url}/v1` } });
+    const policy = await call(gw, 'POST', '/v1/policies/rate-limits', { key, body: { conditions: [], group_by: [], type: 'tokens', unit: 'rpd', value: 12 } });
+    expect(policy.status, policy.text).toBe(200);
+    const api = new Anthropic({ baseURL: gw.url, apiKey: 'unused', maxRetries: 0, defaultHeaders: { 'x-gateway-api-key': key, 'x-gateway-provider': '@claude' } });
+    const first = await api.messages
+      .stream({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'one two three four five six seven' }] })
+      .finalMessage();
+    expect(first.usage.input_tokens + first.usage.output_tokens).toBeGreaterThanOrEqual(12);
+    // Usage is recorded after each response; poll until the window is spent.
+    let res = { status: 200, body: undefined as any };
+    for (let i = 0; i < 40 && res.status === 200; i++) {
+      res = await call(gw, 'POST', '/v1/messages', {
+        key,
+        headers: { 'x-gateway-provider': '@claude', 'anthropic-version': '2023-06-01' },
+        body: { model: 'claude-sonnet-4-5', max_tokens: 8, messages: [{ role: 'user', content: 'more' }] },
+      });
+      if (res.status === 200) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(res.status).toBe(429);
+    expect(res.body).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });
+  });
+});
+
 describe('count_tokens', () => {
   it('Anthropic: passed through', async () => {
     const counted = await client('m-claude').messages.countTokens({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'one two three' }] });
