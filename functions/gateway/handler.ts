@@ -10,6 +10,7 @@ const lazy = (load: () => Promise<Module>, name: string) => (req: GatewayRequest
 const audio = () => import('./audio') as Promise<Module>;
 const responsesApi = () => import('./openai-responses/route') as Promise<Module>;
 const models = () => import('./models') as Promise<Module>;
+const messagesApi = () => import('./messages') as Promise<Module>;
 
 export const routes: Route[] = [
   { method: 'POST', path: '/v1/chat/completions', scope: 'gateway', name: 'chat.completions', handler: chatCompletions },
@@ -17,6 +18,8 @@ export const routes: Route[] = [
   { method: 'GET', path: '/v1/responses/{id}', scope: 'gateway', name: 'responses.retrieve', handler: lazy(responsesApi, 'retrieveResponse') },
   { method: 'DELETE', path: '/v1/responses/{id}', scope: 'gateway', name: 'responses.delete', handler: lazy(responsesApi, 'deleteStoredResponse') },
   { method: 'GET', path: '/v1/responses/{id}/input_items', scope: 'gateway', name: 'responses.input_items', handler: lazy(responsesApi, 'listInputItems') },
+  { method: 'POST', path: '/v1/messages', scope: 'gateway', name: 'messages', handler: lazy(messagesApi, 'messages') },
+  { method: 'POST', path: '/v1/messages/count_tokens', scope: 'gateway', name: 'messages.count_tokens', handler: lazy(messagesApi, 'countTokens') },
   { method: 'GET', path: '/v1/models', scope: 'gateway', name: 'models', handler: lazy(models, 'listModels') },
   { method: 'POST', path: '/v1/embeddings', scope: 'gateway', name: 'embeddings', handler: embeddings },
   { method: 'POST', path: '/v1/audio/speech', scope: 'gateway', name: 'audio.speech', handler: lazy(audio, 'speech') },

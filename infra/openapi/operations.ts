@@ -18,6 +18,7 @@ import { updateSchema as threadUpdate } from '../../functions/assistants/routes/
 import { createJobSchema } from '../../functions/fine-tuning/schema';
 import { chatSchema } from '../../functions/gateway/chat';
 import { embeddingsSchema } from '../../functions/gateway/embeddings';
+import { messagesRequestSchema } from '../../functions/formats/messages/schema';
 import { createSchema as guardrailCreate, updateSchema as guardrailUpdate } from '../../functions/guardrails/routes';
 import { createSchema as policyCreate, updateSchema as policyUpdate } from '../../functions/policies/model';
 import { createSchema as promptCreate, runSchema as promptRun, updateSchema as promptUpdate } from '../../functions/prompts/schemas';
@@ -93,6 +94,15 @@ export const OPERATIONS: readonly Operation[] = [
   op('GET', '/v1/responses/{id}', 'gateway', 'Retrieve a stored response', 'object'),
   op('DELETE', '/v1/responses/{id}', 'gateway', 'Delete a stored response', 'deleted'),
   op('GET', '/v1/responses/{id}/input_items', 'gateway', "List a stored response's input items", 'list', { query: [...page] }),
+  op('POST', '/v1/messages', 'gateway', 'Create a message (Anthropic Messages API) on any provider with chat', 'stream', {
+    ...body('MessagesRequest', messagesRequestSchema),
+    description:
+      "Anthropic's Messages API. On Anthropic (every target of the request, no guardrails) the body is passed through unchanged with the caller's `anthropic-version` and `anthropic-beta`; on any other provider it is translated through chat, answered as an Anthropic `message` or, with `stream: true`, Anthropic stream events. Errors are in Anthropic's shape (`{type: \"error\", error: {type, message}}`).",
+  }),
+  op('POST', '/v1/messages/count_tokens', 'gateway', 'Count the tokens of a Messages request (Anthropic only)', 'passthrough', {
+    body: { passthrough: 'application/json' },
+    description: "Passed through to Anthropic. Any other provider: 400 naming it (it has no equivalent).",
+  }),
   op('GET', '/v1/models', 'gateway', "List the provider's models (a config: every target's, each once)", 'list', {
     description:
       "Read through each provider's own API (Anthropic, Gemini, Bedrock, Cohere translated) and answered in OpenAI's shape. A config target that cannot answer is named in `x-gateway-models-unavailable`.",
