@@ -49,7 +49,12 @@ function bundlesOf(root: string): string {
 const dynamo = await startDynamoDbLocal(null);
 const upstream = await spawnTsJson<Upstreams>('bench/upstream.ts');
 const sides = {
-  before: await startChildGateway({ name: 'ab-before', dynamodbEndpoint: dynamo.endpoint, root: base, ...(bundles ? { functionBundles: bundlesOf(base) } : {}) }),
+  before: await startChildGateway({
+    name: 'ab-before',
+    dynamodbEndpoint: dynamo.endpoint,
+    root: base,
+    ...(bundles ? { functionBundles: bundlesOf(base) } : {}),
+  }),
   after: await startChildGateway({
     name: 'ab-after',
     dynamodbEndpoint: dynamo.endpoint,
@@ -63,7 +68,13 @@ try {
   for (const side of ['before', 'after'] as const) {
     const gw = sides[side];
     const setup = await setUpGateway(gw.url, gw.adminKey);
-    specs[side] = (s) => requestFor(s, { upstreams: upstream.info, bare: { openai0: '', openai50: '' }, gateway: gw.url, key: setup.key, limitedKey: setup.limitedKey }, 0, stream);
+    specs[side] = (s) =>
+      requestFor(
+        s,
+        { upstreams: upstream.info, bare: { openai0: '', openai50: '' }, gateway: gw.url, key: setup.key, limitedKey: setup.limitedKey },
+        0,
+        stream,
+      );
     for (const s of scenarios) await runLoad(specs[side](s), { connections, durationS: 2, record: false });
   }
   for (let round = 0; round < rounds; round++) {
@@ -72,8 +83,10 @@ try {
       const order = round % 2 === 0 ? (['before', 'after'] as const) : (['after', 'before'] as const);
       for (const side of order) {
         const r = await runLoad(specs[side](s), { connections, durationS: seconds, serverPid: sides[side].pid });
-        ((results[s] ??= { before: [], after: [] })[side]).push(r);
-        process.stdout.write(`round ${round + 1} ${s} ${side}: ${r.rps} req/s, p50 ${r.p50}, p99 ${r.p99} ms, CPU ${r.serverCpuMsPerReq} ms/req (load ${loadAverage()})\n`);
+        (results[s] ??= { before: [], after: [] })[side].push(r);
+        process.stdout.write(
+          `round ${round + 1} ${s} ${side}: ${r.rps} req/s, p50 ${r.p50}, p99 ${r.p99} ms, CPU ${r.serverCpuMsPerReq} ms/req (load ${loadAverage()})\n`,
+        );
       }
     }
   }
@@ -85,7 +98,9 @@ try {
 }
 
 process.stdout.write(`\nmedians of ${rounds} rounds x ${seconds} s, c=${connections}${stream ? ', SSE' : ''}\n`);
-process.stdout.write('| scenario | req/s before | req/s after | p50 before | p50 after | p99 before | p99 after | CPU ms/req before | CPU ms/req after | CPU change |\n|---|---|---|---|---|---|---|---|---|---|\n');
+process.stdout.write(
+  '| scenario | req/s before | req/s after | p50 before | p50 after | p99 before | p99 after | CPU ms/req before | CPU ms/req after | CPU change |\n|---|---|---|---|---|---|---|---|---|---|\n',
+);
 for (const s of scenarios) {
   const m = (side: 'before' | 'after', f: (r: LoadResult) => number) => round(median(results[s]![side].map(f)));
   const cpuB = m('before', (r) => r.serverCpuMsPerReq!);

@@ -45,7 +45,9 @@ const readyMs = performance.now();
 
 if (!event) {
   // No request to send (workflow workers take Step Functions / SQS events): import only.
-  process.stdout.write(JSON.stringify({ importMs, readyMs, responseMs: null, invocationMs: null, status: null, rssMb: process.memoryUsage().rss / 1024 / 1024 }) + '\n');
+  process.stdout.write(
+    `${JSON.stringify({ importMs, readyMs, responseMs: null, invocationMs: null, status: null, rssMb: process.memoryUsage().rss / 1024 / 1024 })}\n`,
+  );
   process.exit(0);
 }
 
@@ -70,7 +72,7 @@ const invocationMs = performance.now() - invokeStart;
 if (Number.isNaN(responseMs)) await new Promise((r) => sink.once('finish', r));
 
 process.stdout.write(
-  JSON.stringify({
+  `${JSON.stringify({
     importMs,
     readyMs,
     responseMs: Number.isNaN(responseMs) ? performance.now() - invokeStart : responseMs,
@@ -79,6 +81,6 @@ process.stdout.write(
     bytes: sink.bytes,
     rssMb: process.memoryUsage().rss / 1024 / 1024,
     ...(error ? { error } : {}),
-  }) + '\n',
+  })}\n`,
 );
 process.exit(0);

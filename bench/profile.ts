@@ -43,12 +43,22 @@ const gw = await startChildGateway({
 });
 try {
   const setup = await setUpGateway(gw.url, gw.adminKey);
-  const spec = requestFor(scenario, { upstreams: upstream.info, bare: { openai0: '', openai50: '' }, gateway: gw.url, key: setup.key, limitedKey: setup.limitedKey }, 0, stream);
+  const spec = requestFor(
+    scenario,
+    { upstreams: upstream.info, bare: { openai0: '', openai50: '' }, gateway: gw.url, key: setup.key, limitedKey: setup.limitedKey },
+    0,
+    stream,
+  );
   await runLoad(spec, { connections, durationS: 3, record: false });
   const before = loadAverage();
-  const r = rate > 0 ? await runPaced(spec, { rate, durationS: seconds, warmupS: 2, serverPid: gw.pid }) : await runLoad(spec, { connections, durationS: seconds, serverPid: gw.pid });
+  const r =
+    rate > 0
+      ? await runPaced(spec, { rate, durationS: seconds, warmupS: 2, serverPid: gw.pid })
+      : await runLoad(spec, { connections, durationS: seconds, serverPid: gw.pid });
   const shape = rate > 0 ? `paced at ${rate} req/s` : `c=${connections}`;
-  process.stdout.write(`${scenario}${stream ? ' (stream)' : ''} ${shape}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, CPU ${r.serverCpuMsPerReq} ms/req, errors ${r.errors} (load ${before})\n`);
+  process.stdout.write(
+    `${scenario}${stream ? ' (stream)' : ''} ${shape}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, CPU ${r.serverCpuMsPerReq} ms/req, errors ${r.errors} (load ${before})\n`,
+  );
 } finally {
   await gw.stop();
   await upstream.stop();
@@ -57,6 +67,6 @@ try {
 const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
 if (!file) throw new Error(`no profile written in ${dir}`);
 const summary = renderProfile(summariseProfile(resolve(dir, file), 30));
-writeFileSync(resolve(dir, 'summary.txt'), summary + '\n');
-process.stdout.write(summary + `\n\nraw profile: ${resolve(dir, file)}\n`);
+writeFileSync(resolve(dir, 'summary.txt'), `${summary}\n`);
+process.stdout.write(`${summary}\n\nraw profile: ${resolve(dir, file)}\n`);
 process.exit(0);

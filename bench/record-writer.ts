@@ -55,7 +55,7 @@ function record() {
   });
 }
 
-process.stdout.write(JSON.stringify({ ready: true }) + '\n');
+process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
 const interval = 1000 / rate;
 const start = performance.now();
 for (let i = 0; ; i++) {

@@ -42,8 +42,6 @@ const { BASELINE, DESCRIPTION, requestFor, SCENARIOS } = await import('./lib/sce
 const { measureStorageCalls } = await import('./lib/storage');
 const { measureStreams } = await import('./lib/streams');
 type Results = import('./lib/report').Results;
-type LoadRow = import('./lib/report').LoadRow;
-type StreamRow = import('./lib/report').StreamRow;
 type Upstreams = import('./lib/scenarios').Upstreams;
 type Targets = import('./lib/scenarios').Targets;
 type Latency = import('./lib/scenarios').Latency;
@@ -51,7 +49,12 @@ type Latency = import('./lib/scenarios').Latency;
 const args = process.argv.slice(2);
 const QUICK = args.includes('--quick');
 const SKIP = new Set((args.find((a) => a.startsWith('--skip='))?.slice('--skip='.length) ?? '').split(',').filter(Boolean));
-const listFlag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3).split(',').filter(Boolean);
+const listFlag = (name: string) =>
+  args
+    .find((a) => a.startsWith(`--${name}=`))
+    ?.slice(name.length + 3)
+    .split(',')
+    .filter(Boolean);
 const ONLY_SCENARIOS = listFlag('scenarios') as Array<import('./lib/scenarios').Scenario> | undefined;
 const ONLY_LATENCIES = listFlag('latencies')?.map(Number) as Latency[] | undefined;
 const ONLY_CONNECTIONS = listFlag('connections')?.map(Number);
@@ -137,7 +140,13 @@ try {
   if (!SKIP.has('load') || !SKIP.has('streams')) {
     const gw = await startChildGateway({ name: 'load', dynamodbEndpoint: dynamo.endpoint, functionBundles });
     const setup = await setUpGateway(gw.url, gw.adminKey);
-    const targets: Targets = { upstreams: up, bare: { openai0: bareUrl(0), openai50: bareUrl(1) }, gateway: gw.url, key: setup.key, limitedKey: setup.limitedKey };
+    const targets: Targets = {
+      upstreams: up,
+      bare: { openai0: bareUrl(0), openai50: bareUrl(1) },
+      gateway: gw.url,
+      key: setup.key,
+      limitedKey: setup.limitedKey,
+    };
     log(`gateway under test: pid ${gw.pid} at ${gw.url}, RSS ${rssMb(gw.pid)} MB`);
 
     if (!SKIP.has('load')) {
@@ -151,7 +160,9 @@ try {
             const loadAvg = loadAverage();
             const r = await runLoad(spec, { connections, durationS: M.durationS, serverPid });
             results.load.push({ ...r, scenario, latencyMs: latency, baseline: BASELINE[scenario], addedP50: NaN, addedP99: NaN, loadAvg });
-            log(`${scenario} @${latency} ms c=${connections}: ${r.rps} req/s, p50 ${r.p50} p99 ${r.p99} ms, server CPU ${r.serverCpuMsPerReq} ms/req, errors ${r.errors}`);
+            log(
+              `${scenario} @${latency} ms c=${connections}: ${r.rps} req/s, p50 ${r.p50} p99 ${r.p99} ms, server CPU ${r.serverCpuMsPerReq} ms/req, errors ${r.errors}`,
+            );
           }
         }
       }
@@ -170,7 +181,11 @@ try {
           await quietEmulator();
           const server = scenario === 'bare-proxy' ? bare.pid : gw.pid;
           const pids = { loadClient: process.pid, fake: upstream.pid, server, emulator: dynamo.pid };
-          return withMachineCpu(pids, () => runLoad(requestFor(scenario, targets, 0), { connections, durationS: M.durationS, serverPid: server }), quietEmulator);
+          return withMachineCpu(
+            pids,
+            () => runLoad(requestFor(scenario, targets, 0), { connections, durationS: M.durationS, serverPid: server }),
+            quietEmulator,
+          );
         };
         const rounds: NonNullable<Results['paired']>['rounds'] = [];
         for (let i = 0; i < M.pairedRounds; i++) {
@@ -182,12 +197,22 @@ try {
           log(`paired round ${i + 1}: bare proxy ${bareRun.rps} req/s, gateway ${gatewayRun.rps} req/s, ratio ${rounds.at(-1)!.ratio}`);
         }
         const medianCpu = (side: 'bare' | 'gateway') => {
-          const of = (key: keyof (typeof rounds)[number]['bare']['machine']['perRequest']) => round(median(rounds.map((x) => x[side].machine.perRequest[key])), 3);
+          const of = (key: keyof (typeof rounds)[number]['bare']['machine']['perRequest']) =>
+            round(median(rounds.map((x) => x[side].machine.perRequest[key])), 3);
           return { loadClient: of('loadClient'), fake: of('fake'), server: of('server'), emulator: of('emulator'), total: of('total') };
         };
         const machine = { bare: medianCpu('bare'), gateway: medianCpu('gateway') };
-        results.paired = { connections, durationS: M.durationS, rounds, medianRatio: round(median(rounds.map((x) => x.ratio))), machine, ...throughputBounds(machine.bare, machine.gateway) };
-        log(`machine CPU per request (median): bare proxy ${JSON.stringify(machine.bare)}, gateway ${JSON.stringify(machine.gateway)}; ceiling ${results.paired.ceilingRatio} x`);
+        results.paired = {
+          connections,
+          durationS: M.durationS,
+          rounds,
+          medianRatio: round(median(rounds.map((x) => x.ratio))),
+          machine,
+          ...throughputBounds(machine.bare, machine.gateway),
+        };
+        log(
+          `machine CPU per request (median): bare proxy ${JSON.stringify(machine.bare)}, gateway ${JSON.stringify(machine.gateway)}; ceiling ${results.paired.ceilingRatio} x`,
+        );
       }
 
       // p99 added latency at half of the gateway's saturation (rate-limited runs).
@@ -217,7 +242,9 @@ try {
           REQUEST_LOG_BATCH_WAIT_MS: String(LOCAL_REQUEST_LOG_BATCH_WAIT_MS),
         });
         const withWriter = { ...watch, 'record writer': { pid: writer.pid, mainThread: true } };
-        const bareWithRecords = await runPaced(requestFor('bare-proxy', targets, 0), { ...half, watch: withWriter, serverPid: bare.pid }).finally(() => writer.stop());
+        const bareWithRecords = await runPaced(requestFor('bare-proxy', targets, 0), { ...half, watch: withWriter, serverPid: bare.pid }).finally(() =>
+          writer.stop(),
+        );
         results.halfSaturation = {
           saturationRps: sat,
           rate,
@@ -225,9 +252,16 @@ try {
           gateway,
           addedP50: round(gateway.p50 - direct.p50),
           addedP99: round(gateway.p99 - direct.p99),
-          floor: { bare: bareAlone, bareWithRecords, addedP99: round(bareAlone.p99 - direct.p99), addedP99WithRecords: round(bareWithRecords.p99 - direct.p99) },
+          floor: {
+            bare: bareAlone,
+            bareWithRecords,
+            addedP99: round(bareAlone.p99 - direct.p99),
+            addedP99WithRecords: round(bareWithRecords.p99 - direct.p99),
+          },
         };
-        log(`half saturation (${rate} req/s): p99 direct ${direct.p99} ms, gateway ${gateway.p99} ms, bare proxy ${bareAlone.p99} ms, bare proxy beside the records ${bareWithRecords.p99} ms`);
+        log(
+          `half saturation (${rate} req/s): p99 direct ${direct.p99} ms, gateway ${gateway.p99} ms, bare proxy ${bareAlone.p99} ms, bare proxy beside the records ${bareWithRecords.p99} ms`,
+        );
       }
     }
 
@@ -259,7 +293,13 @@ try {
   if (!SKIP.has('rss')) {
     const gw = await startChildGateway({ name: 'rss', dynamodbEndpoint: dynamo.endpoint, functionBundles });
     const setup = await setUpGateway(gw.url, gw.adminKey);
-    const targets: Targets = { upstreams: up, bare: { openai0: bareUrl(0), openai50: bareUrl(1) }, gateway: gw.url, key: setup.key, limitedKey: setup.limitedKey };
+    const targets: Targets = {
+      upstreams: up,
+      bare: { openai0: bareUrl(0), openai50: bareUrl(1) },
+      gateway: gw.url,
+      key: setup.key,
+      limitedKey: setup.limitedKey,
+    };
     const warm = requestFor('gateway-chat-openai', targets, 0, true);
     const slow = requestFor('gateway-chat-openai', { ...targets, upstreams: { ...up, openai0: up.openaiSlow } }, 0, true);
     log(`RSS: ${M.rssStreams} streams through gateway pid ${gw.pid}`);
@@ -288,7 +328,8 @@ try {
     try {
       if (!SKIP.has('storage')) {
         results.storage = await measureStorageCalls(gw, up, M.storageRequests);
-        for (const r of results.storage) log(`storage ${r.scenario}: ${r.readsPerRequest} reads, ${r.writesPerRequest} writes / request ${JSON.stringify(r.commands)}`);
+        for (const r of results.storage)
+          log(`storage ${r.scenario}: ${r.readsPerRequest} reads, ${r.writesPerRequest} writes / request ${JSON.stringify(r.commands)}`);
       }
       if (!SKIP.has('cold')) {
         if (!results.bundles.length) results.bundles = await bundleAll();
@@ -308,29 +349,40 @@ try {
         };
         const auth = { 'x-gateway-api-key': gw.adminKey };
         const events: Record<string, unknown> = {
-          gateway: restEvent('POST', '/v1/chat/completions', {
-            ...auth,
-            'content-type': 'application/json',
-            'x-gateway-provider': 'openai',
-            'x-gateway-custom-host': `${up.openai0}/v1`,
-            authorization: 'Bearer sk-bench',
-          }, JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'cold start' }] })),
+          gateway: restEvent(
+            'POST',
+            '/v1/chat/completions',
+            {
+              ...auth,
+              'content-type': 'application/json',
+              'x-gateway-provider': 'openai',
+              'x-gateway-custom-host': `${up.openai0}/v1`,
+              authorization: 'Bearer sk-bench',
+            },
+            JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'cold start' }] }),
+          ),
           admin: restEvent('GET', '/v1/api-keys', auth),
           prompts: restEvent('GET', '/v1/prompts', auth),
           assistants: restEvent('GET', '/v1/assistants', auth),
           'fine-tuning': restEvent('GET', '/v1/fine_tuning/jobs', auth),
-          rerank: restEvent('POST', '/v1/rerank', {
-            ...auth,
-            'content-type': 'application/json',
-            'x-gateway-provider': 'cohere',
-            'x-gateway-custom-host': up.cohere0,
-            authorization: 'Bearer sk-bench',
-          }, JSON.stringify({ model: 'rerank-v3.5', query: 'cold start', documents: ['a gateway', 'cold start of a gateway'] })),
+          rerank: restEvent(
+            'POST',
+            '/v1/rerank',
+            {
+              ...auth,
+              'content-type': 'application/json',
+              'x-gateway-provider': 'cohere',
+              'x-gateway-custom-host': up.cohere0,
+              authorization: 'Bearer sk-bench',
+            },
+            JSON.stringify({ model: 'rerank-v3.5', query: 'cold start', documents: ['a gateway', 'cold start of a gateway'] }),
+          ),
           guardrails: restEvent('GET', '/v1/guardrails', auth),
           policies: restEvent('GET', '/v1/policies/rate-limits', auth),
         };
         results.coldStart = await measureColdStarts(results.bundles, probe, env, events, M.coldRuns);
-        for (const r of results.coldStart) log(`cold ${r.name}: ${r.sizeKb} KB, import ${r.importMs} ms, first response ${r.firstResponseMs} ms (status ${r.status})`);
+        for (const r of results.coldStart)
+          log(`cold ${r.name}: ${r.sizeKb} KB, import ${r.importMs} ms, first response ${r.firstResponseMs} ms (status ${r.status})`);
       }
     } finally {
       await gw.stop();
@@ -347,10 +399,10 @@ results.machine.loadAvgAtEnd = loadAverage();
 results.targets = evaluateTargets(results);
 results.durationS = Math.round((Date.now() - started) / 1000);
 const tables = renderTables(results);
-process.stdout.write('\n' + tables);
+process.stdout.write(`\n${tables}`);
 
 const jsonFile = FULL ? resolve(REPO_ROOT, 'bench/results.json') : resolve(TMP_DIR, 'results.json');
-writeFileSync(jsonFile, JSON.stringify(results, null, 2) + '\n');
+writeFileSync(jsonFile, `${JSON.stringify(results, null, 2)}\n`);
 if (FULL) writeReadme(results, tables);
 log(`done in ${results.durationS} s; results in ${jsonFile}${FULL ? ' and bench/README.md' : ''}`);
 process.exit(0);
@@ -430,10 +482,10 @@ function evaluateTargets(r: Results): Results['targets'] {
     out.push({
       name: 'streaming TTFB added',
       goal: '<= 1 ms',
-      measured: r.streams
+      measured: `${r.streams
         .filter((s) => s.scenario.startsWith('gateway'))
         .map((s) => `${s.scenario.replace('gateway-', '')} ${s.ttfbAddedP50.toFixed(2)}`)
-        .join(', ') + ' ms (p50)',
+        .join(', ')} ms (p50)`,
       met: worst.ttfbAddedP50 <= 1,
     });
   }
@@ -448,7 +500,12 @@ function evaluateTargets(r: Results): Results['targets'] {
   }
   if (r.storage.length) {
     const reads = r.storage.map((s) => `${s.scenario}: ${s.readsPerRequest.toFixed(3)}`);
-    out.push({ name: 'storage reads on the warm path', goal: '0 per request', measured: reads.join('; '), met: r.storage.every((s) => s.readsPerRequest === 0) });
+    out.push({
+      name: 'storage reads on the warm path',
+      goal: '0 per request',
+      measured: reads.join('; '),
+      met: r.storage.every((s) => s.readsPerRequest === 0),
+    });
   }
   return out;
 }
@@ -469,9 +526,9 @@ function writeReadme(r: Results, tables: string): void {
     END,
   ].join('\n');
   const current = existsSync(file) ? readFileSync(file, 'utf8') : `# Benchmarks\n\n${START}\n${END}\n`;
-  const next = current.includes(START) && current.includes(END)
-    ? current.slice(0, current.indexOf(START)) + block + current.slice(current.indexOf(END) + END.length)
-    : `${current.trimEnd()}\n\n${block}\n`;
+  const next =
+    current.includes(START) && current.includes(END)
+      ? current.slice(0, current.indexOf(START)) + block + current.slice(current.indexOf(END) + END.length)
+      : `${current.trimEnd()}\n\n${block}\n`;
   writeFileSync(file, next);
 }
-

@@ -22,5 +22,5 @@ setInterval(() => {
   for (const fake of Object.values(fakes)) fake.reset();
 }, 1000).unref();
 
-process.stdout.write(JSON.stringify(Object.fromEntries(Object.entries(fakes).map(([name, f]) => [name, f.url]))) + '\n');
+process.stdout.write(`${JSON.stringify(Object.fromEntries(Object.entries(fakes).map(([name, f]) => [name, f.url])))}\n`);
 process.on('SIGTERM', () => process.exit(0));

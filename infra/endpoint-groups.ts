@@ -1,5 +1,5 @@
 /**
- * Endpoint groups (DESIGN.md §2): one response-streaming Lambda each. `prefixes` are the
+ * Endpoint groups: one response-streaming Lambda each. `prefixes` are the
  * path prefixes under /v1 that a group owns; the `gateway` group owns everything else
  * (the generic proxy). The API stack and the local runtime both route from this list.
  */

@@ -1,7 +1,7 @@
 import { GSI1, KEY, LOG_METADATA_INDEXES, TABLE_NAMES, tableEnvVar, type IndexKeys, type TableName } from '../functions/shared/tables';
 
 /**
- * The single source of table specs (DESIGN.md §4): the data stack creates these tables
+ * The single source of table specs: the data stack creates these tables
  * in AWS and the local runtime creates them in DynamoDB Local. Every table has string
  * keys `pk`/`sk`; keys are prefixed by workspace so every query is tenant-scoped.
  */

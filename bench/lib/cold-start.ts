@@ -75,7 +75,7 @@ export async function bundleAll(): Promise<BundleInfo[]> {
       file,
       sizeKb: kbOf(atColdStart),
       totalKb: kbOf(code),
-      mapKb: round(code.reduce((n, p) => n + statSync(resolve(REPO_ROOT, p) + '.map').size, 0) / 1024, 1),
+      mapKb: round(code.reduce((n, p) => n + statSync(`${resolve(REPO_ROOT, p)}.map`).size, 0) / 1024, 1),
       top: topSources(meta, atColdStart),
     });
   }
@@ -123,7 +123,11 @@ function probeOnce(probe: string, bundle: string, env: Record<string, string>, e
     child.once('exit', (code) => {
       clearTimeout(timer);
       // Functions log JSON lines to stdout too; the probe's line is the last one.
-      const line = out.trim().split('\n').reverse().find((l) => l.includes('"importMs"'));
+      const line = out
+        .trim()
+        .split('\n')
+        .reverse()
+        .find((l) => l.includes('"importMs"'));
       if (!line) return reject(new Error(`cold-start probe failed (exit ${code}) for ${bundle}:\n${err}\n${out.slice(-1000)}`));
       resolveSample(JSON.parse(line) as ColdSample);
     });

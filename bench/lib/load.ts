@@ -110,7 +110,10 @@ export async function runLoad(
  * the figures are those of the steady state (connections open, caches and JIT warm, the
  * previous phase's backlog drained), not of the switch from closed-loop load.
  */
-export async function runPaced(spec: RequestSpec, opts: { rate: number; durationS: number; warmupS?: number; serverPid?: number; watch?: Watched }): Promise<LoadResult> {
+export async function runPaced(
+  spec: RequestSpec,
+  opts: { rate: number; durationS: number; warmupS?: number; serverPid?: number; watch?: Watched },
+): Promise<LoadResult> {
   const { default: http } = await import('node:http');
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const url = new URL(spec.url);

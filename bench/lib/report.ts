@@ -101,7 +101,19 @@ export function loadTable(rows: LoadRow[], latency: Latency): string {
     ['scenario', 'conc.', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'added p50', 'added p99', 'errors', 'server CPU ms/req', 'load avg'],
     rows
       .filter((r) => r.latencyMs === latency)
-      .map((r) => [r.scenario, r.connections, r.rps, fmt(r.p50), fmt(r.p90), fmt(r.p99), signed(r.addedP50), signed(r.addedP99), r.errors, fmt(r.serverCpuMsPerReq, 3), r.loadAvg]),
+      .map((r) => [
+        r.scenario,
+        r.connections,
+        r.rps,
+        fmt(r.p50),
+        fmt(r.p90),
+        fmt(r.p99),
+        signed(r.addedP50),
+        signed(r.addedP99),
+        r.errors,
+        fmt(r.serverCpuMsPerReq, 3),
+        r.loadAvg,
+      ]),
   );
 }
 
@@ -154,7 +166,20 @@ export function storageTable(rows: StorageRow[]): string {
 
 export function coldTable(rows: ColdStartRow[], bundles: BundleInfo[]): string {
   return table(
-    ['function', 'cold-start code KB', 'all code KB', 'map KB', 'import ms', 'import ms (no maps)', 'ready ms (process start)', 'first response ms', 'first invocation ms', 'RSS MB', 'status', 'largest parts (KB)'],
+    [
+      'function',
+      'cold-start code KB',
+      'all code KB',
+      'map KB',
+      'import ms',
+      'import ms (no maps)',
+      'ready ms (process start)',
+      'first response ms',
+      'first invocation ms',
+      'RSS MB',
+      'status',
+      'largest parts (KB)',
+    ],
     rows.map((r) => {
       const b = bundles.find((x) => x.name === r.name)!;
       return [
@@ -176,7 +201,10 @@ export function coldTable(rows: ColdStartRow[], bundles: BundleInfo[]): string {
 }
 
 export function targetsTable(targets: Target[]): string {
-  return table(['target (issue 12, item 5)', 'goal', 'measured', 'met'], targets.map((t) => [t.name, t.goal, t.measured, t.met ? 'yes' : '**no**']));
+  return table(
+    ['target (issue 12, item 5)', 'goal', 'measured', 'met'],
+    targets.map((t) => [t.name, t.goal, t.measured, t.met ? 'yes' : '**no**']),
+  );
 }
 
 export function renderTables(r: Results): string {
@@ -193,11 +221,27 @@ export function renderTables(r: Results): string {
     parts.push(
       `### Throughput, bare proxy and gateway in turn (gateway-proxy-ratelimit, upstream latency 0 ms, ${p.connections} connections, ${p.durationS} s each)`,
       table(
-        ['round', 'bare proxy req/s', 'gateway req/s', 'gateway / bare proxy', 'bare proxy CPU ms/req', 'gateway CPU ms/req', 'cores busy (bare proxy / gateway)'],
-        p.rounds.map((x, i) => [i + 1, x.bare.rps, x.gateway.rps, fmt(x.ratio), fmt(x.bare.serverCpuMsPerReq, 3), fmt(x.gateway.serverCpuMsPerReq, 3), `${x.bare.machine.busyPct} % / ${x.gateway.machine.busyPct} %`]),
+        [
+          'round',
+          'bare proxy req/s',
+          'gateway req/s',
+          'gateway / bare proxy',
+          'bare proxy CPU ms/req',
+          'gateway CPU ms/req',
+          'cores busy (bare proxy / gateway)',
+        ],
+        p.rounds.map((x, i) => [
+          i + 1,
+          x.bare.rps,
+          x.gateway.rps,
+          fmt(x.ratio),
+          fmt(x.bare.serverCpuMsPerReq, 3),
+          fmt(x.gateway.serverCpuMsPerReq, 3),
+          `${x.bare.machine.busyPct} % / ${x.gateway.machine.busyPct} %`,
+        ]),
       ),
       `Median ratio: ${fmt(p.medianRatio)} x.`,
-      'CPU time per request of every process on the machine (ms, median of the rounds; DynamoDB Local until it has written the round\'s last records):',
+      "CPU time per request of every process on the machine (ms, median of the rounds; DynamoDB Local until it has written the round's last records):",
       table(
         ['process', 'bare proxy rounds', 'gateway rounds'],
         [
@@ -223,11 +267,41 @@ export function renderTables(r: Results): string {
         ['scenario', 'rate req/s (evenly spaced)', 'achieved req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'added p50', 'added p99', 'server CPU ms/req'],
         [
           ['direct-openai', h.rate, h.direct.rps, fmt(h.direct.p50), fmt(h.direct.p90), fmt(h.direct.p99), '', '', fmt(h.direct.serverCpuMsPerReq, 3)],
-          ['gateway-proxy-ratelimit', h.rate, h.gateway.rps, fmt(h.gateway.p50), fmt(h.gateway.p90), fmt(h.gateway.p99), signed(h.addedP50), signed(h.addedP99), fmt(h.gateway.serverCpuMsPerReq, 3)],
+          [
+            'gateway-proxy-ratelimit',
+            h.rate,
+            h.gateway.rps,
+            fmt(h.gateway.p50),
+            fmt(h.gateway.p90),
+            fmt(h.gateway.p99),
+            signed(h.addedP50),
+            signed(h.addedP99),
+            fmt(h.gateway.serverCpuMsPerReq, 3),
+          ],
           ...(h.floor
             ? [
-                ['bare-proxy', h.rate, h.floor.bare.rps, fmt(h.floor.bare.p50), fmt(h.floor.bare.p90), fmt(h.floor.bare.p99), signed(h.floor.bare.p50 - h.direct.p50), signed(h.floor.addedP99), fmt(h.floor.bare.serverCpuMsPerReq, 3)],
-                ['bare-proxy, DynamoDB Local writing as many request-log records', h.rate, h.floor.bareWithRecords.rps, fmt(h.floor.bareWithRecords.p50), fmt(h.floor.bareWithRecords.p90), fmt(h.floor.bareWithRecords.p99), signed(h.floor.bareWithRecords.p50 - h.direct.p50), signed(h.floor.addedP99WithRecords), fmt(h.floor.bareWithRecords.serverCpuMsPerReq, 3)],
+                [
+                  'bare-proxy',
+                  h.rate,
+                  h.floor.bare.rps,
+                  fmt(h.floor.bare.p50),
+                  fmt(h.floor.bare.p90),
+                  fmt(h.floor.bare.p99),
+                  signed(h.floor.bare.p50 - h.direct.p50),
+                  signed(h.floor.addedP99),
+                  fmt(h.floor.bare.serverCpuMsPerReq, 3),
+                ],
+                [
+                  'bare-proxy, DynamoDB Local writing as many request-log records',
+                  h.rate,
+                  h.floor.bareWithRecords.rps,
+                  fmt(h.floor.bareWithRecords.p50),
+                  fmt(h.floor.bareWithRecords.p90),
+                  fmt(h.floor.bareWithRecords.p99),
+                  signed(h.floor.bareWithRecords.p50 - h.direct.p50),
+                  signed(h.floor.addedP99WithRecords),
+                  fmt(h.floor.bareWithRecords.serverCpuMsPerReq, 3),
+                ],
               ]
             : []),
         ],
@@ -238,25 +312,31 @@ export function renderTables(r: Results): string {
       const names = [...new Set([h.direct, h.gateway, h.floor?.bare, h.floor?.bareWithRecords].flatMap((run) => Object.keys(run?.sched ?? {})))];
       const share = (s: SchedShare | undefined) => (s ? `${s.cpuPct} % / ${s.waitingPct} %` : '');
       parts.push(
-        'Each process during the paced runs, % of wall time: on a CPU / runnable but waiting for one (2 cores = 200 %; `/proc/<pid>/task/*/schedstat`, the gateway\'s and the fake\'s JavaScript thread only):',
+        "Each process during the paced runs, % of wall time: on a CPU / runnable but waiting for one (2 cores = 200 %; `/proc/<pid>/task/*/schedstat`, the gateway's and the fake's JavaScript thread only):",
         table(
           ['paced run', ...names],
           [
             ['direct-openai', ...names.map((n) => share(h.direct.sched![n]))],
             ['gateway-proxy-ratelimit', ...names.map((n) => share(h.gateway.sched![n]))],
-            ...(h.floor ? [['bare-proxy', ...names.map((n) => share(h.floor!.bare.sched?.[n]))], ['bare-proxy + records', ...names.map((n) => share(h.floor!.bareWithRecords.sched?.[n]))]] : []),
+            ...(h.floor
+              ? [
+                  ['bare-proxy', ...names.map((n) => share(h.floor!.bare.sched?.[n]))],
+                  ['bare-proxy + records', ...names.map((n) => share(h.floor!.bareWithRecords.sched?.[n]))],
+                ]
+              : []),
           ],
         ),
       );
     }
   }
   parts.push('### Streaming (SSE, upstream latency 0 ms)', streamTable(r.streams));
-  if (r.rss) parts.push(`### RSS under ${r.rss.gateway.streams} concurrent streams (${r.rss.route}, fake chunk delay ${r.rss.chunkDelayMs} ms)`, rssTable(r.rss));
+  if (r.rss)
+    parts.push(`### RSS under ${r.rss.gateway.streams} concurrent streams (${r.rss.route}, fake chunk delay ${r.rss.chunkDelayMs} ms)`, rssTable(r.rss));
   parts.push('### Storage calls per request (warm path)', storageTable(r.storage));
   parts.push(
     '### Cold start (production bundles, fresh node process per sample, medians)',
     coldTable(r.coldStart, r.bundles),
     'Workflow workers (`worker:…`) take Step Functions / SQS events: only their import is timed.',
   );
-  return parts.join('\n\n') + '\n';
+  return `${parts.join('\n\n')}\n`;
 }

@@ -91,21 +91,18 @@ function timeStreamWithFirstByte(agent: http.Agent, spec: RequestSpec, onFirstBy
     let bytes = 0;
     let status = 0;
     let ttfb = NaN;
-    const req = http.request(
-      { hostname: url.hostname, port: url.port, path: url.pathname, method: spec.method, headers: spec.headers, agent },
-      (res) => {
-        status = res.statusCode ?? 0;
-        res.on('data', (c: Buffer) => {
-          if (bytes === 0) {
-            ttfb = Date.now() - started;
-            onFirstByte();
-          }
-          bytes += c.length;
-        });
-        res.on('end', () => resolve({ status, ttfb, total: Date.now() - started, bytes }));
-        res.on('error', (e) => resolve({ status, ttfb, total: Date.now() - started, bytes, error: e.message }));
-      },
-    );
+    const req = http.request({ hostname: url.hostname, port: url.port, path: url.pathname, method: spec.method, headers: spec.headers, agent }, (res) => {
+      status = res.statusCode ?? 0;
+      res.on('data', (c: Buffer) => {
+        if (bytes === 0) {
+          ttfb = Date.now() - started;
+          onFirstByte();
+        }
+        bytes += c.length;
+      });
+      res.on('end', () => resolve({ status, ttfb, total: Date.now() - started, bytes }));
+      res.on('error', (e) => resolve({ status, ttfb, total: Date.now() - started, bytes, error: e.message }));
+    });
     req.setTimeout(120_000, () => req.destroy(new Error('timeout')));
     req.on('error', (e) => resolve({ status, ttfb, total: Date.now() - started, bytes, error: e.message }));
     req.end(spec.body);

@@ -35,7 +35,11 @@ export interface StorageRow {
 type Counter = Record<string, number>;
 const snapshot = (c: Counter): Counter => ({ ...c });
 const delta = (after: Counter, before: Counter): Counter =>
-  Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]).filter(([, v]) => (v as number) !== 0));
+  Object.fromEntries(
+    Object.entries(after)
+      .map(([k, v]) => [k, v - (before[k] ?? 0)])
+      .filter(([, v]) => (v as number) !== 0),
+  );
 const sum = (c: Counter, kinds: Set<string>) => Object.entries(c).reduce((n, [k, v]) => n + (kinds.has(k) ? v : 0), 0);
 
 /**
@@ -65,17 +69,28 @@ export async function measureStorageCalls(gw: LocalGateway, upstreams: Upstreams
       scenario: 'generic proxy',
       description: 'POST /v1/v1/chat/completions, x-gateway-provider: openai + custom host + Authorization',
       path: '/v1/v1/chat/completions',
-      headers: { 'x-gateway-api-key': key.secret, 'x-gateway-provider': 'openai', 'x-gateway-custom-host': upstreams.openai0, authorization: `Bearer ${PROVIDER_KEY}` },
+      headers: {
+        'x-gateway-api-key': key.secret,
+        'x-gateway-provider': 'openai',
+        'x-gateway-custom-host': upstreams.openai0,
+        authorization: `Bearer ${PROVIDER_KEY}`,
+      },
     },
     {
       scenario: 'unified chat',
       description: 'POST /v1/chat/completions, x-gateway-provider: openai + custom host + Authorization',
       path: '/v1/chat/completions',
-      headers: { 'x-gateway-api-key': key.secret, 'x-gateway-provider': 'openai', 'x-gateway-custom-host': `${upstreams.openai0}/v1`, authorization: `Bearer ${PROVIDER_KEY}` },
+      headers: {
+        'x-gateway-api-key': key.secret,
+        'x-gateway-provider': 'openai',
+        'x-gateway-custom-host': `${upstreams.openai0}/v1`,
+        authorization: `Bearer ${PROVIDER_KEY}`,
+      },
     },
     {
       scenario: 'chat + rate limit + managed provider + saved config',
-      description: 'POST /v1/chat/completions, x-gateway-config: bench-config (saved; target @bench-openai, a managed provider), key under a requests/min policy',
+      description:
+        'POST /v1/chat/completions, x-gateway-config: bench-config (saved; target @bench-openai, a managed provider), key under a requests/min policy',
       path: '/v1/chat/completions',
       headers: { 'x-gateway-api-key': limited.secret, 'x-gateway-config': 'bench-config' },
     },

@@ -60,7 +60,10 @@ export interface StreamStats {
  * `sequential` streams one after the other (the clean TTFB / total figures), then
  * `concurrency` workers running `perWorker` streams each (the figures under some load).
  */
-export async function measureStreams(spec: RequestSpec, opts: { sequential: number; concurrency: number; perWorker: number; warmup: number }): Promise<StreamStats> {
+export async function measureStreams(
+  spec: RequestSpec,
+  opts: { sequential: number; concurrency: number; perWorker: number; warmup: number },
+): Promise<StreamStats> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
   try {
     for (let i = 0; i < opts.warmup; i++) await timeStream(agent, spec);

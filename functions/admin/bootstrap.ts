@@ -23,9 +23,7 @@ export async function bootstrap(adminSecret?: string): Promise<BootstrapResult> 
     const org = await createOrganisation('Default organisation');
     const ws = await createWorkspace({ organisationId: org.id, name: 'Default', slug: 'default' });
     const claimed = await putNew('control', { ...BOOTSTRAP_KEY, organisation_id: org.id, workspace_id: ws.id });
-    marker = claimed
-      ? { ...BOOTSTRAP_KEY, organisation_id: org.id, workspace_id: ws.id }
-      : await getItem('control', BOOTSTRAP_KEY, true);
+    marker = claimed ? { ...BOOTSTRAP_KEY, organisation_id: org.id, workspace_id: ws.id } : await getItem('control', BOOTSTRAP_KEY, true);
     if (!marker) throw new Error('bootstrap marker vanished');
   }
   const workspace = await getWorkspace(marker.workspace_id);

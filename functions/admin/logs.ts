@@ -21,7 +21,7 @@ const strip = (item: Record<string, unknown>): RequestLogRecord => {
 };
 
 const METADATA_PARAM = 'metadata.';
-const isIndexed = (key: string): key is IndexedMetadataKey => (INDEXED_METADATA_KEYS as readonly string[]).includes(key);
+const _isIndexed = (key: string): key is IndexedMetadataKey => (INDEXED_METADATA_KEYS as readonly string[]).includes(key);
 
 /** `metadata.<key>=<value>` query parameters, in the order given. */
 function metadataFilters(query: Record<string, string>): Array<[key: string, value: string]> {
@@ -31,7 +31,8 @@ function metadataFilters(query: Record<string, string>): Array<[key: string, val
     const key = name.slice(METADATA_PARAM.length);
     if (!key) throw badRequest('A metadata filter names its key: `metadata.<key>=<value>`, e.g. `metadata._user=u-1`.', name, 'invalid_value');
     if (!value) throw badRequest(`\`${name}\` needs a value to compare with (equality).`, name, 'invalid_value');
-    if (value.length > MAX_WELL_KNOWN_METADATA_CHARS) throw badRequest(`\`${name}\` must be at most ${MAX_WELL_KNOWN_METADATA_CHARS} characters.`, name, 'invalid_value');
+    if (value.length > MAX_WELL_KNOWN_METADATA_CHARS)
+      throw badRequest(`\`${name}\` must be at most ${MAX_WELL_KNOWN_METADATA_CHARS} characters.`, name, 'invalid_value');
     filters.push([key, value]);
   }
   return filters;
@@ -100,7 +101,12 @@ async function list(req: GatewayRequest) {
     },
     page,
   );
-  return ok(listObject(result.items.map((i) => strip(i as Record<string, unknown>)), result.hasMore));
+  return ok(
+    listObject(
+      result.items.map((i) => strip(i as Record<string, unknown>)),
+      result.hasMore,
+    ),
+  );
 }
 
 async function get(req: GatewayRequest) {

@@ -37,7 +37,10 @@ const customHost = z.string().check(z.maxLength(2048), z.refine(isHttpUrl, 'expe
 /** Each setting as the table bounds it; a custom host must also be a URL. */
 const shapeOf = (field: string, maxLength: number) => (field === 'custom_host' ? customHost : text(maxLength));
 const shapes = <F extends string>(secret: boolean) =>
-  Object.fromEntries(PROVIDER_SETTINGS.filter((r) => r.secret === secret).map((r) => [r.field, shapeOf(r.field, r.maxLength)])) as Record<F, ReturnType<typeof text>>;
+  Object.fromEntries(PROVIDER_SETTINGS.filter((r) => r.secret === secret).map((r) => [r.field, shapeOf(r.field, r.maxLength)])) as Record<
+    F,
+    ReturnType<typeof text>
+  >;
 
 const settingShapes = shapes<ProviderSettingField>(false);
 const secretShapes = shapes<ProviderSecretField>(true);
@@ -66,9 +69,7 @@ const updateSchema = z.strictObject({
 type Body = Partial<Record<ProviderSettingField | ProviderSecretField, string | null>>;
 
 const pick = <F extends string>(body: Body, fields: readonly F[]) =>
-  Object.fromEntries(fields.filter((f) => body[f as keyof Body] !== undefined).map((f) => [f, body[f as keyof Body]])) as Partial<
-    Record<F, string | null>
-  >;
+  Object.fromEntries(fields.filter((f) => body[f as keyof Body] !== undefined).map((f) => [f, body[f as keyof Body]])) as Partial<Record<F, string | null>>;
 
 /** AWS credentials come as a pair; a session token needs the pair. */
 function checkCredentials(p: Pick<ManagedProvider, 'secret_fields'>): void {
@@ -90,10 +91,7 @@ function providerSlug(req: GatewayRequest): string {
 
 async function create(req: GatewayRequest) {
   const body = parseInput(createSchema, req.json());
-  const secrets = Object.fromEntries(Object.entries(pick(body, SECRET_SETTING_FIELDS)).filter(([, v]) => v !== null)) as Record<
-    ProviderSecretField,
-    string
-  >;
+  const secrets = Object.fromEntries(Object.entries(pick(body, SECRET_SETTING_FIELDS)).filter(([, v]) => v !== null)) as Record<ProviderSecretField, string>;
   checkCredentials({ secret_fields: SECRET_SETTING_FIELDS.filter((f) => secrets[f] !== undefined) });
   const settings = pick(body, PLAIN_SETTING_FIELDS);
   const created = await createProvider(req.auth.workspaceId, {

@@ -1,5 +1,5 @@
 /**
- * Public objects of the Assistants v2 API (spec §2.3, §2.4; provider-contracts §1.7).
+ * Public objects of the Assistants v2 API.
  * Every field is always present; `null` where the spec allows it.
  */
 
@@ -87,17 +87,7 @@ export interface Message {
   metadata: Metadata;
 }
 
-export const RUN_STATUSES = [
-  'queued',
-  'in_progress',
-  'requires_action',
-  'cancelling',
-  'cancelled',
-  'failed',
-  'completed',
-  'incomplete',
-  'expired',
-] as const;
+export const RUN_STATUSES = ['queued', 'in_progress', 'requires_action', 'cancelling', 'cancelled', 'failed', 'completed', 'incomplete', 'expired'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** A run in one of these never changes again, and holds no claim on its thread. */

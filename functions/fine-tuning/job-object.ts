@@ -1,7 +1,7 @@
 import type { FineTuningJob, JobRecord } from './types';
 
 /**
- * The stored job as the API shows it (spec §2.5): every required field, integer `*_at`,
+ * The stored job as the API shows it: every required field, integer `*_at`,
  * `fine_tuned_model`/`finished_at`/`trained_tokens` null until the job has them,
  * `estimated_finish` null unless running, `error` always an object. Internal fields (the
  * provider job id, the managed provider) stay inside.

@@ -39,7 +39,11 @@ export async function createFineTuningJob(n: NewJob): Promise<JobRecord> {
   const adapter = fineTuningAdapter(n.providerKind)!;
   const { input } = n;
   if (!adapter.methods.includes(input.method.type)) {
-    throw badRequest(`${adapter.name} cannot train method '${input.method.type}'; it supports: ${adapter.methods.join(', ')}.`, 'method.type', 'unsupported_method');
+    throw badRequest(
+      `${adapter.name} cannot train method '${input.method.type}'; it supports: ${adapter.methods.join(', ')}.`,
+      'method.type',
+      'unsupported_method',
+    );
   }
   const id = newJobId();
   const seed = input.seed ?? randomInt(0, 2_147_483_647);
@@ -89,7 +93,12 @@ export async function createFineTuningJob(n: NewJob): Promise<JobRecord> {
   if (!(await createJob(record))) throw serverError();
   await addEvent(n.workspaceId, id, { level: 'info', message: `Created fine-tuning job: ${id}`, type: 'message', data: {} });
   const files = [input.training_file, input.validation_file].filter(Boolean).join(', ');
-  await addEvent(n.workspaceId, id, { level: 'info', message: `Validating ${input.validation_file ? 'files' : 'training file'}: ${files}`, type: 'message', data: {} });
+  await addEvent(n.workspaceId, id, {
+    level: 'info',
+    message: `Validating ${input.validation_file ? 'files' : 'training file'}: ${files}`,
+    type: 'message',
+    data: {},
+  });
 
   const queueUrl = config().fineTuningQueueUrl;
   const message: StartJobMessage = { workspaceId: n.workspaceId, jobId: id };
@@ -129,7 +138,12 @@ export async function cancelFineTuningJob(workspaceId: string, jobId: string, ct
       set: { status: 'cancelled', finished_at: ts, cancel_requested_at: ts, estimated_finish: null },
     });
     if (!cancelled) continue; // it moved (e.g. to a terminal state) meanwhile: look again
-    await addEvent(workspaceId, jobId, { level: 'info', message: 'The job was cancelled at your request.', type: 'message', data: { previous_status: job.status } });
+    await addEvent(workspaceId, jobId, {
+      level: 'info',
+      message: 'The job was cancelled at your request.',
+      type: 'message',
+      data: { previous_status: job.status },
+    });
     log.info('fine-tuning job cancelled', { job_id: jobId, previous_status: job.status, submitted: cancelled.submit_claimed_at !== undefined }, ctx);
     if (cancelled.submit_claimed_at === undefined) await hardStop(jobId, ctx);
     return cancelled;

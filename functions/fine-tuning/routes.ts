@@ -1,5 +1,5 @@
 /**
- * `/v1/fine_tuning/jobs` (spec §4.10-§4.12, issue «Fine-tuning jobs» item 1): create, list,
+ * `/v1/fine_tuning/jobs`: create, list,
  * retrieve, cancel, events. Jobs belong to the API key's workspace; another workspace's job
  * is a 404. Creating a job needs a managed provider (./credentials.ts); reading and
  * cancelling use the provider stored on the job.

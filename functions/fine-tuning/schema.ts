@@ -1,5 +1,5 @@
 /**
- * `POST /v1/fine_tuning/jobs` (spec §4.10, §8; OpenAI's create-job body, contract §1.6),
+ * `POST /v1/fine_tuning/jobs`,
  * validated with zod/mini: a 400 names the field and the rule. `null` counts as absent (the
  * SDKs send it for unset options). `method` defaults to supervised with every
  * hyperparameter `auto`; the deprecated top-level `hyperparameters` is accepted for
@@ -39,7 +39,7 @@ const integration = z.strictObject({
   }),
 });
 
-/** Spec §8 / OpenAI metadata: 16 pairs, keys up to 64 characters, values up to 512. */
+/** The API contract / OpenAI metadata: 16 pairs, keys up to 64 characters, values up to 512. */
 export const metadataSchema = z
   .record(z.string().check(z.minLength(1), z.maxLength(64)), z.string().check(z.maxLength(512)))
   .check(z.refine((m) => Object.keys(m).length <= 16, 'expected at most 16 key-value pairs'));
@@ -54,7 +54,7 @@ export const createJobSchema = z.strictObject({
   seed: z.optional(z.int().check(z.gte(0), z.lte(2_147_483_647))),
   method: z.optional(method),
   hyperparameters: z.optional(supervisedHyperparameters),
-  /** Spec §2.5 / §8: at most 5 integrations. */
+  /** At most 5 integrations. */
   integrations: z.optional(z.array(integration).check(z.maxLength(5))),
   metadata: z.optional(metadataSchema),
 });

@@ -211,7 +211,13 @@ async function apply(provider: ProviderConnection, job: JobRecord, state: Provid
       });
       if (!updated) return afterRace(provider, job);
       if (status !== job.status) {
-        await addEvent(job.workspace_id, job.id, info(status === 'running' ? 'Fine-tuning job started.' : status === 'queued' ? 'Job enqueued at the provider.' : 'The provider is validating the files.'));
+        await addEvent(
+          job.workspace_id,
+          job.id,
+          info(
+            status === 'running' ? 'Fine-tuning job started.' : status === 'queued' ? 'Job enqueued at the provider.' : 'The provider is validating the files.',
+          ),
+        );
       }
     }
     return waitForProgress();
@@ -226,20 +232,40 @@ async function apply(provider: ProviderConnection, job: JobRecord, state: Provid
       result_files: state.resultFiles,
     };
   } else if (state.status === 'failed') {
-    set = { status: 'failed', error: state.error ?? { code: 'provider_job_failed', message: `${provider.adapter.name} reported that the job failed.`, param: '' } };
+    set = {
+      status: 'failed',
+      error: state.error ?? { code: 'provider_job_failed', message: `${provider.adapter.name} reported that the job failed.`, param: '' },
+    };
   } else {
     set = { status: 'cancelled' };
   }
   const updated = await updateJob(job.workspace_id, job.id, {
     from: ACTIVE_STATUSES,
-    set: { ...set, finished_at: ts, estimated_finish: null, provider_status: state.providerStatus, hyperparameters, ...(state.trainedTokens !== null ? { trained_tokens: state.trainedTokens } : {}) },
+    set: {
+      ...set,
+      finished_at: ts,
+      estimated_finish: null,
+      provider_status: state.providerStatus,
+      hyperparameters,
+      ...(state.trainedTokens !== null ? { trained_tokens: state.trainedTokens } : {}),
+    },
   });
   if (!updated) return afterRace(provider, job);
   if (updated.status === 'succeeded') {
-    if (updated.fine_tuned_model) await addEvent(job.workspace_id, job.id, info(`New fine-tuned model created: ${updated.fine_tuned_model}`, { fine_tuned_model: updated.fine_tuned_model }));
+    if (updated.fine_tuned_model)
+      await addEvent(
+        job.workspace_id,
+        job.id,
+        info(`New fine-tuned model created: ${updated.fine_tuned_model}`, { fine_tuned_model: updated.fine_tuned_model }),
+      );
     await addEvent(job.workspace_id, job.id, info('The job has successfully completed.', { trained_tokens: updated.trained_tokens }));
   } else if (updated.status === 'failed') {
-    await addEvent(job.workspace_id, job.id, { level: 'error', message: `The job failed: ${updated.error.message}`, type: 'message', data: { code: updated.error.code } });
+    await addEvent(job.workspace_id, job.id, {
+      level: 'error',
+      message: `The job failed: ${updated.error.message}`,
+      type: 'message',
+      data: { code: updated.error.code },
+    });
   } else {
     await addEvent(job.workspace_id, job.id, info(`The job was cancelled at ${provider.adapter.name}.`));
   }
@@ -267,7 +293,12 @@ async function finishCancelled(job: JobRecord, provider?: ProviderConnection): P
     await cancelAtProvider(provider ?? (await connect(job.workspace_id, job.provider_slug)), job, job.provider_job_id);
   } catch (err) {
     if (!(err instanceof ProviderRejected)) throw err;
-    await addEvent(job.workspace_id, job.id, { level: 'warn', message: `Could not cancel the provider job ${job.provider_job_id}: ${err.message}`, type: 'message', data: null });
+    await addEvent(job.workspace_id, job.id, {
+      level: 'warn',
+      message: `Could not cancel the provider job ${job.provider_job_id}: ${err.message}`,
+      type: 'message',
+      data: null,
+    });
   }
   return END;
 }
@@ -275,7 +306,11 @@ async function finishCancelled(job: JobRecord, provider?: ProviderConnection): P
 async function cancelAtProvider(provider: ProviderConnection, job: JobRecord, providerJobId: string): Promise<void> {
   const res = await send(provider.adapter.name, provider.adapter.cancelJob(provider.endpoint, providerJobId));
   if (res.status >= 200 && res.status < 300) {
-    await addEvent(job.workspace_id, job.id, info(`Cancelled the provider job ${providerJobId} at ${provider.adapter.name}.`, { provider_job_id: providerJobId }));
+    await addEvent(
+      job.workspace_id,
+      job.id,
+      info(`Cancelled the provider job ${providerJobId} at ${provider.adapter.name}.`, { provider_job_id: providerJobId }),
+    );
   } else {
     // Typically: it had already finished. The gateway job stays cancelled either way.
     await addEvent(job.workspace_id, job.id, {

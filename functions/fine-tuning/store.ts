@@ -1,5 +1,5 @@
 /**
- * The jobs table (DESIGN.md §4): fine-tuning jobs and their events, keyed by workspace so
+ * The jobs table: fine-tuning jobs and their events, keyed by workspace so
  * every read is tenant-scoped by construction.
  *
  *   job    pk WS#<workspace>                 sk FTJOB#<ftjob-id>     (ids are time-ordered)
@@ -40,11 +40,7 @@ export async function getJob(workspaceId: string, jobId: string, consistent = tr
   return item ? strip(item) : undefined;
 }
 
-export async function listJobs(
-  workspaceId: string,
-  page: { limit: number; after?: string },
-  metadata: Record<string, string> = {},
-): Promise<Page<JobRecord>> {
+export async function listJobs(workspaceId: string, page: { limit: number; after?: string }, metadata: Record<string, string> = {}): Promise<Page<JobRecord>> {
   const entries = Object.entries(metadata);
   const filter = entries.length
     ? {
@@ -83,7 +79,6 @@ export async function updateJob(workspaceId: string, jobId: string, u: JobUpdate
   });
   return updated ? strip(updated) : undefined;
 }
-
 
 // ---- events --------------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 /**
- * Fine-tuning jobs as the API shows them (spec §2.5, §3) and as the jobs table stores them.
+ * Fine-tuning jobs as the API shows them and as the jobs table stores them.
  */
 
 export const JOB_STATUSES = ['validating_files', 'queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
@@ -21,16 +21,14 @@ export interface DpoHyperparameters extends Hyperparameters {
   beta: number | Auto;
 }
 
-export type Method =
-  | { type: 'supervised'; supervised: { hyperparameters: Hyperparameters } }
-  | { type: 'dpo'; dpo: { hyperparameters: DpoHyperparameters } };
+export type Method = { type: 'supervised'; supervised: { hyperparameters: Hyperparameters } } | { type: 'dpo'; dpo: { hyperparameters: DpoHyperparameters } };
 
 export interface WandbIntegration {
   type: 'wandb';
   wandb: { project: string; name?: string | null; entity?: string | null; tags?: string[] };
 }
 
-/** §2.5/§7: always an object; strings filled on failure, empty otherwise. */
+/** Always an object; strings filled on failure, empty otherwise. */
 export interface JobError {
   code: string;
   message: string;
@@ -39,7 +37,7 @@ export interface JobError {
 
 export const NO_ERROR: JobError = { code: '', message: '', param: '' };
 
-/** The `fine_tuning.job` object (§2.5) plus the OpenAI fields SDKs know. */
+/** The `fine_tuning.job` object plus the OpenAI fields SDKs know. */
 export interface FineTuningJob {
   object: 'fine_tuning.job';
   id: string;

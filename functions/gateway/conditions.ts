@@ -105,6 +105,7 @@ function compare(actual: unknown, op: string, expected: unknown, regex?: RegexCo
       return Array.isArray(expected) && !expected.some((e) => compare(actual, '$eq', e));
     case '$regex':
       try {
+        // biome-ignore lint/complexity/useOptionalChain: 0, '' and false are values to match, not absent ones
         return actual !== undefined && regex !== undefined && regex(String(expected)).test(String(actual));
       } catch {
         return false;

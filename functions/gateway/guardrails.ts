@@ -41,12 +41,17 @@ export class ChatGuardrails {
     if (done) return done; // retries and fallbacks with the same guardrails are checked once
     const last = body.messages.at(-1);
     const { evaluateGuardrails, guardrailError } = await loadEvaluator();
-    const outcome = await evaluateGuardrails(refs, this.req.auth.workspaceId, {
-      kind: 'input',
-      text: textOf(last?.content),
-      json: body,
-      request: this.requestInfo(body.model),
-    }, { param: 'input_guardrails' });
+    const outcome = await evaluateGuardrails(
+      refs,
+      this.req.auth.workspaceId,
+      {
+        kind: 'input',
+        text: textOf(last?.content),
+        json: body,
+        request: this.requestInfo(body.model),
+      },
+      { param: 'input_guardrails' },
+    );
     this.before.push(...outcome.hook_results);
     this.record();
     if (outcome.verdict === 'block') {
@@ -67,11 +72,16 @@ export class ChatGuardrails {
     const refs = leaf.node.output_guardrails;
     if (!refs?.length) return 'pass';
     const { evaluateGuardrails, guardrailError } = await loadEvaluator();
-    const outcome = await evaluateGuardrails(refs, this.req.auth.workspaceId, {
-      kind: 'output',
-      text,
-      request: this.requestInfo(model),
-    }, { param: 'output_guardrails' });
+    const outcome = await evaluateGuardrails(
+      refs,
+      this.req.auth.workspaceId,
+      {
+        kind: 'output',
+        text,
+        request: this.requestInfo(model),
+      },
+      { param: 'output_guardrails' },
+    );
     this.after.push(...outcome.hook_results);
     this.record();
     if (outcome.verdict === 'block') {

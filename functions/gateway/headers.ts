@@ -1,6 +1,6 @@
 import { badRequest } from '../shared/errors';
 
-/** The optional gateway headers of spec §5.3, parsed and validated once per request. */
+/** The optional gateway headers of docs/api.md, parsed and validated once per request. */
 export interface GatewayOptions {
   metadata: Record<string, string>;
   /** x-gateway-request-timeout in milliseconds. */
@@ -49,7 +49,7 @@ function parseMetadata(raw: string | undefined): Record<string, string> {
  */
 export const PLATFORM_REQUEST_LIMIT_MS = 900_000;
 
-/** Spec §5.3 sets no maximum: a longer timeout is capped to what the platform allows. */
+/** The API contract sets no maximum: a longer timeout is capped to what the platform allows. */
 function parseTimeout(raw: string | undefined): number | undefined {
   if (raw === undefined || raw === '') return undefined;
   const ms = Number(raw);
@@ -59,7 +59,7 @@ function parseTimeout(raw: string | undefined): number | undefined {
   return Math.min(ms, PLATFORM_REQUEST_LIMIT_MS);
 }
 
-/** Accepts a JSON array of names (spec §5.3) or a comma-separated list. */
+/** Accepts a JSON array of names or a comma-separated list. */
 export function parseHeaderList(raw: string | undefined, header: string): string[] {
   if (raw === undefined || raw.trim() === '') return [];
   let names: unknown;

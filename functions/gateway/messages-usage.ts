@@ -27,7 +27,11 @@ function sseCounts(line: string, counts: Counts): void {
   const event = parse(line.slice(5).trim());
   if (!event) return;
   const usage =
-    event.type === 'message_start' ? (event.message as { usage?: Counts } | undefined)?.usage : event.type === 'message_delta' ? (event.usage as Counts | undefined) : undefined;
+    event.type === 'message_start'
+      ? (event.message as { usage?: Counts } | undefined)?.usage
+      : event.type === 'message_delta'
+        ? (event.usage as Counts | undefined)
+        : undefined;
   if (!usage) return;
   for (const [key, value] of Object.entries(usage)) if (typeof value === 'number') counts[key] = value;
 }

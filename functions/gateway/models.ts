@@ -24,7 +24,11 @@ function leavesOf(node: ConfigNode): ConfigNode[] {
 
 function listRequest(adapter: ProviderAdapter, target: ProviderTarget): UpstreamRequest {
   if (adapter.models === false) {
-    throw badRequest(`${adapter.name} has no model list the gateway can read; name its models as its documentation does.`, 'x-gateway-provider', 'unsupported_operation');
+    throw badRequest(
+      `${adapter.name} has no model list the gateway can read; name its models as its documentation does.`,
+      'x-gateway-provider',
+      'unsupported_operation',
+    );
   }
   return adapter.models
     ? adapter.models.request(target)
@@ -60,7 +64,9 @@ export const listModels = (req: GatewayRequest): Promise<HttpResponse> =>
     const { config: tree } = await resolveConfig(req);
     const leaves = leavesOf(tree);
     const settled = await Promise.allSettled(
-      leaves.map((leaf) => listOne(leaf, req.auth.workspaceId, Math.min(timeoutMs ?? Infinity, leaf.request_timeout ?? Infinity, config().defaultUpstreamTimeoutMs))),
+      leaves.map((leaf) =>
+        listOne(leaf, req.auth.workspaceId, Math.min(timeoutMs ?? Infinity, leaf.request_timeout ?? Infinity, config().defaultUpstreamTimeoutMs)),
+      ),
     );
     const results = settled.map((outcome, i): Listed => {
       if (outcome.status === 'fulfilled') return outcome.value;

@@ -135,9 +135,7 @@ async function routed(spec: DispatchSpec, options: GatewayOptions, onRateLimited
     last = resolved;
     await spec.beforeAttempt?.(resolved, leaf);
     const built = spec.build(resolved, leaf);
-    const cache = spec.cacheRoute
-      ? planCache(leaf.node, options, req.headers, req.auth.workspaceId, spec.cacheRoute, resolved.adapter.slug, built)
-      : undefined;
+    const cache = spec.cacheRoute ? planCache(leaf.node, options, req.headers, req.auth.workspaceId, spec.cacheRoute, resolved.adapter.slug, built) : undefined;
     if (cache) {
       const hit = cache.refresh ? undefined : await readCache(cache);
       cacheStatus = hit ? 'HIT' : cache.refresh ? 'REFRESH' : 'MISS';

@@ -44,7 +44,7 @@ function modelOf(req: GatewayRequest): string | undefined {
 }
 
 /**
- * The generic proxy (spec §4.1): any provider endpoint, forwarded unchanged, the response
+ * The generic proxy: any provider endpoint, forwarded unchanged, the response
  * streamed back chunk by chunk with the provider's status and headers.
  */
 export const genericProxy = (req: GatewayRequest) =>

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { ConfigNode, GatewayConfigSpec } from '../shared/gateway-config';
-import { badRequest, GatewayError } from '../shared/errors';
+import { badRequest, type GatewayError } from '../shared/errors';
 import { matches, usesRegex, type ConditionInput } from './conditions';
 
 /** A provider target of the config with the settings it inherited from its parents. */
@@ -142,7 +142,10 @@ export async function routeRequest(
       case 'single':
         return walk(children[0]!.child, children[0]!.path);
       case 'loadbalance': {
-        const i = pickWeighted(children.map((c) => c.child), deps.random);
+        const i = pickWeighted(
+          children.map((c) => c.child),
+          deps.random,
+        );
         return walk(children[i]!.child, children[i]!.path);
       }
       case 'conditional': {

@@ -74,7 +74,9 @@ function relay(upstream: Readable, sse: SseWriter, facts: StreamLog, remainingMs
         sse.end();
       });
   });
-  upstream.on('error', () => fail(errorBody('The provider connection broke before the response was complete.', 'upstream_error', 'upstream_stream_interrupted')));
+  upstream.on('error', () =>
+    fail(errorBody('The provider connection broke before the response was complete.', 'upstream_error', 'upstream_stream_interrupted')),
+  );
   upstream.on('close', () => {
     if (!settled) fail(errorBody('The provider closed the stream before it was complete.', 'upstream_error', 'upstream_stream_interrupted'));
   });
@@ -137,7 +139,8 @@ export function translatedStream(
   let text = '';
   const emit = (out: { chunks: ChatCompletionChunk[]; error?: StreamError }): boolean => {
     for (const chunk of out.chunks) {
-      if (finale) for (const choice of chunk.choices) text += choice.delta.content ?? choice.delta.tool_calls?.map((t) => t.function?.arguments ?? '').join('') ?? '';
+      if (finale)
+        for (const choice of chunk.choices) text += choice.delta.content ?? choice.delta.tool_calls?.map((t) => t.function?.arguments ?? '').join('') ?? '';
       sse.send(chunk);
     }
     facts.usage = translator.usage() ?? facts.usage;

@@ -9,7 +9,7 @@ import { getAdapter } from '../providers/registry';
 import type { ProviderAdapter, ProviderTarget } from '../providers/types';
 
 /**
- * Spec §5.2: the four ways to name a provider. Every one of them becomes a config tree,
+ * The four ways to name a provider. Every one of them becomes a config tree,
  * so routing, retries and logging have one path: headers make a single-leaf config.
  */
 export interface ResolvedConfig {
@@ -38,7 +38,11 @@ export async function resolveConfig(req: CallerRequest): Promise<ResolvedConfig>
 
   if (rawConfig) {
     if (provider || virtualKey) {
-      throw badRequest(`x-gateway-config already names its providers; do not combine it with x-gateway-provider or x-gateway-virtual-key.`, 'x-gateway-config', 'contradictory_provider');
+      throw badRequest(
+        `x-gateway-config already names its providers; do not combine it with x-gateway-provider or x-gateway-virtual-key.`,
+        'x-gateway-config',
+        'contradictory_provider',
+      );
     }
     return { config: await loadConfig(rawConfig, req.auth.workspaceId), source: 'config' };
   }
@@ -48,7 +52,11 @@ export async function resolveConfig(req: CallerRequest): Promise<ResolvedConfig>
     return { config: await loadConfig(req.auth.defaultConfig, req.auth.workspaceId, 'default_config'), source: 'config' };
   }
   if (!provider && !virtualKey) {
-    throw badRequest(customHost ? `x-gateway-custom-host needs x-gateway-provider to say which API the host speaks. ${HOW_TO}` : `No provider given. ${HOW_TO}`, 'x-gateway-provider', 'missing_provider');
+    throw badRequest(
+      customHost ? `x-gateway-custom-host needs x-gateway-provider to say which API the host speaks. ${HOW_TO}` : `No provider given. ${HOW_TO}`,
+      'x-gateway-provider',
+      'missing_provider',
+    );
   }
   const managed = Boolean(virtualKey) || Boolean(provider?.startsWith('@'));
   const virtualKeyOnly = Boolean(virtualKey) && !provider;
@@ -80,9 +88,10 @@ async function loadConfig(raw: string, workspaceId: string, source: 'x-gateway-c
   }
   const saved = await resolveSavedConfig(workspaceId, raw);
   if (!saved) {
-    const message = source === 'default_config'
-      ? `This gateway key's default config '${raw}' is no longer a saved config of this workspace; set another with PUT /v1/api-keys/{id}.`
-      : `No saved config '${raw}' in this workspace.`;
+    const message =
+      source === 'default_config'
+        ? `This gateway key's default config '${raw}' is no longer a saved config of this workspace; set another with PUT /v1/api-keys/{id}.`
+        : `No saved config '${raw}' in this workspace.`;
     throw badRequest(message, source, 'config_not_found');
   }
   return parseGatewayConfig(saved.config, 'config');
@@ -104,7 +113,11 @@ export async function resolveLeaf(node: ConfigNode, workspaceId: string): Promis
   if (managedSlug) {
     const managed = await resolveManagedProvider(workspaceId, managedSlug);
     if (!managed) {
-      throw badRequest(`No managed provider '@${managedSlug}' in this workspace. Create it with POST /v1/providers.`, 'x-gateway-provider', 'provider_not_found');
+      throw badRequest(
+        `No managed provider '@${managedSlug}' in this workspace. Create it with POST /v1/providers.`,
+        'x-gateway-provider',
+        'provider_not_found',
+      );
     }
     const stored: Partial<ConfigNode> = { provider: managed.provider };
     for (const [field, value] of Object.entries(Object.assign({}, managed, managed.secrets))) {

@@ -4,7 +4,7 @@ import { CHECK_IDS, getCheck, type AnyCheck } from './checks';
 import type { CheckSpec, GuardrailActions, GuardrailDefinition } from './types';
 
 /**
- * The shape of a guardrail definition (spec §4.14) and its compilation: every check id
+ * The shape of a guardrail definition and its compilation: every check id
  * must be known and its parameters must pass the check's schema. Errors are 400s that
  * name the check (`checks[1]`, `default.regexMatch`) and the parameter.
  */

@@ -208,7 +208,15 @@ export function guardrailError(outcome: GuardrailOutcome): GatewayError {
   const fallback = blocking
     ? `The request was blocked by guardrail '${blocking.id}': ${failedChecks.join(', ') || 'a check'} failed.`
     : 'The request was blocked by a guardrail.';
-  return new GatewayError(446, 'guardrail_error', outcome.message ?? fallback, null, 'guardrail_blocked', {}, {
-    hook_results: outcome.hook_results,
-  });
+  return new GatewayError(
+    446,
+    'guardrail_error',
+    outcome.message ?? fallback,
+    null,
+    'guardrail_blocked',
+    {},
+    {
+      hook_results: outcome.hook_results,
+    },
+  );
 }

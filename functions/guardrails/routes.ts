@@ -9,7 +9,7 @@ import { actionsSchema, checksSchema, compileChecks } from './definition';
 import { createGuardrail, deleteGuardrail, getGuardrail, listGuardrails, listVersions, updateGuardrail, type Guardrail } from './store';
 
 /**
- * `/v1/guardrails` (spec §4.14, §2.8). The API key scopes every request to its workspace;
+ * `/v1/guardrails`. The API key scopes every request to its workspace;
  * `workspace_id` (body on create, query elsewhere; id or slug) selects another workspace
  * of the key's organisation, `organisation_id` must be the key's organisation. Anything
  * else is a 404, as is a guardrail of another workspace.
@@ -33,7 +33,7 @@ const updateSchema = z.strictObject({
   actions: z.optional(actionsSchema),
 });
 
-/** §2.8: what create and update return. */
+/** What create and update return. */
 const creationResult = (g: Guardrail) => ({ id: g.id, slug: g.slug, version_id: g.version_id });
 
 async function targetWorkspace(req: GatewayRequest, scope: { workspace_id?: string; organisation_id?: string }): Promise<string> {

@@ -10,7 +10,7 @@ import { slugify } from '../shared/stores/workspaces';
 import type { GuardrailDefinition } from './types';
 
 /**
- * Guardrails, versioned (DESIGN.md §4, table `guardrails`). Per workspace partition
+ * Guardrails, versioned. Per workspace partition
  * `WS#<workspace>`:
  *   `GR#<id>`              the guardrail: name, slug, the latest version (id, number, definition)
  *   `GRV#<id>#<000001>`    one immutable item per version (written once, never changed)

@@ -118,9 +118,7 @@ function subjectValue(subject: LimitSubject, key: string): string | undefined {
       return subject.model;
     default:
       if (!key.startsWith(METADATA_PREFIX)) return undefined;
-      return Object.hasOwn(subject.metadata, key.slice(METADATA_PREFIX.length))
-        ? subject.metadata[key.slice(METADATA_PREFIX.length)]
-        : undefined;
+      return Object.hasOwn(subject.metadata, key.slice(METADATA_PREFIX.length)) ? subject.metadata[key.slice(METADATA_PREFIX.length)] : undefined;
   }
 }
 
@@ -245,9 +243,7 @@ export async function enforceRateLimits(subject: LimitSubject, now = Date.now())
   );
   return {
     headers: tightest ? headersOf(capacityOf(tightest.policy), capacityOf(tightest.policy) - tightest.count, tightest.window.resetSeconds) : {},
-    tokenBuckets: checked
-      .filter((c) => c.policy.type === 'tokens')
-      .map((c) => ({ policyId: c.policy.id, pk: c.pk, type: c.policy.type, unit: c.policy.unit })),
+    tokenBuckets: checked.filter((c) => c.policy.type === 'tokens').map((c) => ({ policyId: c.policy.id, pk: c.pk, type: c.policy.type, unit: c.policy.unit })),
   };
 }
 

@@ -2,7 +2,7 @@ import { badRequest } from '../shared/errors';
 import { z } from '../shared/validation';
 
 /**
- * Rate-limit policies (spec §2.9): a `type` (requests or tokens) counted per `unit`
+ * Rate-limit policies: a `type` (requests or tokens) counted per `unit`
  * (a fixed minute, hour or UTC day) up to `value`, applied to the requests whose
  * attributes match every condition, with one counter per distinct `group_by` tuple.
  */
@@ -29,7 +29,7 @@ export interface PolicyGroupBy {
   key: string;
 }
 
-/** A policy as the list returns it (spec §2.9 without `object`). */
+/** A policy as the list returns it. */
 export interface RateLimitPolicy {
   id: string;
   name: string | null;
@@ -57,7 +57,7 @@ export const withObject = (policy: RateLimitPolicy): RateLimitPolicyObject => ({
 /** Attributes of a request a policy can match on or group by. */
 export const SUBJECT_KEYS = ['api_key', 'workspace_id', 'organisation_id', 'provider', 'model'] as const;
 export const METADATA_PREFIX = 'metadata.';
-/** Metadata keys are at most 64 characters (spec §8). */
+/** Metadata keys are at most 64 characters. */
 export const MAX_METADATA_KEY_LENGTH = 64;
 export const MAX_CONDITION_VALUE_LENGTH = 512;
 export const MAX_CONDITIONS = 20;
@@ -105,7 +105,7 @@ const fields = {
   conditions: z.optional(z.array(condition).check(z.maxLength(MAX_CONDITIONS))),
   group_by: z.optional(z.array(groupBy).check(z.maxLength(MAX_GROUP_BY))),
   /**
-   * Requests or tokens per window, at least 1 (spec §2.9 types it as a number). Counters
+   * Requests or tokens per window, at least 1. Counters
    * stay whole: a request is admitted while its count stays within the value, so a
    * requests policy of 2.5 admits 2 per window; a tokens policy admits while the tokens
    * used are below the value.

@@ -5,20 +5,11 @@ import { findWorkspace } from '../shared/stores/workspaces';
 import { log } from '../shared/telemetry/logger';
 import { parseInput, queryEnum, queryInt } from '../shared/validation';
 import { clearPolicyCache } from './limiter';
-import {
-  checkKeys,
-  createSchema,
-  POLICY_STATUSES,
-  POLICY_TYPES,
-  POLICY_UNITS,
-  updateSchema,
-  withObject,
-  type RateLimitPolicy,
-} from './model';
+import { checkKeys, createSchema, POLICY_STATUSES, POLICY_TYPES, POLICY_UNITS, updateSchema, withObject, type RateLimitPolicy } from './model';
 import { createPolicy, deletePolicy, getPolicy, listWorkspacePolicies, updatePolicy, type PolicyPatch } from './store';
 
 /**
- * `/v1/policies/rate-limits`: create, read (§4.15), list (§4.16), update, archive, delete.
+ * `/v1/policies/rate-limits`: create, read, list, update, archive, delete.
  * A request acts on the key's workspace, or on `workspace_id` (id or slug) when it names
  * a workspace of the key's organisation; any other workspace, or a policy of another
  * workspace, is a 404.

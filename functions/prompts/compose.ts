@@ -3,7 +3,7 @@ import type { TemplateMessage } from './template';
 import type { PromptVersion } from './types';
 
 /**
- * The chat-completion request body of a rendered template (spec §2.2): messages + model
+ * The chat-completion request body of a rendered template: messages + model
  * + saved parameters + tools/functions, then the request's root-level hyperparameters,
  * which win over saved values (a whole key replaces the saved one; nothing is merged
  * deeply). `max_tokens` is deprecated: wherever it appears it becomes
@@ -25,9 +25,7 @@ const present = (v: unknown) => v !== null && v !== undefined && !(Array.isArray
 
 export function composeChatBody(version: PromptVersion, messages: TemplateMessage[], request: RunBody): ChatBody {
   const { messages: _ignored, ...saved } = withMaxCompletionTokens(version.parameters);
-  const overrides = withMaxCompletionTokens(
-    Object.fromEntries(Object.entries(request).filter(([k, v]) => !NOT_HYPERPARAMETERS.has(k) && v !== undefined)),
-  );
+  const overrides = withMaxCompletionTokens(Object.fromEntries(Object.entries(request).filter(([k, v]) => !NOT_HYPERPARAMETERS.has(k) && v !== undefined)));
   const fromVersion: Record<string, unknown> = {};
   if (version.model) fromVersion.model = version.model;
   if (present(version.tools)) fromVersion.tools = version.tools;

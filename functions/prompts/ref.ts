@@ -21,8 +21,7 @@ export const MAX_PROMPT_REF_LENGTH = 128;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isPromptId = (value: string) => UUID.test(value);
 
-export const promptNotFound = (raw: string) =>
-  notFound(`No prompt template '${raw.slice(0, MAX_PROMPT_REF_LENGTH)}' in this workspace.`, 'promptId');
+export const promptNotFound = (raw: string) => notFound(`No prompt template '${raw.slice(0, MAX_PROMPT_REF_LENGTH)}' in this workspace.`, 'promptId');
 
 export function parsePromptRef(raw: string): PromptRef {
   const at = raw.lastIndexOf('@');

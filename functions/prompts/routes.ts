@@ -13,10 +13,10 @@ import { completions, render } from './run';
 import { promptSummary, promptWithVersion, updateResult, versionView } from './views';
 
 /**
- * `/v1/prompts`: templates and their immutable versions (spec §4.2–§4.4, §9). Every
+ * `/v1/prompts`: templates and their immutable versions. Every
  * `{promptId}` takes the id or the slug, with `@latest`, `@<n>` or no suffix (Published).
  * On PUT the suffix picks the version that `patch: true` starts from (no suffix: the
- * latest, as §4.4 says); on DELETE it is checked and the whole template is deleted.
+ * latest, as the API contract says); on DELETE it is checked and the whole template is deleted.
  */
 
 const MAX_COLLECTION_ID = 128;
@@ -36,7 +36,11 @@ function checkVersion(fields: VersionFields): void {
 async function checkVirtualKey(workspaceId: string, slug: string | null | undefined): Promise<void> {
   if (!slug) return;
   if (!(await getProvider(workspaceId, slug))) {
-    throw badRequest(`Invalid \`virtual_key\`: no managed provider '@${slug}' in this workspace. Create it with POST /v1/providers.`, 'virtual_key', 'provider_not_found');
+    throw badRequest(
+      `Invalid \`virtual_key\`: no managed provider '@${slug}' in this workspace. Create it with POST /v1/providers.`,
+      'virtual_key',
+      'provider_not_found',
+    );
   }
 }
 
@@ -96,7 +100,12 @@ async function remove(req: GatewayRequest) {
 async function versions(req: GatewayRequest) {
   const { prompt } = await selectByRef(req.auth.workspaceId, req.params.promptId!);
   const page = await listVersions(req.auth.workspaceId, prompt.id, pageFromQuery(req.query, { order: 'desc' }));
-  return ok(listObject(page.items.map((v) => versionView(prompt, v)), page.hasMore));
+  return ok(
+    listObject(
+      page.items.map((v) => versionView(prompt, v)),
+      page.hasMore,
+    ),
+  );
 }
 
 async function publish(req: GatewayRequest) {

@@ -11,14 +11,14 @@ import { parseRunBody, type RunBody } from './schemas';
 import { renderMessages } from './template';
 import type { PromptVersion } from './types';
 
-/** `POST /prompts/{promptId}/render` (§4.3) and `POST /prompts/{promptId}/completions` (§4.2). */
+/** `POST /prompts/{promptId}/render` and `POST /prompts/{promptId}/completions`. */
 
 function renderBody(version: PromptVersion, body: RunBody): ChatBody {
   const messages = renderMessages(version.string, body.variables, version.is_raw_template === 1);
   return composeChatBody(version, messages, body);
 }
 
-/** §2.2: `{success: true, data}`, where data is a /v1/chat/completions body. */
+/** `{success: true, data}`, where data is a /v1/chat/completions body. */
 export async function render(req: GatewayRequest): Promise<HttpResponse> {
   const body = parseRunBody(req.json());
   const { version } = await selectByRef(req.auth.workspaceId, req.params.promptId!, true);
@@ -52,7 +52,7 @@ async function bodyText(body: ResponseBody | undefined): Promise<string> {
 }
 
 /**
- * §2.1: `{status, headers, body}` around a 200 chat completion. Errors, and answers a
+ * `{status, headers, body}` around a 200 chat completion. Errors, and answers a
  * non-blocking guardrail flagged (246), pass through unchanged.
  */
 async function wrapCompletion(outcome: ChatOutcome): Promise<HttpResponse> {

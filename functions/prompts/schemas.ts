@@ -3,7 +3,7 @@ import { MANAGED_PROVIDER_SLUG } from '../shared/stores/providers';
 import { parseInput, z } from '../shared/validation';
 import type { VersionFields } from './types';
 
-/** Request bodies of the prompt routes (spec §4.2–§4.4), validated with zod/mini. */
+/** Request bodies of the prompt routes, validated with zod/mini. */
 
 /** A version is one DynamoDB item (400 KB); the template text gets most of it. */
 export const MAX_TEMPLATE_BYTES = 200 * 1024;
@@ -20,10 +20,12 @@ const template = z.string().check(
 );
 
 /** A managed provider slug; the `@slug` form is accepted and stored without the `@`. */
-const virtualKey = z.pipe(
-  z.string().check(z.maxLength(65)),
-  z.transform((v) => (v.startsWith('@') ? v.slice(1) : v)),
-).check(z.refine((v) => MANAGED_PROVIDER_SLUG.test(v), 'expected a managed provider slug (`slug` or `@slug`)'));
+const virtualKey = z
+  .pipe(
+    z.string().check(z.maxLength(65)),
+    z.transform((v) => (v.startsWith('@') ? v.slice(1) : v)),
+  )
+  .check(z.refine((v) => MANAGED_PROVIDER_SLUG.test(v), 'expected a managed provider slug (`slug` or `@slug`)'));
 
 const versionShape = {
   string: z.optional(template),

@@ -115,11 +115,7 @@ export function renderMessages(template: string, variables: Variables, raw: bool
   });
   if (missing.size) {
     const names = [...missing];
-    throw badRequest(
-      `Missing required variable(s): ${names.join(', ')}. Send them in \`variables\`.`,
-      'variables',
-      'missing_variables',
-    );
+    throw badRequest(`Missing required variable(s): ${names.join(', ')}. Send them in \`variables\`.`, 'variables', 'missing_variables');
   }
   return rendered;
 }

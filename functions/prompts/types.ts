@@ -1,4 +1,4 @@
-/** The fields of one immutable version of a prompt template (spec §4.4). */
+/** The fields of one immutable version of a prompt template. */
 export interface VersionFields {
   /** The template: a JSON array of messages or the text of one user message (template.ts). */
   string: string;

@@ -3,7 +3,7 @@ import { VERSION_FIELD_NAMES } from './types';
 
 /** What the prompt routes return. */
 
-/** §2.6: the result of creating or updating a template. */
+/** The result of creating or updating a template. */
 export const updateResult = (prompt: PromptRecord, version: PromptVersion) => ({
   id: prompt.id,
   slug: prompt.slug,
@@ -13,8 +13,7 @@ export const updateResult = (prompt: PromptRecord, version: PromptVersion) => ({
 const status = (prompt: PromptRecord, version: PromptVersion) =>
   version.version === prompt.published_version ? ('published' as const) : ('unpublished' as const);
 
-const fieldsOf = (version: PromptVersion) =>
-  Object.fromEntries(VERSION_FIELD_NAMES.map((f) => [f, version[f]])) as unknown as VersionFields;
+const fieldsOf = (version: PromptVersion) => Object.fromEntries(VERSION_FIELD_NAMES.map((f) => [f, version[f]])) as unknown as VersionFields;
 
 /** A template in a list: identity, counters, the Published pointer. */
 export const promptSummary = (prompt: PromptRecord) => ({

@@ -1,5 +1,5 @@
 /**
- * The last step of every rerank answer, whatever the adapter did: spec §2.7 exactly.
+ * The last step of every rerank answer, whatever the adapter did: docs/api.md exactly.
  * - results: only entries whose `index` points into the request's documents and whose
  *   score is a number; sorted by relevance_score descending (ties by index); at most
  *   `top_n` (a provider that ignores the limit is cut here);
@@ -17,12 +17,7 @@ type Item = RerankResult['results'][number];
 function validItem(item: unknown, documents: number): item is Item {
   const r = item as Partial<Item> | null;
   return (
-    !!r &&
-    Number.isInteger(r.index) &&
-    r.index! >= 0 &&
-    r.index! < documents &&
-    typeof r.relevance_score === 'number' &&
-    Number.isFinite(r.relevance_score)
+    !!r && Number.isInteger(r.index) && r.index! >= 0 && r.index! < documents && typeof r.relevance_score === 'number' && Number.isFinite(r.relevance_score)
   );
 }
 

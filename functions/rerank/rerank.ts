@@ -1,8 +1,8 @@
 /**
- * `POST /v1/rerank` (spec §4.13, response §2.7): validate, route through the gateway
+ * `POST /v1/rerank`: validate, route through the gateway
  * pipeline (configs with fallback/retries, managed providers, custom hosts, request log),
  * translate with the provider's rerank adapter, then normalise the answer.
- * Provider errors come back with their own status and body (spec §7).
+ * Provider errors come back with their own status and body.
  *
  * Field rules (each adapter's header has the details; a field a provider lacks is dropped):
  * | provider | sent besides model, query, documents                                        | dropped                                                      |

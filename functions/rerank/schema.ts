@@ -1,5 +1,5 @@
 /**
- * The rerank request body of spec §4.13 with the limits of §8, validated with zod/mini:
+ * The rerank request body of docs/api.md with the limits of, validated with zod/mini:
  * a 400 names the failing field. Top-level `null` values count as absent (SDKs send
  * `None`/`null` for unset options). Unknown fields are a 400: provider-specific options go
  * in `parameters`, never alongside the unified fields.
@@ -36,5 +36,4 @@ function withoutNulls(input: unknown): unknown {
 export const parseRerankBody = (input: unknown): RerankRequest => parseInput(rerankBodySchema, withoutNulls(input)) as RerankRequest;
 
 /** Re-check a body a config changed (its `override_params` may set any field). */
-export const parseEffectiveBody = (input: unknown): RerankRequest =>
-  parseInput(effectiveBodySchema, withoutNulls(input), 'override_params') as RerankRequest;
+export const parseEffectiveBody = (input: unknown): RerankRequest => parseInput(effectiveBodySchema, withoutNulls(input), 'override_params') as RerankRequest;

@@ -1,12 +1,12 @@
 /**
- * The tracing headers of spec §4.13 as request-log fields. `x-gateway-trace-id` is the
+ * The tracing headers of docs/api.md as request-log fields. `x-gateway-trace-id` is the
  * record's `trace_id` already (the kernel echoes a well-formed one, else makes one) and
  * `x-gateway-metadata` its `metadata`; the span headers become `span_id`,
  * `parent_span_id` and `span_name`. A malformed span header is a 400 naming it.
  */
 import { badRequest } from '../shared/errors';
 
-const SPAN_ID = /^[A-Za-z0-9._:\-]{1,128}$/;
+const SPAN_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const MAX_SPAN_NAME = 256;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 

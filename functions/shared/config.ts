@@ -3,7 +3,7 @@ import type { AwsCredentials } from './aws/sigv4';
 import { TABLE_NAMES, tableEnvVar, type TableName } from './tables';
 
 /**
- * The one place that reads process.env (DESIGN.md §1). Parsed once, on first use, which
+ * The one place that reads process.env. Parsed once, on first use, which
  * in Lambda is container start-up and locally happens after the runtime has set the env.
  */
 const intFromEnv = (fallback: number, min = 0) =>
@@ -18,7 +18,12 @@ const intFromEnv = (fallback: number, min = 0) =>
 
 const listFromEnv = z.pipe(
   z.optional(z.string()),
-  z.transform((v) => (v ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean)),
+  z.transform((v) =>
+    (v ?? '')
+      .split(',')
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean),
+  ),
 );
 
 const TRUTHY = new Set(['1', 'y', 'yes', 't', 'true', 'on']);
@@ -129,9 +134,7 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     throw new Error(`Invalid gateway configuration: ${problems}`);
   }
   const e = result.data;
-  const tables = Object.fromEntries(
-    TABLE_NAMES.map((t) => [t, env[tableEnvVar(t)] ?? `ai-gateway-${t}`]),
-  ) as Record<TableName, string>;
+  const tables = Object.fromEntries(TABLE_NAMES.map((t) => [t, env[tableEnvVar(t)] ?? `ai-gateway-${t}`])) as Record<TableName, string>;
   return {
     region: e.AWS_REGION,
     awsEndpoints: {

@@ -1,5 +1,5 @@
 /**
- * The one error shape of the gateway (DESIGN.md §3): the OpenAI error body, so every
+ * The one error shape of the gateway: the OpenAI error body, so every
  * OpenAI SDK raises a typed error. Anything thrown that is not a GatewayError becomes
  * a 500 `server_error` without internals.
  */
@@ -45,20 +45,14 @@ export class GatewayError extends Error {
 
 export const badRequest = (message: string, param: string | null = null, code: string | null = null) =>
   new GatewayError(400, 'invalid_request_error', message, param, code);
-export const unauthorized = (message: string, code = 'invalid_api_key') =>
-  new GatewayError(401, 'authentication_error', message, null, code);
-export const forbidden = (message: string) =>
-  new GatewayError(403, 'permission_error', message, null, 'insufficient_scope');
-export const notFound = (message: string, param: string | null = null) =>
-  new GatewayError(404, 'not_found_error', message, param, 'not_found');
-export const conflict = (message: string, code = 'conflict') =>
-  new GatewayError(409, 'conflict_error', message, null, code);
+export const unauthorized = (message: string, code = 'invalid_api_key') => new GatewayError(401, 'authentication_error', message, null, code);
+export const forbidden = (message: string) => new GatewayError(403, 'permission_error', message, null, 'insufficient_scope');
+export const notFound = (message: string, param: string | null = null) => new GatewayError(404, 'not_found_error', message, param, 'not_found');
+export const conflict = (message: string, code = 'conflict') => new GatewayError(409, 'conflict_error', message, null, code);
 export const payloadTooLarge = (limitBytes: number) =>
   new GatewayError(413, 'invalid_request_error', `Request body exceeds the limit of ${limitBytes} bytes.`, null, 'payload_too_large');
-export const requestTimeout = (ms: number) =>
-  new GatewayError(408, 'timeout_error', `The request timed out after ${ms} ms.`, null, 'request_timeout');
-export const upstreamError = (message: string, code = 'upstream_unreachable') =>
-  new GatewayError(502, 'upstream_error', message, null, code);
+export const requestTimeout = (ms: number) => new GatewayError(408, 'timeout_error', `The request timed out after ${ms} ms.`, null, 'request_timeout');
+export const upstreamError = (message: string, code = 'upstream_unreachable') => new GatewayError(502, 'upstream_error', message, null, code);
 export const serverError = () =>
   new GatewayError(500, 'server_error', 'The gateway hit an internal error. Quote the trace id when reporting it.', null, 'internal_error');
 

@@ -4,7 +4,7 @@ import { CLOUD_SETTING_FIELDS, type CloudSettingField, type ProviderSettingValue
 import { validationError } from './validation';
 
 /**
- * The gateway config (spec §5.2.3): inline in `x-gateway-config` or saved with the admin
+ * The gateway config: inline in `x-gateway-config` or saved with the admin
  * configs API. A node either names a provider (a leaf) or holds `targets` with a
  * `strategy`; settings on a parent are inherited by its children unless they override.
  */
@@ -31,9 +31,7 @@ const conditionSchema: z.ZodMiniType<Condition> = z.record(z.string(), z.unknown
 const strategySchema = z.strictObject({
   mode: z.enum(['single', 'fallback', 'loadbalance', 'conditional']),
   on_status_codes: z.optional(statusCodes),
-  conditions: z.optional(
-    z.array(z.strictObject({ query: conditionSchema, then: z.string().check(z.minLength(1)) })).check(z.maxLength(100)),
-  ),
+  conditions: z.optional(z.array(z.strictObject({ query: conditionSchema, then: z.string().check(z.minLength(1)) })).check(z.maxLength(100))),
   default: z.optional(z.string()),
 });
 
@@ -94,7 +92,10 @@ function checkTree(node: ConfigNode, path: string, depth: number, problems: Arra
   const isLeaf = Boolean(node.provider || node.virtual_key);
   if (node.targets && isLeaf) problems.push({ path: at('targets'), message: 'a target names either a provider or nested targets, not both' });
   if (!node.targets && !isLeaf) {
-    problems.push({ path: path ? path.split('.') : ['provider'], message: 'each target needs `provider` (a slug or @managed-provider) or `virtual_key`, or nested `targets`' });
+    problems.push({
+      path: path ? path.split('.') : ['provider'],
+      message: 'each target needs `provider` (a slug or @managed-provider) or `virtual_key`, or nested `targets`',
+    });
   }
   const mode = node.strategy?.mode;
   if (node.targets) {
@@ -112,7 +113,7 @@ function checkTree(node: ConfigNode, path: string, depth: number, problems: Arra
     if (mode === 'loadbalance' && node.targets.every((t) => (t.weight ?? 1) === 0)) {
       problems.push({ path: at('targets'), message: 'loadbalance needs at least one target with weight > 0' });
     }
-    node.targets.forEach((child, i) => checkTree(child, `${path ? path + '.' : ''}targets.${i}`, depth + 1, problems));
+    node.targets.forEach((child, i) => checkTree(child, `${path ? `${path}.` : ''}targets.${i}`, depth + 1, problems));
   }
 }
 

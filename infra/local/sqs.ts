@@ -14,7 +14,7 @@ import { lambdaContext } from './lambda-context';
 import { deadLetterQueueName, QUEUES, queueName, WORKERS, type QueueSpec, type WorkerSpec } from '../workflows/registry';
 
 /**
- * Local SQS (DESIGN.md §7, aws-stack-notes §4(c)): fauxqs in-process on a loopback port, the
+ * Local SQS): fauxqs in-process on a loopback port, the
  * queues of infra/workflows/registry.ts (each with its dead-letter queue and redrive policy,
  * FIFO where the spec says so), and one poller per queue that emulates the Lambda SQS event
  * source mapping with ReportBatchItemFailures: ReceiveMessage -> SQSEvent -> the consumer
@@ -26,7 +26,7 @@ import { deadLetterQueueName, QUEUES, queueName, WORKERS, type QueueSpec, type W
  * 2 s) instead of the queue's full visibility timeout, so retries are observable locally.
  */
 
-export type ConsumerHandler = (event: SQSEvent, context: unknown) => Promise<SQSBatchResponse | void>;
+export type ConsumerHandler = (event: SQSEvent, context: unknown) => Promise<SQSBatchResponse | undefined>;
 
 export interface LocalSqsOptions {
   queues?: readonly QueueSpec[];
@@ -215,7 +215,14 @@ export async function startLocalSqs(options: LocalSqsOptions = {}): Promise<Loca
   function pause(ms: number): Promise<void> {
     return new Promise((r) => {
       const t = setTimeout(r, ms);
-      controller.signal.addEventListener('abort', () => (clearTimeout(t), r()), { once: true });
+      controller.signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(t);
+          r();
+        },
+        { once: true },
+      );
     });
   }
 
@@ -249,4 +256,10 @@ export async function startLocalSqs(options: LocalSqsOptions = {}): Promise<Loca
 }
 
 const consumerContext = (worker: WorkerSpec, stage: string, region: string) =>
-  lambdaContext({ functionName: `ai-gateway-${stage}-${worker.name}`, timeoutSeconds: worker.timeoutSeconds, memoryMb: 512, region, accountId: '000000000000' });
+  lambdaContext({
+    functionName: `ai-gateway-${stage}-${worker.name}`,
+    timeoutSeconds: worker.timeoutSeconds,
+    memoryMb: 512,
+    region,
+    accountId: '000000000000',
+  });

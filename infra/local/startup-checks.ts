@@ -19,7 +19,10 @@ const JAVA_INSTALL_HINT = 'install Java 17 or later (e.g. `apt install openjdk-1
 export function locateJava(env: NodeJS.ProcessEnv = process.env): string {
   const exe = process.platform === 'win32' ? 'java.exe' : 'java';
   const candidates = [
-    ...(env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, exe)),
+    ...(env.PATH ?? '')
+      .split(delimiter)
+      .filter(Boolean)
+      .map((dir) => join(dir, exe)),
     ...(env.JAVA_HOME ? [join(env.JAVA_HOME, 'bin', exe)] : []),
   ];
   const found = candidates.find(isExecutable);
@@ -41,7 +44,9 @@ function isExecutable(file: string): boolean {
 /** Why DynamoDB Local's JVM ended during start-up, from what it printed. */
 export function javaStartFailure(java: string, stderr: string): StartupProblem {
   if (/UnsupportedClassVersionError|class file version/.test(stderr)) {
-    return new StartupProblem(`Java 17+ is needed for DynamoDB Local; ${java} is older: ${JAVA_INSTALL_HINT}, then put it first on PATH or set JAVA_HOME to it.`);
+    return new StartupProblem(
+      `Java 17+ is needed for DynamoDB Local; ${java} is older: ${JAVA_INSTALL_HINT}, then put it first on PATH or set JAVA_HOME to it.`,
+    );
   }
   const said = stderr
     .split('\n')

@@ -75,9 +75,7 @@ function bodySchemas(): Record<string, Json> {
   // another component's `$defs` does not resolve in OpenAPI, so each becomes a component.
   const { __shared: shared, ...named } = schemas;
   const sharedDefs = Object.entries((shared?.$defs ?? {}) as Record<string, Json>).map(([name, schema]) => [`Shared_${name}`, schema] as const);
-  const all = Object.fromEntries(
-    [...Object.entries(named), ...sharedDefs].map(([name, { $id: _id, $schema: _schema, ...schema }]) => [name, schema]),
-  );
+  const all = Object.fromEntries([...Object.entries(named), ...sharedDefs].map(([name, { $id: _id, $schema: _schema, ...schema }]) => [name, schema]));
   // `$id`/`$schema` would re-base the `$ref`s inside a component; the document's dialect is 2020-12.
   return JSON.parse(JSON.stringify(all).replaceAll('#/components/schemas/__shared#/$defs/', '#/components/schemas/Shared_')) as Record<string, Json>;
 }

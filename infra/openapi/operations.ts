@@ -84,7 +84,8 @@ export const OPERATIONS: readonly Operation[] = [
   // gateway: inference
   op('POST', '/v1/chat/completions', 'gateway', 'Create a chat completion on any provider', 'stream', {
     ...body('ChatCompletionRequest', chatSchema),
-    description: 'OpenAI chat completions. Fields beyond these pass to the provider unchanged; `stream: true` answers server-sent events ending with `data: [DONE]`.',
+    description:
+      'OpenAI chat completions. Fields beyond these pass to the provider unchanged; `stream: true` answers server-sent events ending with `data: [DONE]`.',
   }),
   op('POST', '/v1/responses', 'gateway', 'Create a response (OpenAI Responses API) on any provider', 'stream', {
     ...body('ResponsesRequest', responsesRequestSchema),
@@ -101,7 +102,7 @@ export const OPERATIONS: readonly Operation[] = [
   }),
   op('POST', '/v1/messages/count_tokens', 'gateway', 'Count the tokens of a Messages request (Anthropic only)', 'passthrough', {
     body: { passthrough: 'application/json' },
-    description: "Passed through to Anthropic. Any other provider: 400 naming it (it has no equivalent).",
+    description: 'Passed through to Anthropic. Any other provider: 400 naming it (it has no equivalent).',
   }),
   op('GET', '/v1/models', 'gateway', "List the provider's models (a config: every target's, each once)", 'list', {
     description:
@@ -109,8 +110,12 @@ export const OPERATIONS: readonly Operation[] = [
   }),
   op('POST', '/v1/embeddings', 'gateway', 'Create embeddings', 'object', body('EmbeddingsRequest', embeddingsSchema)),
   op('POST', '/v1/audio/speech', 'gateway', 'Text to speech (body passed through)', 'passthrough', { body: { passthrough: 'application/json' } }),
-  op('POST', '/v1/audio/transcriptions', 'gateway', 'Transcribe audio (multipart, passed through)', 'passthrough', { body: { passthrough: 'multipart/form-data' } }),
-  op('POST', '/v1/audio/translations', 'gateway', 'Translate audio (multipart, passed through)', 'passthrough', { body: { passthrough: 'multipart/form-data' } }),
+  op('POST', '/v1/audio/transcriptions', 'gateway', 'Transcribe audio (multipart, passed through)', 'passthrough', {
+    body: { passthrough: 'multipart/form-data' },
+  }),
+  op('POST', '/v1/audio/translations', 'gateway', 'Translate audio (multipart, passed through)', 'passthrough', {
+    body: { passthrough: 'multipart/form-data' },
+  }),
   ...(['GET', 'POST', 'PUT', 'DELETE'] as const).map((method) =>
     op(method, '/v1/{proxy+}', 'gateway', `Generic proxy (${method})`, 'passthrough', {
       description:
@@ -118,7 +123,14 @@ export const OPERATIONS: readonly Operation[] = [
       ...(method === 'POST' || method === 'PUT' ? { body: { passthrough: 'application/json' } } : {}),
     }),
   ),
-  op('POST', '/v1/rerank', 'gateway', 'Rerank documents (Cohere, Jina, Voyage, Pinecone, Bedrock, Azure AI)', 'object', body('RerankRequest', rerankBodySchema)),
+  op(
+    'POST',
+    '/v1/rerank',
+    'gateway',
+    'Rerank documents (Cohere, Jina, Voyage, Pinecone, Bedrock, Azure AI)',
+    'object',
+    body('RerankRequest', rerankBodySchema),
+  ),
 
   // admin
   op('POST', '/v1/workspaces', 'admin', 'Create a workspace', 'object', body('WorkspaceCreate', workspaceCreate)),
@@ -127,7 +139,10 @@ export const OPERATIONS: readonly Operation[] = [
   op('POST', '/v1/api-keys', 'admin', 'Create a gateway key (the secret is shown once)', 'object', body('ApiKeyCreate', apiKeyCreate)),
   op('GET', '/v1/api-keys', 'admin', 'List gateway keys', 'list', { query: [...page, workspaceId] }),
   op('GET', '/v1/api-keys/{id}', 'admin', 'Retrieve a gateway key', 'object', { query: [workspaceId] }),
-  op('PUT', '/v1/api-keys/{id}', 'admin', "Change a gateway key's name or default config", 'object', { query: [workspaceId], ...body('ApiKeyUpdate', apiKeyUpdate) }),
+  op('PUT', '/v1/api-keys/{id}', 'admin', "Change a gateway key's name or default config", 'object', {
+    query: [workspaceId],
+    ...body('ApiKeyUpdate', apiKeyUpdate),
+  }),
   op('DELETE', '/v1/api-keys/{id}', 'admin', 'Revoke a gateway key', 'deleted', { query: [workspaceId] }),
   op('POST', '/v1/providers', 'admin', 'Create a managed provider (credentials encrypted, never returned)', 'object', body('ProviderCreate', providerCreate)),
   op('GET', '/v1/providers', 'admin', 'List managed providers', 'list', { query: page }),
@@ -179,7 +194,10 @@ export const OPERATIONS: readonly Operation[] = [
     ],
   }),
   op('GET', '/v1/policies/rate-limits/{id}', 'admin', 'Retrieve a rate-limit policy', 'object', { query: [workspaceId] }),
-  op('PUT', '/v1/policies/rate-limits/{id}', 'admin', 'Update a rate-limit policy', 'object', { ...body('RateLimitPolicyUpdate', policyUpdate), query: [workspaceId] }),
+  op('PUT', '/v1/policies/rate-limits/{id}', 'admin', 'Update a rate-limit policy', 'object', {
+    ...body('RateLimitPolicyUpdate', policyUpdate),
+    query: [workspaceId],
+  }),
   op('DELETE', '/v1/policies/rate-limits/{id}', 'admin', 'Delete a rate-limit policy', 'object', { query: [workspaceId] }),
   op('POST', '/v1/policies/rate-limits/{id}/archive', 'admin', 'Archive a rate-limit policy', 'object', { query: [workspaceId] }),
 

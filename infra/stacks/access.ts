@@ -44,7 +44,7 @@ export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   gateway: { tables: PIPELINE_TABLES, providerCredentials: 'read' },
   // Templates and versions; `/prompts/{id}/completions` calls a model through the pipeline.
   prompts: { tables: { ...PIPELINE_TABLES, prompts: 'readWrite' }, providerCredentials: 'read' },
-  // Assistants live in the control table (DESIGN.md §4); threads, messages and runs in threads;
+  // Assistants live in the control table; threads, messages and runs in threads;
   // streamed runs call the model through the pipeline inline. Its runs-workflow permissions
   // (send to the runs queue, stop an execution, answer a task token) come from the registry.
   assistants: {
@@ -68,18 +68,8 @@ export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
 };
 
 /** Item-level actions only: no Scan, no table management, no streams. */
-export const DYNAMODB_READ_ACTIONS = [
-  'dynamodb:GetItem',
-  'dynamodb:BatchGetItem',
-  'dynamodb:Query',
-  'dynamodb:ConditionCheckItem',
-] as const;
-export const DYNAMODB_WRITE_ACTIONS = [
-  'dynamodb:PutItem',
-  'dynamodb:UpdateItem',
-  'dynamodb:DeleteItem',
-  'dynamodb:BatchWriteItem',
-] as const;
+export const DYNAMODB_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'] as const;
+export const DYNAMODB_WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'] as const;
 
 export const KMS_ACTIONS: Record<CredentialsAccess, readonly string[]> = {
   none: [],

@@ -32,8 +32,7 @@ const REASONS = {
 } as const;
 
 /**
- * The first admin key on AWS (DESIGN.md §7 "The first start creates an organisation, a
- * workspace and an admin key", done at deploy time):
+ * The first admin key on AWS:
  * - a Secrets Manager secret whose value Secrets Manager generates (the key never passes
  *   through CloudFormation, the CLI or a template), encrypted with the account's
  *   aws/secretsmanager key and retained on delete, like the tables that hold its hash;

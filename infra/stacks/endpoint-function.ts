@@ -22,7 +22,7 @@ export interface EndpointFunctionProps {
 }
 
 /**
- * One endpoint group's Lambda (DESIGN.md §2): a response-streaming handler bundled with
+ * One endpoint group's Lambda: a response-streaming handler bundled with
  * esbuild into minified ESM (infra/bundling.ts: index.mjs plus lazily loaded chunks), its own
  * log group with retention, and its own role that carries only the grants of
  * infra/stacks/access.ts.

@@ -55,7 +55,9 @@ export function createGatewayFunction(scope: Construct, props: GatewayFunctionPr
   }
   const kmsActions = KMS_ACTIONS[props.access.providerCredentials];
   if (kmsActions.length > 0) {
-    role.addToPrincipalPolicy(new PolicyStatement({ sid: 'ProviderCredentialsKey', actions: [...kmsActions], resources: [props.providerCredentialsKey.keyArn] }));
+    role.addToPrincipalPolicy(
+      new PolicyStatement({ sid: 'ProviderCredentialsKey', actions: [...kmsActions], resources: [props.providerCredentialsKey.keyArn] }),
+    );
   }
   const fn = new LambdaFunction(scope, 'Function', {
     ...(props.functionName ? { functionName: props.functionName } : {}),

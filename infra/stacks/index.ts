@@ -94,10 +94,16 @@ export function buildApp(app: App, options: GatewayAppOptions): GatewayStacks {
     apiStageName: stage,
     functions,
     deadLetterQueues: Object.fromEntries(
-      Object.entries(workflows.queues).map(([name, q]) => [name, required(fixedName((q.deadLetterQueue.node.defaultChild as CfnQueue).queueName), `queue ${name}`)]),
+      Object.entries(workflows.queues).map(([name, q]) => [
+        name,
+        required(fixedName((q.deadLetterQueue.node.defaultChild as CfnQueue).queueName), `queue ${name}`),
+      ]),
     ),
     stateMachines: Object.fromEntries(
-      Object.entries(workflows.stateMachines).map(([name, m]) => [name, required(fixedName((m.node.defaultChild as CfnStateMachine).stateMachineName), `state machine ${name}`)]),
+      Object.entries(workflows.stateMachines).map(([name, m]) => [
+        name,
+        required(fixedName((m.node.defaultChild as CfnStateMachine).stateMachineName), `state machine ${name}`),
+      ]),
     ),
     tables: TABLE_SPECS.map((t) => ({ name: t.name, tableName: data.tables[t.name].tableName, ...(t.gsi1 ? { indexName: GSI1 } : {}) })),
     ...(options.alarmEmail ? { alarmEmail: options.alarmEmail } : {}),

@@ -7,7 +7,7 @@ import type { IConstruct } from 'constructs';
  */
 export const REASONS = {
   'AwsSolutions-APIG2':
-    'Every function validates its input with zod and answers in the OpenAI error shape (DESIGN.md §3); an API Gateway request validator would reply in its own shape and cannot describe the pass-through bodies of the generic proxy.',
+    'Every function validates its input with zod and answers in the OpenAI error shape; an API Gateway request validator would reply in its own shape and cannot describe the pass-through bodies of the generic proxy.',
   'AwsSolutions-APIG3':
     'No WAF web ACL by default: it is an account-level, billed choice for the team that deploys the gateway. The gateway enforces per-key rate-limit policies itself and the stage has default throttling; a WebACL can be associated with the stage without changing this stack.',
   'AwsSolutions-APIG4':
@@ -17,7 +17,7 @@ export const REASONS = {
   'AwsSolutions-APIG6':
     'Execution logging needs the region-wide API Gateway CloudWatch role (AWS::ApiGateway::Account), a singleton this stack should not take over in the deploying account; the stage writes access logs and every function writes JSON logs and the request log.',
   'AwsSolutions-L1':
-    'nodejs22.x is chosen deliberately: it matches the toolchain the project is built and tested against (esbuild target node22, DESIGN.md §6); moving to a newer runtime is a tested upgrade, not an automatic one.',
+    'nodejs22.x is chosen deliberately: it matches the toolchain the project is built and tested against (esbuild target node22); moving to a newer runtime is a tested upgrade, not an automatic one.',
   'AwsSolutions-IAM5[Resource::*]':
     'Active X-Ray tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions, so IAM requires Resource "*" for them; every other statement of this role names exact ARNs.',
 } as const;

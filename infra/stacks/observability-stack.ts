@@ -92,7 +92,7 @@ export interface ObservabilityStackProps extends StackProps {
 }
 
 /**
- * Alarms, the alarm topic and the dashboard (DESIGN.md, issue «AWS deployment and
+ * Alarms, the alarm topic and the dashboard (docs/architecture.md, issue «AWS deployment and
  * observability»). Every alarm notifies the topic when it fires and when it recovers:
  * - API: share of 5XX answers (math over Count and 5XXError);
  * - every function: Errors (handlers answer every request themselves, so an invocation error
@@ -229,8 +229,20 @@ export class ObservabilityStack extends Stack {
     // ---- functions --------------------------------------------------------------------------
     for (const f of props.functions) {
       const id = pascal(f.name);
-      alarm(`${id}ErrorsAlarm`, `lambda-errors-${f.name}`, `the ${f.name} function failed an invocation (crash or timeout)`, lambdaMetric(f, 'Errors', 'Sum'), 1);
-      alarm(`${id}ThrottlesAlarm`, `lambda-throttles-${f.name}`, `the ${f.name} function was throttled (concurrency limit)`, lambdaMetric(f, 'Throttles', 'Sum'), 1);
+      alarm(
+        `${id}ErrorsAlarm`,
+        `lambda-errors-${f.name}`,
+        `the ${f.name} function failed an invocation (crash or timeout)`,
+        lambdaMetric(f, 'Errors', 'Sum'),
+        1,
+      );
+      alarm(
+        `${id}ThrottlesAlarm`,
+        `lambda-throttles-${f.name}`,
+        `the ${f.name} function was throttled (concurrency limit)`,
+        lambdaMetric(f, 'Throttles', 'Sum'),
+        1,
+      );
       const limitMs = Math.round(f.timeout.toMilliseconds() * THRESHOLDS.durationShareOfTimeout);
       alarm(
         `${id}DurationAlarm`,
@@ -272,13 +284,21 @@ export class ObservabilityStack extends Stack {
         usingMetrics[`${key}IndexWrites`] = m('WriteThrottleEvents', indexName);
       }
       const expression = new MathExpression({
-        expression: Object.keys(usingMetrics).map((k) => `FILL(${k}, 0)`).join(' + '),
+        expression: Object.keys(usingMetrics)
+          .map((k) => `FILL(${k}, 0)`)
+          .join(' + '),
         usingMetrics,
         label: name,
         period: PERIOD,
       });
       throttleExpressions[name] = expression;
-      alarm(`${pascal(name)}TableThrottlesAlarm`, `dynamodb-throttles-${name}`, `requests to the ${name} table were throttled (read or write, table or index)`, expression, 1);
+      alarm(
+        `${pascal(name)}TableThrottlesAlarm`,
+        `dynamodb-throttles-${name}`,
+        `requests to the ${name} table were throttled (read or write, table or index)`,
+        expression,
+        1,
+      );
     }
     this.alarms = alarms;
 
@@ -306,7 +326,7 @@ export class ObservabilityStack extends Stack {
           markdown: [
             `# AI gateway (${props.stage})`,
             `Alarms notify the SNS topic \`${props.alarmTopicArn ?? `${prefix}-alarms`}\`. Gateway metrics are EMF, namespace \`${METRICS_NAMESPACE}\`, by route and provider;`,
-            'logs are JSON in each function\'s log group (CloudWatch Logs Insights: `fields @timestamp, level, message, trace_id | sort @timestamp desc`).',
+            "logs are JSON in each function's log group (CloudWatch Logs Insights: `fields @timestamp, level, message, trace_id | sort @timestamp desc`).",
           ].join('\n'),
           width: 24,
           height: 3,
@@ -330,7 +350,10 @@ export class ObservabilityStack extends Stack {
       [
         graph('Latency p99 (ms) by route / provider', byRouteAndProvider('Latency')),
         graph('Upstream latency p99 (ms) by provider', byProvider('UpstreamLatency')),
-        graph('Tokens by route / provider', [search('PromptTokens', 'provider,route,service', 'prompt'), search('CompletionTokens', 'provider,route,service', 'completion')]),
+        graph('Tokens by route / provider', [
+          search('PromptTokens', 'provider,route,service', 'prompt'),
+          search('CompletionTokens', 'provider,route,service', 'completion'),
+        ]),
       ],
       [
         graph('Cache hits by route / provider', byRouteAndProvider('CacheHits')),
@@ -338,9 +361,18 @@ export class ObservabilityStack extends Stack {
         graph('Guardrail blocks (446) by route / provider', byRouteAndProvider('GuardrailBlocks')),
       ],
       [
-        graph('Lambda errors', fnMetric((f) => lambdaMetric(f, 'Errors', 'Sum', f.name))),
-        graph('Lambda throttles', fnMetric((f) => lambdaMetric(f, 'Throttles', 'Sum', f.name))),
-        graph('Lambda duration p99 (ms)', fnMetric((f) => lambdaMetric(f, 'Duration', 'p99', f.name))),
+        graph(
+          'Lambda errors',
+          fnMetric((f) => lambdaMetric(f, 'Errors', 'Sum', f.name)),
+        ),
+        graph(
+          'Lambda throttles',
+          fnMetric((f) => lambdaMetric(f, 'Throttles', 'Sum', f.name)),
+        ),
+        graph(
+          'Lambda duration p99 (ms)',
+          fnMetric((f) => lambdaMetric(f, 'Duration', 'p99', f.name)),
+        ),
       ],
       [
         graph(

@@ -69,7 +69,9 @@ export function resolveOptions(raw: {
   }
   const alarmTopicArn = optionalString(raw.alarmTopicArn);
   if (alarmTopicArn !== undefined && !SNS_TOPIC_ARN.test(alarmTopicArn)) {
-    throw new Error(`Context 'alarmTopicArn' must be the ARN of a standard (not FIFO) SNS topic, arn:aws:sns:<region>:<account>:<name>; got '${alarmTopicArn}'.`);
+    throw new Error(
+      `Context 'alarmTopicArn' must be the ARN of a standard (not FIFO) SNS topic, arn:aws:sns:<region>:<account>:<name>; got '${alarmTopicArn}'.`,
+    );
   }
   return {
     stage,

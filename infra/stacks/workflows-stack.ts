@@ -66,7 +66,7 @@ const REASONS = {
 const ack = (construct: IConstruct, id: string, reason: string) => Validations.of(construct).acknowledge({ id, reason });
 
 /**
- * Workflows (DESIGN.md §5, aws-stack-notes §5 and §7): for every entry of
+ * Workflows: for every entry of
  * infra/workflows/registry.ts, a Standard state machine built from the shared ASL (the same
  * definition the local runtime executes) with explicit task timeouts, ALL-level logging and
  * X-Ray tracing; its task workers as their own Lambdas (never the functions that start,
@@ -174,7 +174,12 @@ export class WorkflowsStack extends Stack {
     for (const spec of queueSpecs) {
       const id = pascal(spec.name);
       const fifo = spec.fifo
-        ? { fifo: true, contentBasedDeduplication: false, deduplicationScope: DeduplicationScope.MESSAGE_GROUP, fifoThroughputLimit: FifoThroughputLimit.PER_MESSAGE_GROUP_ID }
+        ? {
+            fifo: true,
+            contentBasedDeduplication: false,
+            deduplicationScope: DeduplicationScope.MESSAGE_GROUP,
+            fifoThroughputLimit: FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
+          }
         : {};
       const deadLetterQueue = new Queue(this, `${id}DeadLetterQueue`, {
         queueName: deadLetterQueueName(props.stage, spec),

@@ -98,7 +98,7 @@ export const workerArnKey = (worker: string): string =>
     .map((p) => p[0]!.toUpperCase() + p.slice(1))
     .join('');
 
-export const workerArnPlaceholder = (worker: string): string => '${' + workerArnKey(worker) + '}';
+export const workerArnPlaceholder = (worker: string): string => `\${${workerArnKey(worker)}}`;
 
 /** Service-integration resource for a Lambda task that waits for SendTaskSuccess/Failure. */
 export const LAMBDA_WAIT_FOR_TOKEN = 'arn:aws:states:::lambda:invoke.waitForTaskToken';
@@ -108,7 +108,13 @@ export const LAMBDA_WAIT_FOR_TOKEN = 'arn:aws:states:::lambda:invoke.waitForTask
  * adds to LambdaInvoke tasks). Locally they never occur, so the retrier is inert there.
  */
 export const LAMBDA_SERVICE_RETRY: Retrier = {
-  ErrorEquals: ['Lambda.ClientExecutionTimeoutException', 'Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.TooManyRequestsException'],
+  ErrorEquals: [
+    'Lambda.ClientExecutionTimeoutException',
+    'Lambda.ServiceException',
+    'Lambda.AWSLambdaException',
+    'Lambda.SdkClientException',
+    'Lambda.TooManyRequestsException',
+  ],
   IntervalSeconds: 2,
   MaxAttempts: 6,
   BackoffRate: 2,

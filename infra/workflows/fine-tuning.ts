@@ -1,5 +1,5 @@
 /**
- * The fine-tuning job lifecycle (issue «Fine-tuning jobs» item 2, aws-stack-notes §7(b)).
+ * The fine-tuning job lifecycle (issue «Fine-tuning jobs» item 2, README "Dependency notes"(b)).
  *
  *   Validate ──> Submit ──> WaitForProgress <──> Poll ──> Done
  *      │            │                              │

@@ -1,5 +1,5 @@
 /**
- * Every asynchronous piece of the gateway in one place (DESIGN.md §5): state machines, the
+ * Every asynchronous piece of the gateway in one place: state machines, the
  * Lambda workers they invoke, the queues that feed them, and who may start, stop or answer
  * them. The CDK workflows stack (infra/stacks/workflows-stack.ts) and the local runtime
  * (infra/local/stepfunctions/, infra/local/sqs.ts) both build from these lists, so a
@@ -11,16 +11,11 @@
  *      and their table/KMS grants to WORKER_ACCESS in infra/stacks/access.ts;
  *   3. add a StateMachineSpec to STATE_MACHINES and, if it is fed by a queue, a QueueSpec to
  *      QUEUES; name the env vars of functions/shared/config.ts that carry the ARN / URL.
- * Rule (aws-stack-notes §5): a worker invoked by a state machine never appears among that
+ * Rule (README "Dependency notes"): a worker invoked by a state machine never appears among that
  * machine's starters, stoppers or task responders (that is a dependency cycle in CDK).
  */
 import { workersOf, type StateMachineDefinition } from './asl';
-import {
-  FINE_TUNE_FINALIZE_WORKER,
-  FINE_TUNE_START_WORKER,
-  FINE_TUNE_STEP_WORKER,
-  fineTuningDefinition,
-} from './fine-tuning';
+import { FINE_TUNE_FINALIZE_WORKER, FINE_TUNE_START_WORKER, FINE_TUNE_STEP_WORKER, fineTuningDefinition } from './fine-tuning';
 import { RUN_FINALIZE_WORKER, RUN_START_WORKER, RUN_STEP_WORKER, MODEL_STEP_TIMEOUT_SECONDS, runsDefinition } from './runs';
 
 /** An endpoint-group Lambda (`api:<group>`, infra/endpoint-groups.ts) or a worker (`worker:<name>`). */
@@ -180,7 +175,10 @@ export const workerSpec = (name: string): WorkerSpec => {
 
 /** Task workers a machine's definition invokes. */
 export const taskWorkersOf = (machine: StateMachineSpec): string[] =>
-  workersOf(machine.definition(), WORKERS.filter((w) => w.kind === 'task').map((w) => w.name));
+  workersOf(
+    machine.definition(),
+    WORKERS.filter((w) => w.kind === 'task').map((w) => w.name),
+  );
 
 /** Physical names, shared by CDK and the local runtime. */
 export const stateMachineName = (stage: string, machine: string) => `ai-gateway-${stage}-${machine}`;
@@ -206,10 +204,12 @@ export function validateRegistry(): void {
       if (w && !names.has(w)) problems.push(`${m.name}: unknown worker ${p}`);
       if (w && tasks.includes(w)) problems.push(`${m.name}: task worker ${w} must not start, stop or answer its own machine (CDK dependency cycle)`);
     }
-    if (m.finalizer && workerSpec(m.finalizer).kind !== 'execution-finalizer') problems.push(`${m.name}: finalizer ${m.finalizer} is not an execution-finalizer`);
+    if (m.finalizer && workerSpec(m.finalizer).kind !== 'execution-finalizer')
+      problems.push(`${m.name}: finalizer ${m.finalizer} is not an execution-finalizer`);
   }
   for (const q of QUEUES) {
-    if (!names.has(q.consumer) || workerSpec(q.consumer).kind !== 'queue-consumer') problems.push(`${q.name}: consumer ${q.consumer} is not a queue-consumer worker`);
+    if (!names.has(q.consumer) || workerSpec(q.consumer).kind !== 'queue-consumer')
+      problems.push(`${q.name}: consumer ${q.consumer} is not a queue-consumer worker`);
     const consumerTimeout = names.has(q.consumer) ? workerSpec(q.consumer).timeoutSeconds : 0;
     if (q.visibilityTimeoutSeconds < consumerTimeout) problems.push(`${q.name}: visibility timeout below the consumer timeout`);
   }

@@ -1,6 +1,6 @@
 /**
- * The non-streamed assistant run lifecycle (issue «Assistants» items 3 and 5, DESIGN.md §5,
- * aws-stack-notes §7(a)). Started by the `run-start` queue consumer, one execution per run
+ * The non-streamed assistant run lifecycle (issue «Assistants» items 3 and 5,
+ * README "Dependency notes"(a)). Started by the `run-start` queue consumer, one execution per run
  * (execution name = run id), input `{workspaceId, threadId, runId}`.
  *
  *   MarkInProgress ──> ModelStep ──> WaitForToolOutputs ──(SendTaskSuccess)──> ModelStep ...
@@ -21,13 +21,7 @@
  * stop (StopExecution) whose finalizer (`run-finalize`) marks the run cancelled; the same
  * finalizer fails a run whose execution died.
  */
-import {
-  RUN_FINALIZE_WORKER,
-  RUN_NOT_WAITING,
-  RUN_START_WORKER,
-  RUN_STEP_WORKER,
-  type RunStepAction,
-} from '../../functions/assistants/workflow/contract';
+import { RUN_FINALIZE_WORKER, RUN_NOT_WAITING, RUN_START_WORKER, RUN_STEP_WORKER, type RunStepAction } from '../../functions/assistants/workflow/contract';
 import { parseConfig } from '../../functions/shared/config';
 import { choiceOn, fail, lambdaTask, lambdaWaitForTokenTask, succeed, type Catcher, type JsonObject, type Retrier, type StateMachineDefinition } from './asl';
 
@@ -129,7 +123,7 @@ export function runsDefinition(): StateMachineDefinition {
         comment: 'an active run -> failed with last_error server_error',
       }),
       Failed: fail('RunWorkflowError', 'A task of the workflow failed after its retries; the run was marked failed.'),
-      Done: succeed('The run is in a terminal state (or no longer the workflow\'s to execute).'),
+      Done: succeed("The run is in a terminal state (or no longer the workflow's to execute)."),
     },
   };
 }

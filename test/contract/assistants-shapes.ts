@@ -1,22 +1,25 @@
 import { z } from 'zod';
 
 /**
- * The Assistants v2 objects as the spec states them (gateway-api.md §2.3, §2.4, §4.5,
- * §4.7; provider-contracts §1.7). Strict: every required field present, nothing extra,
+ * The Assistants v2 objects as the spec states them (gateway-api.md,,,
+ *; the providers' API references). Strict: every required field present, nothing extra,
  * `null` exactly where the spec allows it. Reusable by any test that reads these objects.
  */
 
 const unixSeconds = z.number().int().nonnegative();
 const nullableTs = unixSeconds.nullable();
 
-/** §8: 16 pairs, keys <= 64 characters, values <= 512 characters. */
-export const MetadataShape = z
-  .record(z.string().max(64), z.string().max(512))
-  .refine((m) => Object.keys(m).length <= 16, 'at most 16 metadata pairs');
+/** 16 pairs, keys <= 64 characters, values <= 512 characters. */
+export const MetadataShape = z.record(z.string().max(64), z.string().max(512)).refine((m) => Object.keys(m).length <= 16, 'at most 16 metadata pairs');
 
 export const FunctionToolShape = z.strictObject({
   type: z.literal('function'),
-  function: z.object({ name: z.string(), description: z.string().optional(), parameters: z.record(z.string(), z.unknown()).optional(), strict: z.boolean().nullable().optional() }),
+  function: z.object({
+    name: z.string(),
+    description: z.string().optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+    strict: z.boolean().nullable().optional(),
+  }),
 });
 
 const detail = z.enum(['auto', 'low', 'high']);
@@ -27,7 +30,7 @@ export const MessageContentShape = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('refusal'), refusal: z.string() }),
 ]);
 
-/** §2.3 Thread message. */
+/** Thread message. */
 export const MessageShape = z.strictObject({
   id: z.string().startsWith('msg_'),
   object: z.literal('thread.message'),
@@ -55,7 +58,7 @@ const ToolCallShape = z.strictObject({
 });
 const UsageShape = z.strictObject({ completion_tokens: z.number().int(), prompt_tokens: z.number().int(), total_tokens: z.number().int() });
 
-/** §2.4 Run. */
+/** Run. */
 export const RunShape = z
   .strictObject({
     id: z.string().startsWith('run_'),
@@ -140,7 +143,7 @@ export const RunStepShape = z.strictObject({
   metadata: MetadataShape,
 });
 
-/** §4.5 / §4.7 list envelope: all four fields required. */
+/** List envelope: all four fields required. */
 export const listShape = <T extends z.ZodType>(item: T) =>
   z.strictObject({
     object: z.literal('list'),

@@ -140,7 +140,10 @@ export function embed(text: string, dims = 8): number[] {
   const out: number[] = [];
   let block = Buffer.alloc(0);
   for (let i = 0; i < dims; i++) {
-    if (i % 32 === 0) block = createHash('sha256').update(`${i / 32}:${text}`).digest();
+    if (i % 32 === 0)
+      block = createHash('sha256')
+        .update(`${i / 32}:${text}`)
+        .digest();
     out.push((block[i % 32]! / 255) * 2 - 1);
   }
   const norm = Math.hypot(...out) || 1;

@@ -1,5 +1,5 @@
 /**
- * Fake Anthropic Messages API (contract §2).
+ * Fake Anthropic Messages API.
  *
  * - POST /v1/messages               JSON or SSE (`event:` + `data:`; message_start …
  *                                    message_stop, ping after the first block start)

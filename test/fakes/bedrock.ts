@@ -1,5 +1,5 @@
 /**
- * Fake AWS Bedrock runtime and agent-runtime (contract §5).
+ * Fake AWS Bedrock runtime and agent-runtime.
  *
  * - POST /model/{modelId}/converse         JSON ConverseResponse
  * - POST /model/{modelId}/converse-stream  `application/vnd.amazon.eventstream` frames:
@@ -20,7 +20,19 @@ import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { answer, embed, promptTokens, rank, wordCount, type Conversation, type Turn } from './answer';
 import { TOOL_PREAMBLE } from './anthropic';
-import { arr, bearer, obj, startFake, str, type ErrorShaper, type Exchange, type FakeOptions, type FakeServer, type Frame, type RecordedRequest } from './behaviour';
+import {
+  arr,
+  bearer,
+  obj,
+  startFake,
+  str,
+  type ErrorShaper,
+  type Exchange,
+  type FakeOptions,
+  type FakeServer,
+  type Frame,
+  type RecordedRequest,
+} from './behaviour';
 
 export interface BedrockFakeOptions extends FakeOptions {
   /** Verify the SigV4 signature with these credentials (otherwise only its shape is checked). */
@@ -192,10 +204,18 @@ async function converse(ex: Exchange, modelId: string, stream: boolean): Promise
   const messages = arr(body.messages).map(obj);
   if (messages.length === 0) return ex.error(400, 'The model returned the following errors: messages: at least one message is required');
   for (const [i, msg] of messages.entries()) {
-    if (msg.role !== 'user' && msg.role !== 'assistant') return ex.error(400, `1 validation error detected: Value '${String(msg.role)}' at 'messages.${i + 1}.member.role' failed to satisfy constraint: Member must satisfy enum value set: [user, assistant]`);
-    if (i === 0 && msg.role !== 'user') return ex.error(400, 'A conversation must start with a user message. Try again with a conversation that starts with a user message.');
+    if (msg.role !== 'user' && msg.role !== 'assistant')
+      return ex.error(
+        400,
+        `1 validation error detected: Value '${String(msg.role)}' at 'messages.${i + 1}.member.role' failed to satisfy constraint: Member must satisfy enum value set: [user, assistant]`,
+      );
+    if (i === 0 && msg.role !== 'user')
+      return ex.error(400, 'A conversation must start with a user message. Try again with a conversation that starts with a user message.');
     if (i > 0 && msg.role === messages[i - 1]!.role) {
-      return ex.error(400, 'A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.');
+      return ex.error(
+        400,
+        'A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.',
+      );
     }
   }
   const conv = bedrockConversation(body, modelId);
@@ -242,8 +262,10 @@ async function rerankRoute(ex: Exchange): Promise<void> {
   if (!(await ex.begin(modelArn, false))) return;
   const queries = arr(body.queries);
   const sources = arr(body.sources);
-  if (queries.length !== 1) return ex.error(400, `1 validation error detected: Value at 'queries' failed to satisfy constraint: Member must have length equal to 1`);
-  if (sources.length === 0) return ex.error(400, `1 validation error detected: Value at 'sources' failed to satisfy constraint: Member must have length greater than or equal to 1`);
+  if (queries.length !== 1)
+    return ex.error(400, `1 validation error detected: Value at 'queries' failed to satisfy constraint: Member must have length equal to 1`);
+  if (sources.length === 0)
+    return ex.error(400, `1 validation error detected: Value at 'sources' failed to satisfy constraint: Member must have length greater than or equal to 1`);
   if (!modelArn) return ex.error(400, 'rerankingConfiguration.bedrockRerankingConfiguration.modelConfiguration.modelArn is required');
   const query = str(obj(obj(queries[0]).textQuery).text) ?? '';
   const docs = sources.map((s) => {
@@ -271,7 +293,12 @@ async function invokeEmbed(ex: Exchange, modelId: string): Promise<void> {
     const byType = arr(body.embedding_types).length > 0;
     return ex.json(
       200,
-      { id: `fake-embed-${ex.rec.seq}`, texts, response_type: byType ? 'embeddings_by_type' : 'embeddings_floats', embeddings: byType ? { float: vectors } : vectors },
+      {
+        id: `fake-embed-${ex.rec.seq}`,
+        texts,
+        response_type: byType ? 'embeddings_by_type' : 'embeddings_floats',
+        embeddings: byType ? { float: vectors } : vectors,
+      },
       headers,
     );
   }

@@ -306,12 +306,7 @@ function parseJson(raw: Buffer, contentType: string): unknown {
  * Start a fake: `handle` answers one request (after the body is read and recorded).
  * `shapeError` gives the provider's error body; it is also used for 404s and crashes.
  */
-export async function startFake(
-  name: string,
-  options: FakeOptions,
-  shapeError: ErrorShaper,
-  handle: (ex: Exchange) => Promise<void>,
-): Promise<FakeServer> {
+export async function startFake(name: string, options: FakeOptions, shapeError: ErrorShaper, handle: (ex: Exchange) => Promise<void>): Promise<FakeServer> {
   const state: FakeState = { options, behaviour: { ...options.behaviour } };
   const requests: RecordedRequest[] = [];
   let seq = 0;

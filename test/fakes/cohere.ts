@@ -1,5 +1,5 @@
 /**
- * Fake Cohere v2 (contract §6, §8). Auth: `Authorization: Bearer`, else 401.
+ * Fake Cohere v2. Auth: `Authorization: Bearer`, else 401.
  *
  * - POST /v2/chat    JSON or SSE (`event:` + `data:`, JSON `type` = event name): message-start,
  *                    content-start/delta/end, or tool-plan-delta + tool-call-start/delta/end,

@@ -1,5 +1,5 @@
 /**
- * Fake OpenAI-style fine-tuning provider (contract §1.5 files, §1.6 fine-tuning): files and
+ * Fake OpenAI-style fine-tuning provider: files and
  * jobs whose status advances one step each time the job is retrieved (polled), with failure
  * and cancel paths. Routes match on the path suffix, so `/v1/...` (OpenAI) and Azure's
  * `/openai/...?api-version=` both work.
@@ -81,7 +81,10 @@ export const FAKE_JOB_ERROR = {
 };
 
 const now = () => Math.floor(Date.now() / 1000);
-const rid = (n = 12) => randomBytes(n).toString('hex').slice(0, n * 2);
+const rid = (n = 12) =>
+  randomBytes(n)
+    .toString('hex')
+    .slice(0, n * 2);
 
 export async function startFineTuningFake(options: FakeOptions = {}): Promise<FineTuningFake> {
   const files = new Map<string, FakeFile>();
@@ -92,7 +95,15 @@ export async function startFineTuningFake(options: FakeOptions = {}): Promise<Fi
   let loseCreateAnswer = false;
 
   const addEvent = (job: FakeJob, message: string, level = 'info', type = 'message', data: unknown = {}) => {
-    job.events.unshift({ object: 'fine_tuning.job.event', id: `ftevent-fake${String(++eventSeq).padStart(6, '0')}`, created_at: now(), level, message, type, data });
+    job.events.unshift({
+      object: 'fine_tuning.job.event',
+      id: `ftevent-fake${String(++eventSeq).padStart(6, '0')}`,
+      created_at: now(),
+      level,
+      message,
+      type,
+      data,
+    });
   };
 
   const jobObject = (job: FakeJob) => {
@@ -117,14 +128,20 @@ export async function startFineTuningFake(options: FakeOptions = {}): Promise<Fi
       integrations: b.integrations ?? [],
       seed: typeof b.seed === 'number' ? b.seed : 42,
       estimated_finish: job.status === 'running' ? now() + 600 : null,
-      method: Object.keys(method).length ? method : { type: 'supervised', supervised: { hyperparameters: { n_epochs: 3, batch_size: 1, learning_rate_multiplier: 2 } } },
+      method: Object.keys(method).length
+        ? method
+        : { type: 'supervised', supervised: { hyperparameters: { n_epochs: 3, batch_size: 1, learning_rate_multiplier: 2 } } },
       metadata: b.metadata ?? null,
     };
   };
 
   const setStatus = (job: FakeJob, status: FakeJobStatus) => {
     if (job.status === status) {
-      if (status === 'running') addEvent(job, `Step ${job.retrieves}: training loss=${(1 / (job.retrieves + 1)).toFixed(4)}`, 'info', 'metrics', { step: job.retrieves, train_loss: 1 / (job.retrieves + 1) });
+      if (status === 'running')
+        addEvent(job, `Step ${job.retrieves}: training loss=${(1 / (job.retrieves + 1)).toFixed(4)}`, 'info', 'metrics', {
+          step: job.retrieves,
+          train_loss: 1 / (job.retrieves + 1),
+        });
       return;
     }
     job.status = status;
@@ -164,11 +181,20 @@ export async function startFineTuningFake(options: FakeOptions = {}): Promise<Fi
         const purpose = rec.form?.fields.purpose;
         if (!upload || !purpose) return ex.error(400, "Missing required parameter: 'file' and 'purpose' are required.");
         const fileId = `file-${rid(12)}`;
-        const file: FakeFile = { id: fileId, object: 'file', bytes: upload.data.length, created_at: now(), filename: upload.filename, purpose, status: 'processed' };
+        const file: FakeFile = {
+          id: fileId,
+          object: 'file',
+          bytes: upload.data.length,
+          created_at: now(),
+          filename: upload.filename,
+          purpose,
+          status: 'processed',
+        };
         files.set(fileId, file);
         return ex.json(200, file);
       }
-      if (!id && rec.method === 'GET') return ex.json(200, { object: 'list', data: [...files.values()].reverse(), first_id: null, last_id: null, has_more: false });
+      if (!id && rec.method === 'GET')
+        return ex.json(200, { object: 'list', data: [...files.values()].reverse(), first_id: null, last_id: null, has_more: false });
       const file = id ? files.get(id) : undefined;
       if (!file) return ex.json(404, { error: { message: `No such File object: ${id}`, type: 'invalid_request_error', param: 'id', code: null } });
       if (rec.method === 'GET') return ex.json(200, file);
@@ -187,7 +213,8 @@ export async function startFineTuningFake(options: FakeOptions = {}): Promise<Fi
         const training = str(body.training_file);
         rec.model = model;
         if (!model || !training) return ex.error(400, "Missing required parameter: 'model' and 'training_file' are required.");
-        if (!files.has(training)) return ex.json(400, { error: { message: `invalid training_file: ${training}`, type: 'invalid_request_error', param: 'training_file', code: null } });
+        if (!files.has(training))
+          return ex.json(400, { error: { message: `invalid training_file: ${training}`, type: 'invalid_request_error', param: 'training_file', code: null } });
         const script = scripts.find(([part]) => model.includes(part))?.[1] ?? DEFAULT_SCRIPT;
         const job: FakeJob = {
           id: `ftjob-fake${rid(8)}`,
@@ -223,7 +250,10 @@ export async function startFineTuningFake(options: FakeOptions = {}): Promise<Fi
         return ex.json(200, { object: 'list', data: page.map(jobObject), has_more: start + limit < all.length });
       }
       const job = id ? jobs.get(id) : undefined;
-      if (!job) return ex.json(404, { error: { message: `No such fine-tuning job: ${id}`, type: 'invalid_request_error', param: 'fine_tuning_job_id', code: 'fine_tune_not_found' } });
+      if (!job)
+        return ex.json(404, {
+          error: { message: `No such fine-tuning job: ${id}`, type: 'invalid_request_error', param: 'fine_tuning_job_id', code: 'fine_tune_not_found' },
+        });
       if (!action && rec.method === 'GET') {
         job.retrieves++;
         if (!TERMINAL.has(job.status)) {
@@ -234,7 +264,14 @@ export async function startFineTuningFake(options: FakeOptions = {}): Promise<Fi
       }
       if (action === 'cancel' && rec.method === 'POST') {
         if (TERMINAL.has(job.status)) {
-          return ex.json(400, { error: { message: `Job has already ${job.status === 'cancelled' ? 'been cancelled' : 'completed'}: ${job.id}`, type: 'invalid_request_error', param: null, code: 'job_not_cancellable' } });
+          return ex.json(400, {
+            error: {
+              message: `Job has already ${job.status === 'cancelled' ? 'been cancelled' : 'completed'}: ${job.id}`,
+              type: 'invalid_request_error',
+              param: null,
+              code: 'job_not_cancellable',
+            },
+          });
         }
         job.cancelled = true;
         setStatus(job, 'cancelled');

@@ -1,5 +1,5 @@
 /**
- * Fake Gemini (Developer API) and Vertex AI Gemini server (contract §3).
+ * Fake Gemini (Developer API) and Vertex AI Gemini server.
  *
  * Paths (both forms, any of v1 / v1beta / v1beta1):
  * - Developer: /v1beta/models/{model}:{method}             auth `x-goog-api-key` or `?key=`
@@ -56,7 +56,10 @@ async function handle(ex: Exchange): Promise<void> {
   if (project) {
     const token = bearer(rec);
     if (!token || (ex.apiKey !== undefined && token !== ex.apiKey)) {
-      return ex.error(401, 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.');
+      return ex.error(
+        401,
+        'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
+      );
     }
   } else if (!apiKey) {
     return ex.error(
@@ -130,8 +133,7 @@ export function geminiConversation(body: Record<string, unknown>, model: string)
     }
   }
   const cfg = obj(obj(body.toolConfig).functionCallingConfig);
-  const tools =
-    cfg.mode === 'NONE' ? [] : arr(body.tools).flatMap((t) => arr(obj(t).functionDeclarations).map((d) => str(obj(d).name) ?? ''));
+  const tools = cfg.mode === 'NONE' ? [] : arr(body.tools).flatMap((t) => arr(obj(t).functionDeclarations).map((d) => str(obj(d).name) ?? ''));
   const forceTool = cfg.mode === 'ANY' ? (str(arr(cfg.allowedFunctionNames)[0]) ?? '') : undefined;
   const generation = obj(body.generationConfig);
   const max = generation.maxOutputTokens;
@@ -187,9 +189,13 @@ async function generate(ex: Exchange, body: Record<string, unknown>, model: stri
   const errorBody = (type: string | undefined, message: string) => ({ error: { code: 500, message, status: type ?? 'INTERNAL' } });
   if (ex.rec.query.alt === 'sse') {
     const sep = '\r\n\r\n';
-    return ex.stream(SSE_CONTENT_TYPE, chunks.map((c) => sseData(c, sep)), {
-      errorFrame: (type, message) => sseData(errorBody(type, message), sep),
-    });
+    return ex.stream(
+      SSE_CONTENT_TYPE,
+      chunks.map((c) => sseData(c, sep)),
+      {
+        errorFrame: (type, message) => sseData(errorBody(type, message), sep),
+      },
+    );
   }
   // Without alt=sse: one JSON array, streamed element by element.
   const frames: Frame[] = chunks.map((c, i) => `${i === 0 ? '[' : '\r\n,'}${JSON.stringify(c)}`);
@@ -205,7 +211,11 @@ export const FAKE_GEMINI_MODELS = ['gemini-2.5-flash', 'gemini-2.5-pro', 'text-e
 async function modelList(ex: Exchange): Promise<void> {
   const { rec } = ex;
   const apiKey = rec.headers['x-goog-api-key'] ?? rec.query.key;
-  if (!apiKey) return ex.error(403, "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.");
+  if (!apiKey)
+    return ex.error(
+      403,
+      "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.",
+    );
   if (ex.apiKey !== undefined && apiKey !== ex.apiKey) return ex.error(400, 'API key not valid. Please pass a valid API key.');
   if (!(await ex.begin(undefined, false))) return;
   ex.json(200, {

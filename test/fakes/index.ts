@@ -1,5 +1,5 @@
 /**
- * Fake provider servers that speak the real wire formats (DESIGN.md §7), for integration
+ * Fake provider servers that speak the real wire formats, for integration
  * tests and benchmarks. Each `start…Fake(options)` listens on 127.0.0.1 with a random port
  * and returns a FakeServer: `{ url, port, requests, count(), last(), setBehaviour(), reset(), close() }`.
  * The shared knobs (errors, latency, cuts, slow streams) are described in ./behaviour.ts.
@@ -14,7 +14,18 @@ import { startOpenAIFake } from './openai';
 export { startOpenAIFake, openaiError, fakeSpeechBytes, FAKE_OPENAI_MODELS } from './openai';
 export { startAnthropicFake, anthropicError, TOOL_PREAMBLE, FAKE_ANTHROPIC_MODELS } from './anthropic';
 export { startGeminiFake, googleError, FAKE_GEMINI_MODELS } from './gemini';
-export { startBedrockFake, bedrockError, eventStreamCodec, decodeEventStream, eventFrame, exceptionFrame, toUtf8, fromUtf8, FAKE_BEDROCK_MODELS, type BedrockFakeOptions } from './bedrock';
+export {
+  startBedrockFake,
+  bedrockError,
+  eventStreamCodec,
+  decodeEventStream,
+  eventFrame,
+  exceptionFrame,
+  toUtf8,
+  fromUtf8,
+  FAKE_BEDROCK_MODELS,
+  type BedrockFakeOptions,
+} from './bedrock';
 export { startCohereFake, cohereError, TOOL_PLAN, FAKE_COHERE_MODELS } from './cohere';
 export { answer, embed, embedBase64, relevance, rank, wordCount, pieces } from './answer';
 export type { Behaviour, FakeOptions, FakeReply, FakeServer, RecordedRequest } from './behaviour';

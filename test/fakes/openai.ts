@@ -1,5 +1,5 @@
 /**
- * Fake OpenAI-compatible server (contract §0, §1). Routes match on the path suffix so the
+ * Fake OpenAI-compatible server. Routes match on the path suffix so the
  * same fake serves `/v1/...`, Groq-style `/openai/v1/...`, bare `/chat/completions` and
  * Azure `/openai/deployments/{deployment}/...` (the deployment stands in for the model).
  *
@@ -56,7 +56,11 @@ async function handle(ex: Exchange): Promise<void> {
     return echo(ex);
   }
   const key = bearer(rec) ?? rec.headers['api-key'];
-  if (!key && !ex.keyless) return ex.error(401, "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).");
+  if (!key && !ex.keyless)
+    return ex.error(
+      401,
+      "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+    );
   if (ex.apiKey !== undefined && key !== ex.apiKey) return ex.error(401, `Incorrect API key provided: ${(key ?? '').slice(0, 6)}***.`);
   return api(ex, deployment ? decodeURIComponent(deployment) : undefined);
 }
@@ -85,7 +89,8 @@ export function openaiConversation(body: Record<string, unknown>, model: string)
   const forceTool = choice === 'required' ? '' : str(obj(obj(choice).function).name);
   const maxTokens = body.max_completion_tokens ?? body.max_tokens;
   const format = obj(body.response_format);
-  const jsonSchema = format.type === 'json_schema' ? (obj(format.json_schema).schema ?? { type: 'object' }) : format.type === 'json_object' ? { type: 'object' } : undefined;
+  const jsonSchema =
+    format.type === 'json_schema' ? (obj(format.json_schema).schema ?? { type: 'object' }) : format.type === 'json_object' ? { type: 'object' } : undefined;
   return { model, turns, tools, forceTool, maxTokens: typeof maxTokens === 'number' ? maxTokens : undefined, jsonSchema };
 }
 
@@ -115,7 +120,13 @@ async function chat(ex: Exchange, deployment?: string): Promise<void> {
     const message =
       a.kind === 'text'
         ? { role: 'assistant', content: a.text, refusal: null, annotations: [] }
-        : { role: 'assistant', content: null, refusal: null, annotations: [], tool_calls: [{ ...toolCall, function: { name: a.name, arguments: a.argsJson } }] };
+        : {
+            role: 'assistant',
+            content: null,
+            refusal: null,
+            annotations: [],
+            tool_calls: [{ ...toolCall, function: { name: a.name, arguments: a.argsJson } }],
+          };
     const finish = a.kind === 'text' ? a.finish : 'tool_calls';
     return ex.json(
       200,
@@ -177,7 +188,11 @@ async function embeddings(ex: Exchange, deployment?: string): Promise<void> {
   }
   // A string, an array of strings, one token array or an array of token arrays.
   const items: Array<string | number[]> =
-    typeof input === 'string' ? [input] : Array.isArray(input) && input.every((v) => typeof v === 'number') ? [input as number[]] : (input as Array<string | number[]>);
+    typeof input === 'string'
+      ? [input]
+      : Array.isArray(input) && input.every((v) => typeof v === 'number')
+        ? [input as number[]]
+        : (input as Array<string | number[]>);
   const dims = typeof body.dimensions === 'number' ? body.dimensions : 8;
   const base64 = body.encoding_format === 'base64';
   let tokens = 0;
@@ -271,9 +286,7 @@ async function transcription(ex: Exchange, deployment?: string): Promise<void> {
           language: form.fields.language ?? 'english',
           duration: seconds,
           text,
-          segments: [
-            { id: 0, seek: 0, start: 0, end: seconds, text, tokens: [], temperature: 0, avg_logprob: -0.1, compression_ratio: 1, no_speech_prob: 0 },
-          ],
+          segments: [{ id: 0, seek: 0, start: 0, end: seconds, text, tokens: [], temperature: 0, avg_logprob: -0.1, compression_ratio: 1, no_speech_prob: 0 }],
           usage: { type: 'duration', seconds },
         },
         h,

@@ -1,5 +1,5 @@
 /**
- * Fake rerank APIs (contract §6) for the providers that have no other fake here:
+ * Fake rerank APIs for the providers that have no other fake here:
  *
  * - Jina      POST /v1/rerank        Bearer; `top_n`, `return_documents` (default true);
  *                                    `{model, usage:{total_tokens, prompt_tokens}, results:[{index, relevance_score, document?:{text}}]}`;
@@ -40,7 +40,12 @@ export const pineconeError: ErrorShaper = (status, message, type) => ({
 });
 
 export const azureAIError: ErrorShaper = (status, message, type) => ({
-  body: { error: { code: type ?? (status === 401 ? 'Unauthorized' : status === 404 ? 'DeploymentNotFound' : status === 429 ? 'TooManyRequests' : String(status)), message } },
+  body: {
+    error: {
+      code: type ?? (status === 401 ? 'Unauthorized' : status === 404 ? 'DeploymentNotFound' : status === 429 ? 'TooManyRequests' : String(status)),
+      message,
+    },
+  },
 });
 
 type Route = (ex: Exchange) => Promise<void>;

@@ -7,13 +7,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TABLE_NAMES, type TableName } from '../../functions/shared/tables';
 import { ENDPOINT_GROUPS, FALLBACK_GROUP, groupForPath } from '../../infra/endpoint-groups';
-import {
-  DYNAMODB_READ_ACTIONS,
-  DYNAMODB_WRITE_ACTIONS,
-  FUNCTION_ACCESS,
-  KMS_ACTIONS,
-  type TableAccess,
-} from '../../infra/stacks/access';
+import { DYNAMODB_READ_ACTIONS, DYNAMODB_WRITE_ACTIONS, FUNCTION_ACCESS, KMS_ACTIONS, type TableAccess } from '../../infra/stacks/access';
 import { buildApp, DEFAULT_OPTIONS, optionsFromContext, resolveOptions, type GatewayStacks } from '../../infra/stacks/index';
 import { indexesOf, TABLE_SPECS } from '../../infra/tables';
 import { REPO_ROOT } from '../../infra/bundling';
@@ -99,7 +93,11 @@ describe('data stack', () => {
       if (spec.ttlAttribute) expect(p.TimeToLiveSpecification).toEqual({ AttributeName: 'ttl', Enabled: true });
       else expect(p.TimeToLiveSpecification, spec.name).toBeUndefined();
     }
-    expect(TABLE_SPECS.filter((s) => s.ttlAttribute).map((s) => s.name).sort()).toEqual(['cache', 'logs', 'usage']);
+    expect(
+      TABLE_SPECS.filter((s) => s.ttlAttribute)
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(['cache', 'logs', 'usage']);
   });
 
   it('has a rotating, retained KMS key with an alias for provider credentials', () => {
@@ -145,8 +143,9 @@ describe('API stack: functions', () => {
   it('gives every function every table name, the key and the Powertools settings', () => {
     for (const group of ENDPOINT_GROUPS) {
       const fn = stacks.api.functions[group.name]!;
-      const vars = (api.findResources('AWS::Lambda::Function')[logicalId(stacks.api, fn.function.node.defaultChild)]!.Properties as Json)
-        .Environment as { Variables: Record<string, unknown> };
+      const vars = (api.findResources('AWS::Lambda::Function')[logicalId(stacks.api, fn.function.node.defaultChild)]!.Properties as Json).Environment as {
+        Variables: Record<string, unknown>;
+      };
       for (const spec of TABLE_SPECS) {
         expect(JSON.stringify(vars.Variables[spec.envVar]), `${group.name} ${spec.envVar}`).toContain(`ExportsOutputRef${tableLogicalId(spec.name)}`);
       }
@@ -278,7 +277,11 @@ describe('API stack: least privilege', () => {
       // The table and each of its indexes: exact ARNs, no wildcards.
       const spec = TABLE_SPECS.find((t) => t.name === table)!;
       expect(resources).not.toContain('*');
-      expect([...resources.matchAll(/\/index\/(\w+)/g)].map((m) => m[1]).sort()).toEqual(indexesOf(spec).map((i) => i.name).sort());
+      expect([...resources.matchAll(/\/index\/(\w+)/g)].map((m) => m[1]).sort()).toEqual(
+        indexesOf(spec)
+          .map((i) => i.name)
+          .sort(),
+      );
     }
     expect(granted).toEqual(FUNCTION_ACCESS[group]!.tables);
 

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { App, Validations, type CfnElement, type Stack } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Template } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -210,7 +210,8 @@ describe('bootstrap custom resource function', () => {
 
   const handler = () =>
     createBootstrapAdminHandler({
-      readSecret: (id) => getSecretValue(id, { region: 'us-east-1', credentials: { accessKeyId: 'AKIDBOOTSTRAPTEST', secretAccessKey: 'test-secret' }, endpoint: `${base}/` }),
+      readSecret: (id) =>
+        getSecretValue(id, { region: 'us-east-1', credentials: { accessKeyId: 'AKIDBOOTSTRAPTEST', secretAccessKey: 'test-secret' }, endpoint: `${base}/` }),
       bootstrap,
       respond: putResponse,
     });
@@ -276,7 +277,9 @@ describe('bootstrap custom resource function', () => {
     const sm = smRequests.at(-1)!;
     expect(sm.body).toEqual({ SecretId: SECRET_ARN });
     expect(sm.headers['content-type']).toBe('application/x-amz-json-1.1');
-    expect(String(sm.headers.authorization)).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDBOOTSTRAPTEST\/\d{8}\/us-east-1\/secretsmanager\/aws4_request, SignedHeaders=[^,]*x-amz-target[^,]*, Signature=[0-9a-f]{64}$/);
+    expect(String(sm.headers.authorization)).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDBOOTSTRAPTEST\/\d{8}\/us-east-1\/secretsmanager\/aws4_request, SignedHeaders=[^,]*x-amz-target[^,]*, Signature=[0-9a-f]{64}$/,
+    );
     expect(sm.headers['x-amz-date']).toMatch(/^\d{8}T\d{6}Z$/);
 
     // The key works as an admin key (auth looks keys up exactly like this).

@@ -86,7 +86,10 @@ describe('least privilege, checked against each function bundle', () => {
     const summary = JSON.stringify(Object.fromEntries([...used].map(([t, u]) => [t, [...u]])));
     for (const [table, uses] of used) {
       const granted = fn.access.tables[table as keyof typeof fn.access.tables];
-      expect(granted, `${name} uses the ${table} table (${[...uses].join(', ')}) without a grant in infra/stacks/access.ts; bundle uses ${summary}`).toBeDefined();
+      expect(
+        granted,
+        `${name} uses the ${table} table (${[...uses].join(', ')}) without a grant in infra/stacks/access.ts; bundle uses ${summary}`,
+      ).toBeDefined();
       if (uses.has('write')) expect(granted, `${name} writes ${table} but is granted '${granted}'`).toBe('readWrite');
     }
     for (const [table, granted] of Object.entries(fn.access.tables)) {

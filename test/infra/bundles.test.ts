@@ -72,7 +72,10 @@ describe('function bundles (production esbuild settings)', () => {
     expect(new Set(FUNCTIONS.map((f) => f.name)).size).toBe(FUNCTIONS.length);
     for (const b of bundles.values()) {
       const paths = new Set(b.files.map((f) => f.path));
-      expect([...paths].some((p) => p.endsWith(`/${b.name}/${BUNDLE_ENTRY_FILE}`)), b.name).toBe(true);
+      expect(
+        [...paths].some((p) => p.endsWith(`/${b.name}/${BUNDLE_ENTRY_FILE}`)),
+        b.name,
+      ).toBe(true);
       for (const f of b.files.filter(isJs)) expect(paths.has(`${f.path}.map`), f.path).toBe(true);
     }
   });

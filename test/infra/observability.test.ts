@@ -151,7 +151,10 @@ describe('observability stack: alarms', () => {
       const metrics = a.Metrics as Json[];
       const stats = metrics.filter((m) => m.MetricStat).map((m) => m.MetricStat.Metric);
       expect(stats.map((s) => s.MetricName).sort()).toEqual(
-        (spec.gsi1 ? ['ReadThrottleEvents', 'ReadThrottleEvents', 'WriteThrottleEvents', 'WriteThrottleEvents'] : ['ReadThrottleEvents', 'WriteThrottleEvents']).sort(),
+        (spec.gsi1
+          ? ['ReadThrottleEvents', 'ReadThrottleEvents', 'WriteThrottleEvents', 'WriteThrottleEvents']
+          : ['ReadThrottleEvents', 'WriteThrottleEvents']
+        ).sort(),
       );
       for (const s of stats) {
         expect(s.Namespace).toBe('AWS/DynamoDB');
@@ -320,7 +323,8 @@ describe('hygiene across every stack', () => {
   it('encrypts every table, queue, topic and secret', () => {
     for (const [, t] of all()) {
       for (const table of Object.values(t.findResources('AWS::DynamoDB::Table'))) expect(table.Properties.SSESpecification).toEqual({ SSEEnabled: true });
-      for (const q of Object.values(t.findResources('AWS::SQS::Queue'))) expect(q.Properties.SqsManagedSseEnabled === true || q.Properties.KmsMasterKeyId !== undefined).toBe(true);
+      for (const q of Object.values(t.findResources('AWS::SQS::Queue')))
+        expect(q.Properties.SqsManagedSseEnabled === true || q.Properties.KmsMasterKeyId !== undefined).toBe(true);
       for (const topic of Object.values(t.findResources('AWS::SNS::Topic'))) expect(topic.Properties.KmsMasterKeyId).toBeDefined();
       // Secrets Manager always encrypts; without KmsKeyId it uses aws/secretsmanager.
       expect(Object.keys(t.findResources('AWS::SecretsManager::Secret')).length).toBeLessThanOrEqual(1);

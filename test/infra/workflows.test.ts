@@ -76,7 +76,10 @@ describe('workflows stack: state machines', () => {
       expect(resources).toEqual(taskWorkersOf(spec).map((t) => ({ 'Fn::GetAtt': [workerFnId(t), 'Arn'] })));
       for (const t of taskWorkersOf(spec)) {
         const own = policyOf(wf, stacks.workflows, stacks.workflows.workers[t]!.role);
-        expect(own.flatMap(actions).filter((a) => a.startsWith('states:')), t).toEqual([]);
+        expect(
+          own.flatMap(actions).filter((a) => a.startsWith('states:')),
+          t,
+        ).toEqual([]);
       }
     }
   });
@@ -162,7 +165,9 @@ describe('workflows stack: workers', () => {
 
     // run-start (queue consumer) starts executions of the runs machine, nothing else of it.
     const start = policyOf(wf, stacks.workflows, stacks.workflows.workers['run-start']!.role);
-    expect(start.filter((s) => actions(s).some((a) => a.startsWith('states:'))).map((s) => [actions(s), s.Resource])).toEqual([[['states:StartExecution'], machineRef]]);
+    expect(start.filter((s) => actions(s).some((a) => a.startsWith('states:'))).map((s) => [actions(s), s.Resource])).toEqual([
+      [['states:StartExecution'], machineRef],
+    ]);
     const startEnv = (wf.findResources('AWS::Lambda::Function')[workerFnId('run-start')]!.Properties as Json).Environment.Variables;
     expect(startEnv[runs.envVar]).toEqual(machineRef);
 
@@ -170,7 +175,10 @@ describe('workflows stack: workers', () => {
     expect(taskWorkersOf(runs)).toEqual(['run-step']);
     for (const w of ['run-step', 'run-finalize']) {
       const own = policyOf(wf, stacks.workflows, stacks.workflows.workers[w]!.role).flatMap(actions);
-      expect(own.filter((a) => a.startsWith('states:') || a.startsWith('sqs:')), w).toEqual([]);
+      expect(
+        own.filter((a) => a.startsWith('states:') || a.startsWith('sqs:')),
+        w,
+      ).toEqual([]);
     }
 
     // The assistants API function: send to the runs queue, stop (and describe) its executions,
@@ -222,7 +230,10 @@ describe('workflows stack: queues', () => {
       expect(q).toMatchObject({
         SqsManagedSseEnabled: true,
         VisibilityTimeout: spec.visibilityTimeoutSeconds,
-        RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(stacks.workflows, deadLetterQueue.node.defaultChild), 'Arn'] }, maxReceiveCount: spec.maxReceiveCount },
+        RedrivePolicy: {
+          deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(stacks.workflows, deadLetterQueue.node.defaultChild), 'Arn'] },
+          maxReceiveCount: spec.maxReceiveCount,
+        },
       });
       if (spec.fifo) expect(q).toMatchObject({ FifoQueue: true, DeduplicationScope: 'messageGroup', FifoThroughputLimit: 'perMessageGroupId' });
       wf.hasResourceProperties('AWS::Lambda::EventSourceMapping', {

@@ -25,9 +25,7 @@ afterAll(async () => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function scanControlTable(): Promise<Record<string, unknown>[]> {
-  const client = DynamoDBDocumentClient.from(
-    new DynamoDBClient({ region: 'us-east-1', endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB }),
-  );
+  const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1', endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB }));
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   do {
@@ -271,11 +269,21 @@ describe('managed providers', () => {
       expect(PROVIDER_SLUGS).toContain(provider);
     }
     const mine = await call(gw, 'POST', '/v1/providers', {
-      body: { slug: 'shared-slug', provider: 'azure-openai', azure_resource_name: 'res', azure_deployment_id: 'dep', azure_api_version: '2024-10-21', api_key: 'k' },
+      body: {
+        slug: 'shared-slug',
+        provider: 'azure-openai',
+        azure_resource_name: 'res',
+        azure_deployment_id: 'dep',
+        azure_api_version: '2024-10-21',
+        api_key: 'k',
+      },
     });
     expect(mine.status).toBe(200);
     expect(mine.body).toMatchObject({ azure_resource_name: 'res', azure_deployment_id: 'dep', azure_api_version: '2024-10-21' });
-    const theirs = await call(gw, 'POST', '/v1/providers', { key: other.key, body: { slug: 'shared-slug', provider: 'vertex-ai', vertex_project_id: 'p', vertex_region: 'us-central1' } });
+    const theirs = await call(gw, 'POST', '/v1/providers', {
+      key: other.key,
+      body: { slug: 'shared-slug', provider: 'vertex-ai', vertex_project_id: 'p', vertex_region: 'us-central1' },
+    });
     expect(theirs.status).toBe(200);
     expect(theirs.body.workspace_id).toBe(other.workspaceId);
     const dup = await call(gw, 'POST', '/v1/providers', { body: { slug: 'shared-slug', provider: 'openai' } });
@@ -365,10 +373,18 @@ describe('saved configs', () => {
     });
     const cases: Array<[Record<string, unknown>, string, string]> = [
       [conditional({ 'metadata.plan': { $equals: 'paid' } }), 'config.strategy.conditions[0].query.metadata.plan.$equals', '$equals'],
-      [conditional({ $or: [{ 'metadata.plan': { $eq: 'a' } }, { 'params.model': { $regexp: 'x' } }] }), 'config.strategy.conditions[0].query.$or[1].params.model.$regexp', '$regexp'],
+      [
+        conditional({ $or: [{ 'metadata.plan': { $eq: 'a' } }, { 'params.model': { $regexp: 'x' } }] }),
+        'config.strategy.conditions[0].query.$or[1].params.model.$regexp',
+        '$regexp',
+      ],
       [conditional({ $xor: [] }), 'config.strategy.conditions[0].query.$xor', '$xor'],
       [conditional({ 'metadata.plan': { $in: 'paid' } }), 'config.strategy.conditions[0].query.metadata.plan.$in', '$in'],
-      [{ ...conditional({ 'metadata.plan': 'paid' }), strategy: { mode: 'conditional', conditions: [{ query: {}, then: 'paid', else: 'free' }] } }, 'config.strategy.conditions[0]', 'else'],
+      [
+        { ...conditional({ 'metadata.plan': 'paid' }), strategy: { mode: 'conditional', conditions: [{ query: {}, then: 'paid', else: 'free' }] } },
+        'config.strategy.conditions[0]',
+        'else',
+      ],
     ];
     for (const [config, param, named] of cases) {
       const saved = await call(gw, 'POST', '/v1/configs', { body: { name: 'typo', config } });
@@ -379,7 +395,9 @@ describe('saved configs', () => {
     const unknownOp = conditional({ 'metadata.plan': { $equals: 'paid' } });
     expect(errorOf(await call(gw, 'POST', '/v1/configs', { body: { name: 'typo', config: unknownOp } })).message).toContain('$eq, $ne');
 
-    const good = await call(gw, 'POST', '/v1/configs', { body: { name: 'conditional', config: conditional({ 'metadata.plan': { $eq: 'paid' }, 'params.n': 2, $and: [{ 'metadata.tier': { $in: ['a'] } }] }) } });
+    const good = await call(gw, 'POST', '/v1/configs', {
+      body: { name: 'conditional', config: conditional({ 'metadata.plan': { $eq: 'paid' }, 'params.n': 2, $and: [{ 'metadata.tier': { $in: ['a'] } }] }) },
+    });
     expect(good.status).toBe(200);
     const update = await call(gw, 'PUT', `/v1/configs/${good.body.id}`, { body: { config: unknownOp } });
     expect(update.status).toBe(400);
@@ -447,7 +465,10 @@ describe('saved configs', () => {
       [{ name: 'x', config: big }, 'config'],
       [{ name: 'x', slug: 'Not OK', config: { provider: 'openai' } }, 'slug'],
       [{ name: 'x', slug: 'pc-looks-like-an-id', config: { provider: 'openai' } }, 'slug'],
-      [{ name: 'x', config: { strategy: { mode: 'fallback' }, targets: [{ provider: 'openai', retry: { attempts: 9 } }] } }, 'config.targets[0].retry.attempts'],
+      [
+        { name: 'x', config: { strategy: { mode: 'fallback' }, targets: [{ provider: 'openai', retry: { attempts: 9 } }] } },
+        'config.targets[0].retry.attempts',
+      ],
     ];
     for (const [body, param] of cases) {
       const res = await call(gw, 'POST', '/v1/configs', { body });
@@ -488,7 +509,9 @@ describe('workspace isolation: another workspace gets 404, never 403', () => {
       expect(errorOf(res).type).toBe('not_found_error');
     }
 
-    const lists = await Promise.all(['/v1/api-keys?limit=100', '/v1/providers?limit=100', '/v1/configs?limit=100'].map((p) => call(gw, 'GET', p, { key: other.key })));
+    const lists = await Promise.all(
+      ['/v1/api-keys?limit=100', '/v1/providers?limit=100', '/v1/configs?limit=100'].map((p) => call(gw, 'GET', p, { key: other.key })),
+    );
     const ids = lists.flatMap((l) => l.body.data.map((x: { id: string }) => x.id));
     expect(ids).not.toContain(key.body.id);
     expect(ids).not.toContain(config.body.id);

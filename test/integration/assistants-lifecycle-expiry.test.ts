@@ -20,7 +20,9 @@ let sfn: SFNClient;
 beforeAll(async () => {
   fake = await startOpenAIFake();
   gw = await startTestGateway({ workflowMaxWaitMs: 50, env: { AUTH_CACHE_TTL_MS: '0', RUN_TOOL_OUTPUT_TIMEOUT_SECONDS: String(WAIT_SECONDS) } });
-  const created = await call(gw, 'POST', '/v1/providers', { body: { slug: 'exp-openai', provider: 'openai', api_key: 'sk-managed', custom_host: `${fake.url}/v1` } });
+  const created = await call(gw, 'POST', '/v1/providers', {
+    body: { slug: 'exp-openai', provider: 'openai', api_key: 'sk-managed', custom_host: `${fake.url}/v1` },
+  });
   expect(created.status, created.text).toBe(200);
   sfn = new SFNClient({ region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, endpoint: gw.stepFunctions.endpoint });
 });
@@ -45,7 +47,12 @@ describe('tool outputs that never arrive', () => {
   });
 
   it('expires a run left in requires_action: expires_at says when, the tool step expires, the thread is freed', async () => {
-    const sdk = new OpenAI({ baseURL: gw.baseUrl, apiKey: 'unused', maxRetries: 0, defaultHeaders: { 'x-gateway-api-key': gw.adminKey, 'x-gateway-provider': '@exp-openai' } });
+    const sdk = new OpenAI({
+      baseURL: gw.baseUrl,
+      apiKey: 'unused',
+      maxRetries: 0,
+      defaultHeaders: { 'x-gateway-api-key': gw.adminKey, 'x-gateway-provider': '@exp-openai' },
+    });
     const assistant = await sdk.beta.assistants.create({ model: 'gpt-4o-mini', tools: [weather] });
     const thread = await sdk.beta.threads.create({ messages: [{ role: 'user', content: 'What is the weather in Lisbon?' }] });
     const waiting = await sdk.beta.threads.runs.createAndPoll(thread.id, { assistant_id: assistant.id }, POLL);
@@ -74,7 +81,9 @@ describe('tool outputs that never arrive', () => {
 
     // Too late for outputs; the thread takes a new run.
     const callId = waiting.required_action!.submit_tool_outputs.tool_calls[0]!.id;
-    const late = await sdk.beta.threads.runs.submitToolOutputs(run.id, { thread_id: thread.id, tool_outputs: [{ tool_call_id: callId, output: 'x' }] }).catch((e: InstanceType<typeof OpenAI.APIError>) => e);
+    const late = await sdk.beta.threads.runs
+      .submitToolOutputs(run.id, { thread_id: thread.id, tool_outputs: [{ tool_call_id: callId, output: 'x' }] })
+      .catch((e: InstanceType<typeof OpenAI.APIError>) => e);
     expect(late).toBeInstanceOf(OpenAI.ConflictError);
     await sdk.beta.threads.messages.create(thread.id, { role: 'user', content: 'Never mind, say hi' });
     expect((await sdk.beta.threads.runs.createAndPoll(thread.id, { assistant_id: assistant.id }, POLL)).status).toBe('completed');

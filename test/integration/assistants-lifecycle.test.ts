@@ -7,7 +7,7 @@ import { MessageShape, RunShape, RunStepShape } from '../contract/assistants-sha
 import { startAnthropicFake, startOpenAIFake, type FakeServer, type RecordedRequest } from '../fakes';
 import { call, startTestGateway } from '../support/gateway';
 
-// Non-streamed runs end to end through the real lifecycle (DESIGN.md §5): the API's hooks
+// Non-streamed runs end to end through the real lifecycle: the API's hooks
 // send the run to the SQS FIFO queue (fauxqs), the `run-start` consumer starts the runs
 // state machine (the shared ASL in the local Step Functions), whose `run-step` tasks drive
 // the engine; submit_tool_outputs answers the task token, cancel stops the execution and
@@ -119,14 +119,23 @@ async function until(check: () => boolean | Promise<boolean>): Promise<void> {
 }
 
 const client = (provider: string) =>
-  new OpenAI({ baseURL: gw.baseUrl, apiKey: 'unused', maxRetries: 0, defaultHeaders: { 'x-gateway-api-key': gw.adminKey, 'x-gateway-provider': `@${provider}` } });
+  new OpenAI({
+    baseURL: gw.baseUrl,
+    apiKey: 'unused',
+    maxRetries: 0,
+    defaultHeaders: { 'x-gateway-api-key': gw.adminKey, 'x-gateway-provider': `@${provider}` },
+  });
 const POLL = { pollIntervalMs: 25 };
 const weather = {
   type: 'function' as const,
   function: { name: 'get_weather', description: 'Weather of a city', parameters: { type: 'object', properties: { location: { type: 'string' } } } },
 };
 type ApiError = InstanceType<typeof OpenAI.APIError>;
-const failure = (p: Promise<unknown>) => p.then(() => Promise.reject(new Error('expected a failure')), (e: unknown) => e as ApiError);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => Promise.reject(new Error('expected a failure')),
+    (e: unknown) => e as ApiError,
+  );
 
 const executionArn = (runId: string) => `${gw.stepFunctions.arns.runs!.replace(':stateMachine:', ':execution:')}:${runId}`;
 const execution = (runId: string) => sfn.send(new DescribeExecutionCommand({ executionArn: executionArn(runId) }));
@@ -147,7 +156,10 @@ async function untilWaitingOnToken(threadId: string, runId: string): Promise<voi
 
 async function queueDepth(url: string): Promise<number> {
   const out = await sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] }),
+    new GetQueueAttributesCommand({
+      QueueUrl: url,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+    }),
   );
   const a = out.Attributes ?? {};
   return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
@@ -273,7 +285,10 @@ describe('non-streamed runs: SQS FIFO -> consumer -> runs state machine', () => 
     expect(steps.find((s) => s.type === 'tool_calls')?.status).toBe('cancelled');
     // Late outputs change nothing; the thread takes a new run.
     const late = await failure(
-      sdk.beta.threads.runs.submitToolOutputs(run.id, { thread_id: thread.id, tool_outputs: [{ tool_call_id: waiting.required_action!.submit_tool_outputs.tool_calls[0]!.id, output: 'x' }] }),
+      sdk.beta.threads.runs.submitToolOutputs(run.id, {
+        thread_id: thread.id,
+        tool_outputs: [{ tool_call_id: waiting.required_action!.submit_tool_outputs.tool_calls[0]!.id, output: 'x' }],
+      }),
     );
     expect(late.status).toBe(409);
     await sdk.beta.threads.messages.create(thread.id, { role: 'user', content: 'Never mind, say hi' });
@@ -345,7 +360,9 @@ describe('exactly once: redeliveries and crashed workers', () => {
     // dedup window would be), while the execution waits for tool outputs...
     const body = JSON.stringify({ workspaceId: gw.workspaceId, threadId: thread.id, runId: waiting.id });
     const redeliver = async (n: number) => {
-      await sqs.send(new SendMessageCommand({ QueueUrl: runsQueue().url, MessageBody: body, MessageGroupId: thread.id, MessageDeduplicationId: `${waiting.id}-again-${n}` }));
+      await sqs.send(
+        new SendMessageCommand({ QueueUrl: runsQueue().url, MessageBody: body, MessageGroupId: thread.id, MessageDeduplicationId: `${waiting.id}-again-${n}` }),
+      );
     };
     await redeliver(1);
     await redeliver(2);
@@ -357,7 +374,11 @@ describe('exactly once: redeliveries and crashed workers', () => {
     expect((await sdk.beta.threads.runs.retrieve(waiting.id, { thread_id: thread.id })).status).toBe('requires_action');
 
     const callId = waiting.required_action!.submit_tool_outputs.tool_calls[0]!.id;
-    const final = await sdk.beta.threads.runs.submitToolOutputsAndPoll(waiting.id, { thread_id: thread.id, tool_outputs: [{ tool_call_id: callId, output: 'cold' }] }, POLL);
+    const final = await sdk.beta.threads.runs.submitToolOutputsAndPoll(
+      waiting.id,
+      { thread_id: thread.id, tool_outputs: [{ tool_call_id: callId, output: 'cold' }] },
+      POLL,
+    );
     expect(final.status).toBe('completed');
     // ...and once more after the run ended.
     await redeliver(3);
@@ -426,7 +447,10 @@ describe('races between the API and the workflow', () => {
     await until(() => faults.fired.includes(`held-wait:${waiting.id}`));
     // The submit finds no token: the run is resumed all the same, and the API answers with
     // it in_progress.
-    const submitted = await sdk.beta.threads.runs.submitToolOutputs(waiting.id, { thread_id: thread.id, tool_outputs: [{ tool_call_id: callId, output: 'hot' }] });
+    const submitted = await sdk.beta.threads.runs.submitToolOutputs(waiting.id, {
+      thread_id: thread.id,
+      tool_outputs: [{ tool_call_id: callId, output: 'hot' }],
+    });
     expect(submitted.status).toBe('in_progress');
     release();
     const final = await sdk.beta.threads.runs.poll(waiting.id, { thread_id: thread.id }, POLL);
@@ -468,7 +492,11 @@ describe('streamed runs stay out of the workflow', () => {
     expect(still).toEqual(waiting);
     // The streamed run continues on its own (inline) when its outputs arrive.
     const callId = waiting.required_action!.submit_tool_outputs.tool_calls[0]!.id;
-    const done = await sdk.beta.threads.runs.submitToolOutputsAndPoll(waiting.id, { thread_id: thread.id, tool_outputs: [{ tool_call_id: callId, output: 'breezy' }] }, POLL);
+    const done = await sdk.beta.threads.runs.submitToolOutputsAndPoll(
+      waiting.id,
+      { thread_id: thread.id, tool_outputs: [{ tool_call_id: callId, output: 'breezy' }] },
+      POLL,
+    );
     expect(done.status).toBe('completed');
     expect(textOf((await runItems(sdk, thread.id, done.id)).messages.at(-1)!)).toBe('tool said: breezy');
   });

@@ -56,7 +56,11 @@ const client = (headers: Record<string, string> = {}) =>
 const raw = (method: string, path: string, opts: CallOptions = {}) =>
   call(gw, method, path, { ...opts, headers: { 'x-gateway-provider': '@asst-openai', ...opts.headers } });
 type ApiError = InstanceType<typeof OpenAI.APIError>;
-const failure = (p: Promise<unknown>) => p.then(() => Promise.reject(new Error('expected a failure')), (e: unknown) => e as ApiError);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => Promise.reject(new Error('expected a failure')),
+    (e: unknown) => e as ApiError,
+  );
 const weather = { type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
 const refOf = (threadId: string, runId: string) => ({ workspaceId: gw.workspaceId, threadId, runId });
 
@@ -69,7 +73,14 @@ beforeAll(async () => {
 describe('assistants CRUD', () => {
   it('creates, retrieves, lists, modifies and deletes with OpenAI v2 shapes and the provider binding', async () => {
     const sdk = client();
-    const created = await sdk.beta.assistants.create({ model: 'gpt-4o', name: 'A', description: 'd', metadata: { team: 'x' }, temperature: 0.5, response_format: { type: 'json_object' } });
+    const created = await sdk.beta.assistants.create({
+      model: 'gpt-4o',
+      name: 'A',
+      description: 'd',
+      metadata: { team: 'x' },
+      temperature: 0.5,
+      response_format: { type: 'json_object' },
+    });
     AssistantShape.parse(created);
     expect(created).toMatchObject({ model: 'gpt-4o', temperature: 0.5, top_p: 1, tools: [], metadata: { team: 'x' }, provider: '@asst-openai' });
     expect(await sdk.beta.assistants.retrieve(created.id)).toEqual(created);
@@ -177,7 +188,14 @@ describe('threads and messages', () => {
     const thread = await sdk.beta.threads.create();
     const msg = await sdk.beta.threads.messages.create(thread.id, { role: 'user', content: 'Hi there', metadata: { k: 'v' } });
     MessageShape.parse(msg);
-    expect(msg).toMatchObject({ thread_id: thread.id, role: 'user', status: 'completed', completed_at: msg.created_at, incomplete_at: null, incomplete_details: null });
+    expect(msg).toMatchObject({
+      thread_id: thread.id,
+      role: 'user',
+      status: 'completed',
+      completed_at: msg.created_at,
+      incomplete_at: null,
+      incomplete_details: null,
+    });
     expect(await sdk.beta.threads.messages.retrieve(msg.id, { thread_id: thread.id })).toEqual(msg);
     const updated = await sdk.beta.threads.messages.update(msg.id, { thread_id: thread.id, metadata: { k: 'w' } });
     expect(updated.metadata).toEqual({ k: 'w' });
@@ -219,7 +237,14 @@ describe('threads and messages', () => {
     const written = await messagesStore.addMessage(
       gw.workspaceId,
       thread.id,
-      { role: 'assistant', content: [{ type: 'text', text: { value: 'answer', annotations: [] } }], attachments: null, metadata: {}, assistant_id: assistantId, run_id: 'run_fake1' },
+      {
+        role: 'assistant',
+        content: [{ type: 'text', text: { value: 'answer', annotations: [] } }],
+        attachments: null,
+        metadata: {},
+        assistant_id: assistantId,
+        run_id: 'run_fake1',
+      },
       { whenIdle: false },
     );
     expect('message' in written).toBe(true);
@@ -233,7 +258,7 @@ describe('threads and messages', () => {
 });
 
 describe('runs: record layer and routes', () => {
-  it('creates a queued run with the §2.4 defaults and hands it to the lifecycle hook', async () => {
+  it('creates a queued run with the defaults and hands it to the lifecycle hook', async () => {
     const sdk = client();
     const thread = await sdk.beta.threads.create({ messages: [{ role: 'user', content: 'weather?' }] });
     const run = await sdk.beta.threads.runs.create(thread.id, { assistant_id: assistantId });
@@ -309,16 +334,27 @@ describe('runs: record layer and routes', () => {
     });
     const msgs = await sdk.beta.threads.messages.list(thread.id);
     expect(msgs.data.map((m) => (m.content[0] as { text: { value: string } }).text.value)).toEqual(['in Paris']);
-    const badChoice = await failure(sdk.beta.threads.runs.create((await sdk.beta.threads.create()).id, { assistant_id: assistantId, tool_choice: { type: 'function', function: { name: 'nope' } } }));
+    const badChoice = await failure(
+      sdk.beta.threads.runs.create((await sdk.beta.threads.create()).id, {
+        assistant_id: assistantId,
+        tool_choice: { type: 'function', function: { name: 'nope' } },
+      }),
+    );
     expect(badChoice).toMatchObject({ status: 400, param: 'tool_choice.function.name' });
     expect(await failure(sdk.beta.threads.runs.create(thread.id, { assistant_id: 'asst_missing' }))).toBeInstanceOf(OpenAI.NotFoundError);
   });
 
-  it('creates a thread and a run in one call (§4.6)', async () => {
+  it('creates a thread and a run in one call', async () => {
     const sdk = client();
     const run = await sdk.beta.threads.createAndRun({
       assistant_id: assistantId,
-      thread: { messages: [{ role: 'user', content: 'first' }, { role: 'user', content: 'second' }], metadata: { via: 'createAndRun' } },
+      thread: {
+        messages: [
+          { role: 'user', content: 'first' },
+          { role: 'user', content: 'second' },
+        ],
+        metadata: { via: 'createAndRun' },
+      },
       instructions: 'Override.',
     });
     RunShape.parse(run);
@@ -381,17 +417,30 @@ describe('runs: record layer and routes', () => {
     const thread = await sdk.beta.threads.create({ messages: [{ role: 'user', content: 'weather in Oslo?' }] });
     const run = await sdk.beta.threads.runs.create(thread.id, { assistant_id: assistantId });
     const ref = refOf(thread.id, run.id);
-    const early = await failure(sdk.beta.threads.runs.submitToolOutputs(run.id, { thread_id: thread.id, tool_outputs: [{ tool_call_id: 'call_1', output: 'x' }] }));
+    const early = await failure(
+      sdk.beta.threads.runs.submitToolOutputs(run.id, { thread_id: thread.id, tool_outputs: [{ tool_call_id: 'call_1', output: 'x' }] }),
+    );
     expect(early).toBeInstanceOf(OpenAI.ConflictError);
     expect((await runs.transitionRun(ref, ['queued'], { status: 'in_progress', started_at: run.created_at }))?.run.status).toBe('in_progress');
     expect(await runs.transitionRun(ref, ['queued'], { status: 'in_progress' })).toBeUndefined(); // duplicate delivery: no-op
     const toolCalls = [{ id: 'call_1', type: 'function' as const, function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }];
-    const waiting = await runs.transitionRun(ref, ['in_progress'], { status: 'requires_action', required_action: { type: 'submit_tool_outputs', submit_tool_outputs: { tool_calls: toolCalls } } });
+    const waiting = await runs.transitionRun(ref, ['in_progress'], {
+      status: 'requires_action',
+      required_action: { type: 'submit_tool_outputs', submit_tool_outputs: { tool_calls: toolCalls } },
+    });
     RunShape.parse(waiting?.run);
-    const step = await steps.createStep(ref, { assistantId, details: { type: 'tool_calls', tool_calls: toolCalls.map((c) => ({ ...c, function: { ...c.function, output: null } })) } });
-    const unknownId = await failure(sdk.beta.threads.runs.submitToolOutputs(run.id, { thread_id: thread.id, tool_outputs: [{ tool_call_id: 'call_x', output: 'x' }] }));
+    const step = await steps.createStep(ref, {
+      assistantId,
+      details: { type: 'tool_calls', tool_calls: toolCalls.map((c) => ({ ...c, function: { ...c.function, output: null } })) },
+    });
+    const unknownId = await failure(
+      sdk.beta.threads.runs.submitToolOutputs(run.id, { thread_id: thread.id, tool_outputs: [{ tool_call_id: 'call_x', output: 'x' }] }),
+    );
     expect(unknownId).toMatchObject({ status: 400, param: 'tool_outputs[0].tool_call_id' });
-    const afterSubmit = await sdk.beta.threads.runs.submitToolOutputs(run.id, { thread_id: thread.id, tool_outputs: [{ tool_call_id: 'call_1', output: '12C' }] });
+    const afterSubmit = await sdk.beta.threads.runs.submitToolOutputs(run.id, {
+      thread_id: thread.id,
+      tool_outputs: [{ tool_call_id: 'call_1', output: '12C' }],
+    });
     RunShape.parse(afterSubmit);
     expect(submitted).toContainEqual({ runId: run.id, outputs: [{ tool_call_id: 'call_1', output: '12C' }] });
     await steps.transitionStep(ref, step.id, { status: 'completed', usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 } });
@@ -456,7 +505,7 @@ describe('runs: record layer and routes', () => {
   });
 });
 
-describe('limits (§8) and unsupported tools: 400s naming the field', () => {
+describe('limits and unsupported tools: 400s naming the field', () => {
   let threadId: string;
   beforeAll(async () => {
     threadId = (await client().beta.threads.create()).id;
@@ -509,7 +558,13 @@ describe('limits (§8) and unsupported tools: 400s naming the field', () => {
   it('refuses code_interpreter and file_search wherever they are named, never dropping them', async () => {
     const runs = `/v1/threads/${threadId}/runs`;
     await expect400('POST', '/v1/assistants', { model: 'm', tools: [weather, { type: 'code_interpreter' }] }, 'tools[1].type', 'code_interpreter');
-    await expect400('POST', '/v1/assistants', { model: 'm', tool_resources: { file_search: { vector_store_ids: ['vs_1'] } } }, 'tool_resources.file_search', 'file_search');
+    await expect400(
+      'POST',
+      '/v1/assistants',
+      { model: 'm', tool_resources: { file_search: { vector_store_ids: ['vs_1'] } } },
+      'tool_resources.file_search',
+      'file_search',
+    );
     await expect400('POST', runs, { assistant_id: assistantId, tools: [{ type: 'file_search' }] }, 'tools[0].type', 'file_search');
     await expect400('POST', runs, { assistant_id: assistantId, tool_choice: { type: 'file_search' } }, 'tool_choice.type', 'file_search');
     await expect400('POST', '/v1/threads', { tool_resources: { code_interpreter: { file_ids: [] } } }, 'tool_resources.code_interpreter', 'code_interpreter');

@@ -12,7 +12,9 @@ let fake: FakeServer;
 beforeAll(async () => {
   fake = await startOpenAIFake();
   gw = await startTestGateway({ workflowMaxWaitMs: 50, env: { AUTH_CACHE_TTL_MS: '0' } });
-  const created = await call(gw, 'POST', '/v1/providers', { body: { slug: 'race-openai', provider: 'openai', api_key: 'sk-managed', custom_host: `${fake.url}/v1` } });
+  const created = await call(gw, 'POST', '/v1/providers', {
+    body: { slug: 'race-openai', provider: 'openai', api_key: 'sk-managed', custom_host: `${fake.url}/v1` },
+  });
   expect(created.status, created.text).toBe(200);
 });
 afterAll(async () => {
@@ -24,48 +26,54 @@ const headers = { 'x-gateway-provider': '@race-openai', 'openai-beta': 'assistan
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'expired', 'incomplete']);
 
-it.each([false, true])('admits exactly one of M racing run creates on each of N threads (stream: %s); the rest are 409 and every admitted run ends', async (STREAM) => {
-  const THREADS = 5;
-  const RACERS = 4;
-  const assistant = await call(gw, 'POST', '/v1/assistants', { headers, body: { model: 'gpt-4o-mini', instructions: 'Be brief.' } });
-  expect(assistant.status, assistant.text).toBe(200);
-  const threads = await Promise.all(
-    Array.from({ length: THREADS }, () => call(gw, 'POST', '/v1/threads', { headers, body: { messages: [{ role: 'user', content: 'Hello' }] } })),
-  );
-  const threadIds = threads.map((t) => {
-    expect(t.status, t.text).toBe(200);
-    return t.body.id as string;
-  });
+it.each([false, true])(
+  'admits exactly one of M racing run creates on each of N threads (stream: %s); the rest are 409 and every admitted run ends',
+  async (STREAM) => {
+    const THREADS = 5;
+    const RACERS = 4;
+    const assistant = await call(gw, 'POST', '/v1/assistants', { headers, body: { model: 'gpt-4o-mini', instructions: 'Be brief.' } });
+    expect(assistant.status, assistant.text).toBe(200);
+    const threads = await Promise.all(
+      Array.from({ length: THREADS }, () => call(gw, 'POST', '/v1/threads', { headers, body: { messages: [{ role: 'user', content: 'Hello' }] } })),
+    );
+    const threadIds = threads.map((t) => {
+      expect(t.status, t.text).toBe(200);
+      return t.body.id as string;
+    });
 
-  const outcomes = await Promise.all(
-    threadIds.flatMap((threadId) =>
-      Array.from({ length: RACERS }, () =>
-        call(gw, 'POST', `/v1/threads/${threadId}/runs`, { headers, body: { assistant_id: assistant.body.id, stream: STREAM } }).then((r) => ({ threadId, r })),
+    const outcomes = await Promise.all(
+      threadIds.flatMap((threadId) =>
+        Array.from({ length: RACERS }, () =>
+          call(gw, 'POST', `/v1/threads/${threadId}/runs`, { headers, body: { assistant_id: assistant.body.id, stream: STREAM } }).then((r) => ({
+            threadId,
+            r,
+          })),
+        ),
       ),
-    ),
-  );
+    );
 
-  for (const threadId of threadIds) {
-    const mine = outcomes.filter((o) => o.threadId === threadId);
-    const admitted = mine.filter((o) => o.r.status === 200);
-    const refused = mine.filter((o) => o.r.status === 409);
-    expect(admitted, `thread ${threadId}: ${mine.map((o) => o.r.status).join(',')}`).toHaveLength(1);
-    expect(refused).toHaveLength(RACERS - 1);
-    for (const o of refused) expect(o.r.body.error.code).toBe('thread_run_active');
+    for (const threadId of threadIds) {
+      const mine = outcomes.filter((o) => o.threadId === threadId);
+      const admitted = mine.filter((o) => o.r.status === 200);
+      const refused = mine.filter((o) => o.r.status === 409);
+      expect(admitted, `thread ${threadId}: ${mine.map((o) => o.r.status).join(',')}`).toHaveLength(1);
+      expect(refused).toHaveLength(RACERS - 1);
+      for (const o of refused) expect(o.r.body.error.code).toBe('thread_run_active');
 
-    // Only the admitted run exists, and it reaches a terminal state.
-    const runId = STREAM ? (/"id":"(run_[^"]+)"/.exec(admitted[0]!.r.text)![1]!) : (admitted[0]!.r.body.id as string);
-    let status = '';
-    for (let i = 0; i < 400 && !TERMINAL.has(status); i++) {
-      const run = await call(gw, 'GET', `/v1/threads/${threadId}/runs/${runId}`, { headers });
-      status = run.body.status;
-      if (!TERMINAL.has(status)) await sleep(25);
+      // Only the admitted run exists, and it reaches a terminal state.
+      const runId = STREAM ? /"id":"(run_[^"]+)"/.exec(admitted[0]!.r.text)![1]! : (admitted[0]!.r.body.id as string);
+      let status = '';
+      for (let i = 0; i < 400 && !TERMINAL.has(status); i++) {
+        const run = await call(gw, 'GET', `/v1/threads/${threadId}/runs/${runId}`, { headers });
+        status = run.body.status;
+        if (!TERMINAL.has(status)) await sleep(25);
+      }
+      expect(status).toBe('completed');
+      const runs = await call(gw, 'GET', `/v1/threads/${threadId}/runs`, { headers });
+      expect(runs.body.data.map((r: { id: string }) => r.id)).toEqual([runId]);
     }
-    expect(status).toBe('completed');
-    const runs = await call(gw, 'GET', `/v1/threads/${threadId}/runs`, { headers });
-    expect(runs.body.data.map((r: { id: string }) => r.id)).toEqual([runId]);
-  }
-});
+  },
+);
 
 /** A claim on the thread whose run item cannot be read (as a reader racing the claiming transaction sees it). */
 async function claimWithoutRun(threadId: string, runId: string, expiresAt: number | undefined) {

@@ -48,7 +48,7 @@ const weather = {
 };
 const words = (n: number, word = 'lorem') => Array.from({ length: n }, () => word).join(' ');
 
-/** Every event of a stream, each payload checked against its §2.3 / §2.4 shape. */
+/** Every event of a stream, each payload checked against its shape. */
 function record(stream: ReturnType<OpenAI['beta']['threads']['runs']['stream']>) {
   const events: AssistantStreamEvent[] = [];
   stream.on('event', (e) => {
@@ -62,8 +62,7 @@ function record(stream: ReturnType<OpenAI['beta']['threads']['runs']['stream']>)
 }
 
 /** Event names with runs of the same delta event collapsed to one. */
-const order = (events: AssistantStreamEvent[]) =>
-  events.map((e) => e.event).filter((name, i, all) => !(name.endsWith('.delta') && all[i - 1] === name));
+const order = (events: AssistantStreamEvent[]) => events.map((e) => e.event).filter((name, i, all) => !(name.endsWith('.delta') && all[i - 1] === name));
 
 const START = ['thread.run.created', 'thread.run.queued', 'thread.run.in_progress'];
 const MESSAGE = [
@@ -146,7 +145,15 @@ describe('streamed runs: a full tool-call round trip with the SDK helpers', () =
     }
     expect(logs.body.data).toHaveLength(2);
     for (const entry of logs.body.data) {
-      expect(entry).toMatchObject({ route: 'assistants.runs', api_key_id: 'assistants-engine', managed_provider: 'run-openai', provider: 'openai', status: 200, stream: true, run_id: final.id });
+      expect(entry).toMatchObject({
+        route: 'assistants.runs',
+        api_key_id: 'assistants-engine',
+        managed_provider: 'run-openai',
+        provider: 'openai',
+        status: 200,
+        stream: true,
+        run_id: final.id,
+      });
     }
     const logged = logs.body.data.reduce((n: number, e: { usage: { total_tokens: number } }) => n + e.usage.total_tokens, 0);
     expect(logged).toBe(final.usage!.total_tokens);
@@ -156,7 +163,10 @@ describe('streamed runs: a full tool-call round trip with the SDK helpers', () =
     const { messages } = await roundTrip('@run-claude', 'claude-3-5-haiku', true);
     expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'assistant']);
     expect(messages[1]!.content).toEqual([{ type: 'text', text: { value: 'Let me check the weather.', annotations: [] } }]);
-    const second = claudeFake.requests.filter((r) => r.path === '/v1/messages').at(-1)!.body as { system: unknown; messages: Array<{ role: string; content: Array<{ type: string }> }> };
+    const second = claudeFake.requests.filter((r) => r.path === '/v1/messages').at(-1)!.body as {
+      system: unknown;
+      messages: Array<{ role: string; content: Array<{ type: string }> }>;
+    };
     expect(second.system).toEqual([{ type: 'text', text: 'You report the weather.' }]);
     expect(second.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
     expect(second.messages[1]!.content.map((b) => b.type)).toEqual(['text', 'tool_use']);
@@ -339,7 +349,10 @@ describe('streamed runs: the state matrix', () => {
     const { sdk, assistant, thread } = await setup('@run-openai', 'gpt-4o-mini', words(100, 'slow'));
     const stream = sdk.beta.threads.runs.stream(thread.id, { assistant_id: assistant.id });
     stream.on('textCreated', () => void sdk.beta.threads.delete(thread.id));
-    const err = await stream.finalRun().then(() => undefined, (e: unknown) => e);
+    const err = await stream.finalRun().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(OpenAI.APIError);
     expect((err as InstanceType<typeof OpenAI.APIError>).type).toBe('server_error');
   });
@@ -349,12 +362,18 @@ describe('streamed runs: the state matrix', () => {
     const waiting = await sdk.beta.threads.runs.stream(thread.id, { assistant_id: assistant.id }).finalRun();
     const callId = waiting.required_action!.submit_tool_outputs.tool_calls[0]!.id;
     // Without `stream`, the outputs are stored and the inline run continues after the answer.
-    const resumed = await sdk.beta.threads.runs.submitToolOutputs(waiting.id, { thread_id: thread.id, tool_outputs: [{ tool_call_id: callId, output: 'warm' }] });
+    const resumed = await sdk.beta.threads.runs.submitToolOutputs(waiting.id, {
+      thread_id: thread.id,
+      tool_outputs: [{ tool_call_id: callId, output: 'warm' }],
+    });
     expect(resumed.status).toBe('in_progress');
     const final = await sdk.beta.threads.runs.poll(waiting.id, { thread_id: thread.id }, { pollIntervalMs: 20 });
     expect(final.status).toBe('completed');
     const again = sdk.beta.threads.runs.submitToolOutputsStream(waiting.id, { thread_id: thread.id, tool_outputs: [{ tool_call_id: callId, output: 'x' }] });
-    const err = await again.finalRun().then(() => undefined, (e: unknown) => e);
+    const err = await again.finalRun().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(OpenAI.ConflictError);
   });
 });

@@ -75,7 +75,12 @@ function plain(value: unknown): unknown {
   if (value instanceof Uint8Array) return { $binary: Buffer.from(value).toString('base64') };
   if (value instanceof Set) return { $set: [...value].map(plain).sort() };
   if (Array.isArray(value)) return value.map(plain);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).map(([k, v]) => [k, plain(v)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([, v]) => v !== undefined)
+        .map(([k, v]) => [k, plain(v)]),
+    );
   return value;
 }
 
@@ -175,20 +180,43 @@ describe('the JSON client and the SDK answer DynamoDB alike', () => {
     expect(updated.ok.Attributes).toMatchObject({ v: 3, tags: ['t'], seen: { $set: ['x'] } });
     expect((await both((d, t) => update(d, t, 2))).error.name).toBe('ConditionalCheckFailedException');
     const del = await both((d, t) =>
-      d.delete({ TableName: t, Key: { pk: 'cond', sk: '1' }, ConditionExpression: 'v = :nope', ExpressionAttributeValues: { ':nope': 0 }, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }),
+      d.delete({
+        TableName: t,
+        Key: { pk: 'cond', sk: '1' },
+        ConditionExpression: 'v = :nope',
+        ExpressionAttributeValues: { ':nope': 0 },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
     );
     expect(del.error).toMatchObject({ name: 'ConditionalCheckFailedException', Item: { v: { N: '3' } } });
-    expect((await both((d, t) => d.update({ TableName: t, Key: { pk: 'cond', sk: '1' }, UpdateExpression: 'SET #x = :v', ExpressionAttributeValues: { ':v': 1 } }))).error.name).toBe(
-      'ValidationException',
-    );
+    expect(
+      (await both((d, t) => d.update({ TableName: t, Key: { pk: 'cond', sk: '1' }, UpdateExpression: 'SET #x = :v', ExpressionAttributeValues: { ':v': 1 } })))
+        .error.name,
+    ).toBe('ValidationException');
   });
 
   it('batch write and batch get', async () => {
     const items = Array.from({ length: 25 }, (_, i) => ({ pk: 'page', sk: `item-${String(i).padStart(2, '0')}`, i, half: i % 2 === 0 }));
-    expect(await both((d, t) => d.batchWrite({ RequestItems: { [t]: items.map((Item) => ({ PutRequest: { Item } })) } }))).toEqual({ ok: { UnprocessedItems: {} } });
-    const got = await both((d, t) => d.batchGet({ RequestItems: { [t]: { Keys: [{ pk: 'page', sk: 'item-03' }, { pk: 'page', sk: 'item-20' }, { pk: 'page', sk: 'missing' }] } } }));
+    expect(await both((d, t) => d.batchWrite({ RequestItems: { [t]: items.map((Item) => ({ PutRequest: { Item } })) } }))).toEqual({
+      ok: { UnprocessedItems: {} },
+    });
+    const got = await both((d, t) =>
+      d.batchGet({
+        RequestItems: {
+          [t]: {
+            Keys: [
+              { pk: 'page', sk: 'item-03' },
+              { pk: 'page', sk: 'item-20' },
+              { pk: 'page', sk: 'missing' },
+            ],
+          },
+        },
+      }),
+    );
     expect((got.ok.Responses['<table>'] as Array<{ i: number }>).map((x) => x.i).sort((a, b) => a - b)).toEqual([3, 20]);
-    expect(await both((d, t) => d.batchWrite({ RequestItems: { [t]: [{ DeleteRequest: { Key: { pk: 'page', sk: 'item-24' } } }] } }))).toEqual({ ok: { UnprocessedItems: {} } });
+    expect(await both((d, t) => d.batchWrite({ RequestItems: { [t]: [{ DeleteRequest: { Key: { pk: 'page', sk: 'item-24' } } }] } }))).toEqual({
+      ok: { UnprocessedItems: {} },
+    });
   });
 
   it('query pages with Limit and ExclusiveStartKey, forwards and backwards, with a filter', async () => {
@@ -223,7 +251,15 @@ describe('the JSON client and the SDK answer DynamoDB alike', () => {
       d.transactWrite({
         TransactItems: [
           { Put: { TableName: t, Item: { pk: 'tx', sk: 'a', v: 1 } } },
-          { Update: { TableName: t, Key: { pk: 'cond', sk: '1' }, UpdateExpression: 'SET v = :v', ConditionExpression: 'v = :e', ExpressionAttributeValues: { ':v': 10, ':e': expected } } },
+          {
+            Update: {
+              TableName: t,
+              Key: { pk: 'cond', sk: '1' },
+              UpdateExpression: 'SET v = :v',
+              ConditionExpression: 'v = :e',
+              ExpressionAttributeValues: { ':v': 10, ':e': expected },
+            },
+          },
           { ConditionCheck: { TableName: t, Key: { pk: 'doc', sk: 'rich' }, ConditionExpression: 'attribute_exists(pk)' } },
         ],
       });

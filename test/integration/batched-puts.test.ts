@@ -50,11 +50,7 @@ describe('batchedPuts', () => {
     const pk = `TEST#bad#${Date.now()}`;
     const tooBig = 'x'.repeat(410 * 1024); // over DynamoDB's 400 KB item limit
     const beforePuts = putCalls();
-    const results = await Promise.allSettled([
-      put({ pk, sk: 'item-ok-1' }),
-      put({ pk, sk: 'item-too-big', body: tooBig }),
-      put({ pk, sk: 'item-ok-2' }),
-    ]);
+    const results = await Promise.allSettled([put({ pk, sk: 'item-ok-1' }), put({ pk, sk: 'item-too-big', body: tooBig }), put({ pk, sk: 'item-ok-2' })]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(putCalls() - beforePuts).toBe(3);
     const stored = await ops.queryAll<{ sk: string }>('logs', pk, 'item-');

@@ -117,7 +117,10 @@ describe('chatCall', () => {
 
   it('throws a typed error for an in-stream provider error, of a translated stream too', async () => {
     for (const headers of [viaOpenAI(), viaAnthropic()]) {
-      const { stream } = await streamOf({ ...headers, 'x-fake-stream-error': '1', 'x-gateway-forward-headers': 'x-fake-stream-error' }, { model: 'model-x', max_tokens: 100 });
+      const { stream } = await streamOf(
+        { ...headers, 'x-fake-stream-error': '1', 'x-gateway-forward-headers': 'x-fake-stream-error' },
+        { model: 'model-x', max_tokens: 100 },
+      );
       const { error } = await collect(stream);
       expect(error).toBeInstanceOf(ChatStreamError);
       expect((error as InstanceType<typeof ChatStreamError>).reason).toBe('provider_error');
@@ -125,7 +128,12 @@ describe('chatCall', () => {
   });
 
   it("throws a typed timeout error when the caller's x-gateway-request-timeout runs out mid-stream", async () => {
-    const headers = { ...viaOpenAI(), 'x-gateway-request-timeout': '1000', 'x-fake-chunk-delay-ms': '60000', 'x-gateway-forward-headers': 'x-fake-chunk-delay-ms' };
+    const headers = {
+      ...viaOpenAI(),
+      'x-gateway-request-timeout': '1000',
+      'x-fake-chunk-delay-ms': '60000',
+      'x-gateway-forward-headers': 'x-fake-chunk-delay-ms',
+    };
     const { stream, log } = await streamOf(headers);
     const { error } = await collect(stream);
     expect(error).toBeInstanceOf(ChatStreamError);
@@ -142,7 +150,9 @@ describe('chatCall', () => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       let n = 0;
       const frame = () =>
-        res.write(`data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: `w${n++} ` }, finish_reason: null }] })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: `w${n++} ` }, finish_reason: null }] })}\n\n`,
+        );
       frame();
       const timer = setInterval(frame, 20);
       res.on('close', () => {

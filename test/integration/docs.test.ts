@@ -44,8 +44,7 @@ afterAll(async () => {
 describe('README: first success without a provider account', () => {
   it('gets from a fresh gateway to a streamed answer, with curl and with the OpenAI SDK', async () => {
     const blocks = sectionBlocks();
-    const here = (code: string) =>
-      code.replaceAll('http://127.0.0.1:8787', gw.url).replaceAll('http://127.0.0.1:11434', model.url);
+    const here = (code: string) => code.replaceAll('http://127.0.0.1:8787', gw.url).replaceAll('http://127.0.0.1:11434', model.url);
     const shell = blocks
       .filter((b) => b.lang === 'sh')
       .map((b) => b.code)

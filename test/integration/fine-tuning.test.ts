@@ -54,7 +54,7 @@ function client(key = gw.adminKey, provider = '@ft-openai') {
   });
 }
 
-// ---- §2.5 as a schema ------------------------------------------------------------------------
+// ---- as a schema ------------------------------------------------------------------------
 
 const STATUSES = ['validating_files', 'queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
@@ -111,7 +111,7 @@ const eventSchema = z.object({
 
 function valid(job: unknown) {
   const parsed = jobSchema.safeParse(job);
-  if (!parsed.success) throw new Error(`not a §2.5 job: ${parsed.error.message}\n${JSON.stringify(job)}`);
+  if (!parsed.success) throw new Error(`not a job: ${parsed.error.message}\n${JSON.stringify(job)}`);
   return parsed.data;
 }
 
@@ -189,10 +189,19 @@ describe('fine-tuning lifecycle through the OpenAI SDK', () => {
     const events = await allEvents(done.id);
     const messages = events.map((e) => e.message);
     expect(messages[0]).toBe('The job has successfully completed.');
-    for (const text of [`Created fine-tuning job: ${done.id}`, 'Files validated, submitting the job to the provider.', `Submitted to OpenAI as job ${upstream.id}.`, 'Fine-tuning job started.', `New fine-tuned model created: ${done.fine_tuned_model}`]) {
+    for (const text of [
+      `Created fine-tuning job: ${done.id}`,
+      'Files validated, submitting the job to the provider.',
+      `Submitted to OpenAI as job ${upstream.id}.`,
+      'Fine-tuning job started.',
+      `New fine-tuned model created: ${done.fine_tuned_model}`,
+    ]) {
       expect(messages).toContain(text);
     }
-    expect(events.some((e) => e.type === 'metrics' && /training loss/.test(e.message)), JSON.stringify(events.map((e) => [e.type, e.message]))).toBe(true);
+    expect(
+      events.some((e) => e.type === 'metrics' && /training loss/.test(e.message)),
+      JSON.stringify(events.map((e) => [e.type, e.message])),
+    ).toBe(true);
     expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
     for (let i = 1; i < events.length; i++) expect(events[i - 1]!.id > events[i]!.id).toBe(true);
     // Nothing changes a terminal job afterwards.
@@ -232,7 +241,9 @@ describe('fine-tuning lifecycle through the OpenAI SDK', () => {
   });
 
   it('fails the validation file the same way, naming it', async () => {
-    const created = valid(await client().fineTuning.jobs.create({ model: 'gpt-4o-mini-missing-validation', training_file: trainingFile, validation_file: 'file-nope' }));
+    const created = valid(
+      await client().fineTuning.jobs.create({ model: 'gpt-4o-mini-missing-validation', training_file: trainingFile, validation_file: 'file-nope' }),
+    );
     const failed = await waitForJob(created.id, (j) => TERMINAL.has(j.status));
     expect(failed).toMatchObject({ status: 'failed', validation_file: 'file-nope', error: { code: 'invalid_validation_file', param: 'validation_file' } });
   });
@@ -251,7 +262,9 @@ describe('fine-tuning lifecycle through the OpenAI SDK', () => {
     await waitFor(async () => (await allEvents(created.id)).some((e) => e.message.startsWith('Cancelled the provider job')));
     // Terminal: it stays cancelled, and a second cancel is a 409 with a clear message.
     expect(valid(await client().fineTuning.jobs.retrieve(created.id))).toEqual(cancelled);
-    const again = await client().fineTuning.jobs.cancel(created.id).catch((e: unknown) => e);
+    const again = await client()
+      .fineTuning.jobs.cancel(created.id)
+      .catch((e: unknown) => e);
     expect(again).toBeInstanceOf(OpenAI.ConflictError);
     expect((again as InstanceType<typeof OpenAI.ConflictError>).message).toContain('is already cancelled');
   });
@@ -260,7 +273,9 @@ describe('fine-tuning lifecycle through the OpenAI SDK', () => {
     const model = 'gpt-4o-mini-cancel-early';
     const sfn = new SFNClient({ region: 'us-east-1', endpoint: gw.stepFunctions.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     const describe = (id: string) =>
-      sfn.send(new DescribeExecutionCommand({ executionArn: `${gw.stepFunctions.arns['fine-tuning']!.replace(':stateMachine:', ':execution:')}:${id}` })).catch(() => undefined);
+      sfn
+        .send(new DescribeExecutionCommand({ executionArn: `${gw.stepFunctions.arns['fine-tuning']!.replace(':stateMachine:', ':execution:')}:${id}` }))
+        .catch(() => undefined);
     // The provider holds the file check: the job is in validating_files, inside the Validate task.
     const held = fake.hold((r) => r.method === 'GET' && r.path.includes('/files/'));
     try {
@@ -293,7 +308,8 @@ describe('fine-tuning lifecycle through the OpenAI SDK', () => {
 });
 
 describe('provider failures and the workflow safety nets', () => {
-  const sfnClient = () => new SFNClient({ region: 'us-east-1', endpoint: gw.stepFunctions.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const sfnClient = () =>
+    new SFNClient({ region: 'us-east-1', endpoint: gw.stepFunctions.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   const executionArn = (id: string) => `${gw.stepFunctions.arns['fine-tuning']!.replace(':stateMachine:', ':execution:')}:${id}`;
 
   it('retries a provider that answers 503 for a while, then carries on', async () => {
@@ -346,7 +362,9 @@ describe('provider failures and the workflow safety nets', () => {
   });
 
   it("fails at once, in the provider's words, when the provider refuses the credentials", async () => {
-    const created = await call(gw, 'POST', '/v1/providers', { body: { slug: 'ft-badkey', provider: 'openai', api_key: 'sk-wrong', custom_host: `${fake.url}/v1` } });
+    const created = await call(gw, 'POST', '/v1/providers', {
+      body: { slug: 'ft-badkey', provider: 'openai', api_key: 'sk-wrong', custom_host: `${fake.url}/v1` },
+    });
     expect(created.status).toBe(200);
     const job = valid(await client(gw.adminKey, '@ft-badkey').fineTuning.jobs.create({ model: 'gpt-4o-mini-badkey', training_file: trainingFile }));
     const failed = await waitForJob(job.id, (j) => TERMINAL.has(j.status));
@@ -373,7 +391,9 @@ describe('create: validation and credentials', () => {
   const wandb = (i: number) => ({ type: 'wandb' as const, wandb: { project: `p${i}` } });
 
   it('accepts up to 5 integrations and refuses 6 with a 400 naming the field', async () => {
-    const five = valid(await client().fineTuning.jobs.create({ model: 'gpt-4o-mini-five-integrations', training_file: trainingFile, integrations: [1, 2, 3, 4, 5].map(wandb) }));
+    const five = valid(
+      await client().fineTuning.jobs.create({ model: 'gpt-4o-mini-five-integrations', training_file: trainingFile, integrations: [1, 2, 3, 4, 5].map(wandb) }),
+    );
     expect(five.integrations).toHaveLength(5);
     const err = await client()
       .fineTuning.jobs.create({ model: 'gpt-4o-mini', training_file: trainingFile, integrations: [1, 2, 3, 4, 5, 6].map(wandb) })
@@ -389,7 +409,10 @@ describe('create: validation and credentials', () => {
       [{ training_file: trainingFile }, 'model'],
       [{ model: 'gpt-4o-mini' }, 'training_file'],
       [{ model: 'gpt-4o-mini', training_file: trainingFile, color: 'red' }, 'color'],
-      [{ model: 'gpt-4o-mini', training_file: trainingFile, method: { type: 'supervised', supervised: { hyperparameters: { n_epochs: 0 } } } }, 'method.supervised.hyperparameters.n_epochs'],
+      [
+        { model: 'gpt-4o-mini', training_file: trainingFile, method: { type: 'supervised', supervised: { hyperparameters: { n_epochs: 0 } } } },
+        'method.supervised.hyperparameters.n_epochs',
+      ],
       [{ model: 'gpt-4o-mini', training_file: trainingFile, method: { type: 'reinforcement' } }, 'method.type'],
       [{ model: 'gpt-4o-mini', training_file: trainingFile, suffix: 'x'.repeat(65) }, 'suffix'],
     ];
@@ -404,11 +427,11 @@ describe('create: validation and credentials', () => {
   it('takes the explicit method, seed and validation file as given', async () => {
     const validation = fake.addFile({ filename: 'valid.jsonl' });
     const raw = await client().fineTuning.jobs.create({
-        model: 'gpt-4o-mini-explicit',
-        training_file: trainingFile,
-        validation_file: validation,
-        seed: 7,
-        method: { type: 'dpo', dpo: { hyperparameters: { beta: 0.1, n_epochs: 2 } } },
+      model: 'gpt-4o-mini-explicit',
+      training_file: trainingFile,
+      validation_file: validation,
+      seed: 7,
+      method: { type: 'dpo', dpo: { hyperparameters: { beta: 0.1, n_epochs: 2 } } },
     });
     const job = valid(raw);
     expect(job).toMatchObject({ seed: 7, validation_file: validation, hyperparameters: { n_epochs: 2, batch_size: 'auto', learning_rate_multiplier: 'auto' } });
@@ -426,9 +449,15 @@ describe('create: validation and credentials', () => {
     expect((await client().fineTuning.jobs.list()).data.length).toBe(before);
     const none = await call(gw, 'POST', '/v1/fine_tuning/jobs', { body: { model: 'gpt-4o-mini', training_file: trainingFile } });
     expect(errorOf(none).code).toBe('managed_provider_required');
-    const unknown = await call(gw, 'POST', '/v1/fine_tuning/jobs', { body: { model: 'm', training_file: trainingFile }, headers: { 'x-gateway-virtual-key': 'nope' } });
+    const unknown = await call(gw, 'POST', '/v1/fine_tuning/jobs', {
+      body: { model: 'm', training_file: trainingFile },
+      headers: { 'x-gateway-virtual-key': 'nope' },
+    });
     expect(errorOf(unknown).code).toBe('provider_not_found');
-    const anthropic = await call(gw, 'POST', '/v1/fine_tuning/jobs', { body: { model: 'claude', training_file: trainingFile }, headers: { 'x-gateway-provider': '@claude' } });
+    const anthropic = await call(gw, 'POST', '/v1/fine_tuning/jobs', {
+      body: { model: 'claude', training_file: trainingFile },
+      headers: { 'x-gateway-provider': '@claude' },
+    });
     expect(anthropic.status).toBe(400);
     expect(errorOf(anthropic).code).toBe('unsupported_provider');
   });
@@ -456,10 +485,12 @@ describe('create: validation and credentials', () => {
 describe('list and isolation', () => {
   it('lists newest first with after/limit (default 20, max 100) and auto-pagination', async () => {
     const ws = await call(gw, 'POST', '/v1/workspaces', { body: { name: 'Fine-tuning pagination' } });
-    const key = (await call(gw, 'POST', '/v1/api-keys', { body: { name: 'pages', workspace_id: ws.body.id, scopes: ['admin', 'gateway'] } })).body.secret as string;
+    const key = (await call(gw, 'POST', '/v1/api-keys', { body: { name: 'pages', workspace_id: ws.body.id, scopes: ['admin', 'gateway'] } })).body
+      .secret as string;
     await call(gw, 'POST', '/v1/providers', { key, body: { slug: 'ft-openai', provider: 'openai', api_key: PROVIDER_KEY, custom_host: `${fake.url}/v1` } });
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push(valid(await client(key).fineTuning.jobs.create({ model: `gpt-4o-mini-ft-hold-queued-page${i}`, training_file: trainingFile })).id);
+    for (let i = 0; i < 5; i++)
+      ids.push(valid(await client(key).fineTuning.jobs.create({ model: `gpt-4o-mini-ft-hold-queued-page${i}`, training_file: trainingFile })).id);
     const newestFirst = [...ids].reverse();
 
     const page1 = await call(gw, 'GET', '/v1/fine_tuning/jobs?limit=2', { key });
@@ -505,7 +536,9 @@ describe('list and isolation', () => {
     // Their own jobs work with their own managed provider of the same slug.
     const own = valid(await theirs.fineTuning.jobs.create({ model: 'gpt-4o-mini-ft-hold-queued-theirs', training_file: trainingFile }));
     expect(own.organization_id).toBe(gw.organisationId);
-    const notMine = await client().fineTuning.jobs.retrieve(own.id).catch((e: unknown) => e);
+    const notMine = await client()
+      .fineTuning.jobs.retrieve(own.id)
+      .catch((e: unknown) => e);
     expect(notMine).toBeInstanceOf(OpenAI.NotFoundError);
     // Still active in its own workspace; cancelling there works.
     expect(valid(await client().fineTuning.jobs.cancel(mine.id)).status).toBe('cancelled');
@@ -513,7 +546,11 @@ describe('list and isolation', () => {
   });
 
   it('404s unknown and malformed job ids', async () => {
-    for (const path of ['/v1/fine_tuning/jobs/ftjob-00000000000000000000000000', '/v1/fine_tuning/jobs/not-a-job', '/v1/fine_tuning/jobs/ftjob-00000000000000000000000000/events']) {
+    for (const path of [
+      '/v1/fine_tuning/jobs/ftjob-00000000000000000000000000',
+      '/v1/fine_tuning/jobs/not-a-job',
+      '/v1/fine_tuning/jobs/ftjob-00000000000000000000000000/events',
+    ]) {
       const res = await call(gw, 'GET', path);
       expect(res.status, path).toBe(404);
       expect(errorOf(res).type).toBe('not_found_error');

@@ -48,7 +48,11 @@ const claudeClient = () =>
 
 const weatherTool = {
   type: 'function' as const,
-  function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } },
+  function: {
+    name: 'get_weather',
+    description: 'Weather for a city',
+    parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
+  },
 };
 
 describe('unified chat through the OpenAI SDK (OpenAI-compatible provider)', () => {
@@ -101,7 +105,9 @@ describe('unified chat through the OpenAI SDK (OpenAI-compatible provider)', () 
   });
 
   it('raises typed SDK errors for gateway errors', async () => {
-    const bad = await openaiClient().chat.completions.create({ model: 'gpt-4o-mini', messages: [] }).catch((e: unknown) => e);
+    const bad = await openaiClient()
+      .chat.completions.create({ model: 'gpt-4o-mini', messages: [] })
+      .catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
     expect((bad as InstanceType<typeof OpenAI.APIError>).message).toContain('messages');
     const anon = await openaiClient({ 'x-gateway-api-key': 'gwk_wrong' })
@@ -144,7 +150,12 @@ describe('unified chat through the OpenAI SDK (OpenAI-compatible provider)', () 
   it('x-gateway-request-timeout: any positive integer is accepted (capped to the platform limit); others are a 400', async () => {
     const ask = (timeout: string) =>
       call(gw, 'POST', '/v1/chat/completions', {
-        headers: { 'x-gateway-provider': 'openai', 'x-gateway-custom-host': `${openaiFake.url}/v1`, authorization: `Bearer ${PROVIDER_KEY}`, 'x-gateway-request-timeout': timeout },
+        headers: {
+          'x-gateway-provider': 'openai',
+          'x-gateway-custom-host': `${openaiFake.url}/v1`,
+          authorization: `Bearer ${PROVIDER_KEY}`,
+          'x-gateway-request-timeout': timeout,
+        },
         body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] },
       });
     for (const timeout of ['900001', '3600000', '99999999999']) expect((await ask(timeout)).status, timeout).toBe(200);
@@ -314,13 +325,15 @@ describe('request logs', () => {
       // Interleaved in one process (the local runtime), as many Lambda containers never are.
       await Promise.all(
         traces.map((traceId, i) =>
-          openaiClient({ 'x-gateway-trace-id': traceId, 'x-gateway-metadata': JSON.stringify({ n: String(i) }) }).chat.completions.create({
-            model: 'gpt-4o-mini',
-            messages: [{ role: 'user', content: `request ${i}` }],
-            stream: i % 2 === 0,
-          }).then(async (res) => {
-            if (Symbol.asyncIterator in res) for await (const _ of res) void _;
-          }),
+          openaiClient({ 'x-gateway-trace-id': traceId, 'x-gateway-metadata': JSON.stringify({ n: String(i) }) })
+            .chat.completions.create({
+              model: 'gpt-4o-mini',
+              messages: [{ role: 'user', content: `request ${i}` }],
+              stream: i % 2 === 0,
+            })
+            .then(async (res) => {
+              if (Symbol.asyncIterator in res) for await (const _ of res) void _;
+            }),
         ),
       );
       let lines: Array<{ trace_id?: string; workspace_id?: string; metadata?: { n?: string } }> = [];
@@ -359,9 +372,10 @@ describe('client disconnect', () => {
     const { createServer } = await import('node:http');
     let upstreamClosedEarly!: () => void;
     const closed = new Promise<void>((r) => (upstreamClosedEarly = r));
-    const slow = createServer((req, res) => {
+    const slow = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const chunk = (n: number) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: `${n} ` }, finish_reason: null }] })}\n\n`;
+      const chunk = (n: number) =>
+        `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: `${n} ` }, finish_reason: null }] })}\n\n`;
       let n = 0;
       const timer = setInterval(() => res.write(chunk(n++)), 20);
       res.on('close', () => {

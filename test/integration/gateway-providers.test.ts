@@ -13,12 +13,7 @@ let openai: FakeServer;
 const AWS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' };
 
 beforeAll(async () => {
-  [gemini, bedrock, cohere, openai] = await Promise.all([
-    startGeminiFake(),
-    startBedrockFake({ credentials: AWS }),
-    startCohereFake(),
-    startOpenAIFake(),
-  ]);
+  [gemini, bedrock, cohere, openai] = await Promise.all([startGeminiFake(), startBedrockFake({ credentials: AWS }), startCohereFake(), startOpenAIFake()]);
   gw = await startTestGateway();
 });
 afterAll(async () => {
@@ -26,7 +21,7 @@ afterAll(async () => {
   await Promise.all([gemini, bedrock, cohere, openai].map((f) => f?.close()));
 });
 
-/** Per provider: the headers a caller sends (spec §5.2 / §5.4), pointed at the fake. */
+/** Per provider: the headers a caller sends, pointed at the fake. */
 const providers: Record<string, () => Record<string, string>> = {
   google: () => ({ 'x-gateway-provider': 'google', authorization: 'Bearer gemini-key', 'x-gateway-custom-host': `${gemini.url}/v1beta` }),
   'vertex-ai': () => ({
@@ -67,7 +62,11 @@ const client = (slug: string) =>
 
 const weatherTool = {
   type: 'function' as const,
-  function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } },
+  function: {
+    name: 'get_weather',
+    description: 'Weather for a city',
+    parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
+  },
 };
 
 describe.each(Object.keys(providers))('%s through the OpenAI SDK', (slug) => {
@@ -182,7 +181,9 @@ describe('provider specifics', () => {
   });
 
   it('Titan embeddings on Bedrock take one input: a list is a clear 400, a string works', async () => {
-    const err = await client('bedrock').embeddings.create({ model: 'amazon.titan-embed-text-v2:0', input: ['a', 'b'] }).catch((e: unknown) => e);
+    const err = await client('bedrock')
+      .embeddings.create({ model: 'amazon.titan-embed-text-v2:0', input: ['a', 'b'] })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as Error).message).toMatch(/one input per request/);
     const one = await client('bedrock').embeddings.create({ model: 'amazon.titan-embed-text-v2:0', input: 'single', encoding_format: 'float' });

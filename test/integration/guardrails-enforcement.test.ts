@@ -71,7 +71,12 @@ afterAll(async () => {
 
 const token = () => new SignJWT({ sub: 'user-1' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuedAt().setExpirationTime('10m').sign(privateKey);
 const client = (config: string, headers: Record<string, string> = {}) =>
-  new OpenAI({ baseURL: gw.baseUrl, apiKey: 'unused', maxRetries: 0, defaultHeaders: { 'x-gateway-api-key': gw.adminKey, 'x-gateway-config': config, ...headers } });
+  new OpenAI({
+    baseURL: gw.baseUrl,
+    apiKey: 'unused',
+    maxRetries: 0,
+    defaultHeaders: { 'x-gateway-api-key': gw.adminKey, 'x-gateway-config': config, ...headers },
+  });
 const ask = (text: string) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content: text }] });
 
 describe('guardrails attached to a config', () => {
@@ -84,13 +89,17 @@ describe('guardrails attached to a config', () => {
       expect(res.body.hook_results[0]).toMatchObject({ verdict: false, deny: true });
     }
     expect(fake.count('/chat/completions')).toBe(0);
-    const sdkError = await client(configId).chat.completions.create(ask('x')).catch((e: unknown) => e);
+    const sdkError = await client(configId)
+      .chat.completions.create(ask('x'))
+      .catch((e: unknown) => e);
     expect(sdkError).toBeInstanceOf(OpenAI.APIError);
     expect((sdkError as InstanceType<typeof OpenAI.APIError>).status).toBe(446);
   });
 
   it('flags an answer with an email address (246 + hook_results), non-streamed', async () => {
-    const { data, response } = await client(configId, { 'x-user-token': await token() }).chat.completions.create(ask('write to bob@example.com')).withResponse();
+    const { data, response } = await client(configId, { 'x-user-token': await token() })
+      .chat.completions.create(ask('write to bob@example.com'))
+      .withResponse();
     expect(response.status).toBe(246);
     expect(data.choices[0]!.message.content).toContain('bob@example.com');
     const hooks = (data as unknown as { hook_results: { before_request_hooks: any[]; after_request_hooks: any[] } }).hook_results;
@@ -99,7 +108,9 @@ describe('guardrails attached to a config', () => {
   });
 
   it('passes (200, hook_results) when the answer is clean', async () => {
-    const { data, response } = await client(configId, { 'x-user-token': await token() }).chat.completions.create(ask('nothing personal')).withResponse();
+    const { data, response } = await client(configId, { 'x-user-token': await token() })
+      .chat.completions.create(ask('nothing personal'))
+      .withResponse();
     expect(response.status).toBe(200);
     expect((data as unknown as { hook_results: { after_request_hooks: any[] } }).hook_results.after_request_hooks[0].verdict).toBe(true);
   });
@@ -118,7 +129,10 @@ describe('guardrails attached to a config', () => {
 
   it('a deny output guardrail withholds a non-streamed answer (446) and ends a stream with an error event', async () => {
     const headers = { 'x-user-token': await token() };
-    const res = await call(gw, 'POST', '/v1/chat/completions', { headers: { 'x-gateway-config': blockingConfigId, ...headers }, body: ask('mail carol@example.net') });
+    const res = await call(gw, 'POST', '/v1/chat/completions', {
+      headers: { 'x-gateway-config': blockingConfigId, ...headers },
+      body: ask('mail carol@example.net'),
+    });
     expect(res.status).toBe(446);
     expect(res.text).not.toContain('carol@example.net');
     const stream = await client(blockingConfigId, headers).chat.completions.create({ ...ask('mail carol@example.net'), stream: true });

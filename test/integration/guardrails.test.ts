@@ -36,9 +36,9 @@ afterAll(async () => {
   await gw?.stop();
 });
 
-// ---- response shapes, written from the spec (§2.8) and the issue -----------------------
+// ---- response shapes, written from the spec and the issue -----------------------
 
-/** §2.8: id, slug (URL-friendly), version_id; all required. */
+/** Id, slug (URL-friendly), version_id; all required. */
 const creationResult = z.strictObject({
   id: z.string().check(z.minLength(1)),
   slug: z.string().check(z.regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/)),
@@ -92,7 +92,7 @@ const input = (text: string, request: Record<string, unknown> = {}) => ({
 });
 
 describe('create, read, list, update, delete', () => {
-  it('creates a guardrail and returns the §2.8 result; GET by id and by slug return the full record', async () => {
+  it('creates a guardrail and returns the result; GET by id and by slug return the full record', async () => {
     const created = await create(body('No Forbidden Words!'));
     expect(created.slug).toBe('no-forbidden-words');
     for (const ref of [created.id, created.slug]) {
@@ -125,7 +125,11 @@ describe('create, read, list, update, delete', () => {
 
   it('stores parameters exactly as sent (JSON round trip)', async () => {
     const schema = { type: 'object', properties: { n: { type: 'number', minimum: 0.5 } }, required: ['n'], additionalProperties: {} };
-    const created = await create({ name: 'Schema', checks: [{ id: 'default.jsonSchema', parameters: { schema, failOnError: true } }], actions: { onFail: 'warn' } });
+    const created = await create({
+      name: 'Schema',
+      checks: [{ id: 'default.jsonSchema', parameters: { schema, failOnError: true } }],
+      actions: { onFail: 'warn' },
+    });
     const got = await call(gw, 'GET', `/v1/guardrails/${created.id}`);
     expect(got.body.checks).toEqual([{ id: 'default.jsonSchema', parameters: { schema, failOnError: true } }]);
   });
@@ -206,9 +210,24 @@ describe('validation', () => {
       [{ ...body('x'), checks: [contains(['a']), { id: 'default.unknown', parameters: {} }] }, 'checks[1].id', ['default.unknown']],
       [{ ...body('x'), checks: [contains(['a']), regex('(')] }, 'checks[1].parameters.rule', ['default.regexMatch', 'checks[1]', 'rule']],
       [{ ...body('x'), checks: [regex(7)] }, 'checks[0].parameters.rule', ['default.regexMatch', 'rule']],
-      [{ ...body('x'), checks: [{ id: 'default.wordCount', parameters: { minWords: 9, maxWords: 1 } }] }, 'checks[0].parameters.maxWords', ['default.wordCount', 'maxWords']],
-      [{ ...body('x'), checks: [{ id: 'default.jwt', parameters: { jwksUri: 'https://idp.example.com/jwks', headerKey: 'authorization', maxTokenAge: 'forever' } }] }, 'checks[0].parameters.maxTokenAge', ['default.jwt', 'maxTokenAge']],
-      [{ ...body('x'), checks: [{ id: 'default.contains', parameters: { words: ['a'], failOnError: 'sometimes' } }] }, 'checks[0].parameters.failOnError', ['failOnError']],
+      [
+        { ...body('x'), checks: [{ id: 'default.wordCount', parameters: { minWords: 9, maxWords: 1 } }] },
+        'checks[0].parameters.maxWords',
+        ['default.wordCount', 'maxWords'],
+      ],
+      [
+        {
+          ...body('x'),
+          checks: [{ id: 'default.jwt', parameters: { jwksUri: 'https://idp.example.com/jwks', headerKey: 'authorization', maxTokenAge: 'forever' } }],
+        },
+        'checks[0].parameters.maxTokenAge',
+        ['default.jwt', 'maxTokenAge'],
+      ],
+      [
+        { ...body('x'), checks: [{ id: 'default.contains', parameters: { words: ['a'], failOnError: 'sometimes' } }] },
+        'checks[0].parameters.failOnError',
+        ['failOnError'],
+      ],
       [{ ...body('x'), checks: [] }, 'checks', ['checks']],
       [{ ...body('x'), checks: [{ parameters: {} }] }, 'checks[0].id', ['checks[0].id']],
       [{ ...body('x'), actions: { onFail: 'explode' } }, 'actions.onFail', ['actions.onFail']],
@@ -349,7 +368,10 @@ describe('evaluateGuardrails with stored guardrails', () => {
     expect(out.verdict).toBe('warn');
     expect(out.hook_results.map((h) => h.id)).toEqual([stored.id, 'inline_1']);
 
-    for (const [ref, ws] of [['no-such-guardrail', gw.workspaceId], [stored.id, other.workspaceId]] as const) {
+    for (const [ref, ws] of [
+      ['no-such-guardrail', gw.workspaceId],
+      [stored.id, other.workspaceId],
+    ] as const) {
       const err = await evaluateGuardrails([ref], ws, input('x')).catch((e: unknown) => e);
       expect(err).toMatchObject({ status: 400, code: 'guardrail_not_found' });
     }

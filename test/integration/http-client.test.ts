@@ -2,13 +2,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GatewayError } from '../../functions/shared/errors';
-import {
-  AbortError,
-  createUpstreamClient,
-  readBody,
-  sendUpstream,
-  type UpstreamClient,
-} from '../../functions/shared/net/http-client';
+import { AbortError, createUpstreamClient, readBody, sendUpstream, type UpstreamClient } from '../../functions/shared/net/http-client';
 import { createGuardedLookup, type Resolver } from '../../functions/shared/net/ssrf';
 
 /**
@@ -127,13 +121,10 @@ describe('SSRF guard on the outbound client', () => {
     const before = connections.length;
     const attempt = (trustedHosts: string[]) =>
       new Promise<{ status?: number; err?: unknown }>((resolve) => {
-        const req = http.get(
-          { hostname: 'localhost', port, path: '/dns', agent: false, lookup: createGuardedLookup({ trustedHosts }), family: 4 },
-          (res) => {
-            res.resume();
-            res.on('end', () => resolve({ status: res.statusCode }));
-          },
-        );
+        const req = http.get({ hostname: 'localhost', port, path: '/dns', agent: false, lookup: createGuardedLookup({ trustedHosts }), family: 4 }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode }));
+        });
         req.on('error', (err) => resolve({ err }));
       });
     const refused = await attempt(['api.openai.com', '127.0.0.1']);
@@ -160,7 +151,14 @@ describe('SSRF guard on the outbound client', () => {
     const before = { requests: seen.length, connections: connections.length };
     for (const host of ['llm.example.test', 'mixed.example.test']) {
       const err = await client
-        .sendUpstream({ url: `http://${host}:${port}/v1`, method: 'POST', headers: {}, body: '{}', trustedHosts: ['api.openai.com', '127.0.0.1'], param: 'x-gateway-custom-host' })
+        .sendUpstream({
+          url: `http://${host}:${port}/v1`,
+          method: 'POST',
+          headers: {},
+          body: '{}',
+          trustedHosts: ['api.openai.com', '127.0.0.1'],
+          param: 'x-gateway-custom-host',
+        })
         .catch((e) => e);
       expect(err).toBeInstanceOf(GatewayError);
       expect(err).toMatchObject({ status: 400, code: 'blocked_custom_host', param: 'x-gateway-custom-host' });
@@ -180,7 +178,9 @@ describe('SSRF guard on the outbound client', () => {
     expect(again).toMatchObject({ status: 400, code: 'blocked_custom_host' });
 
     // A name that does not resolve is a 502 naming the host.
-    const missing = await client.sendUpstream({ url: `https://nowhere.example.test/v1?key=sk-secret`, method: 'GET', headers: {}, trustedHosts: [] }).catch((e) => e);
+    const missing = await client
+      .sendUpstream({ url: `https://nowhere.example.test/v1?key=sk-secret`, method: 'GET', headers: {}, trustedHosts: [] })
+      .catch((e) => e);
     expect(missing).toMatchObject({ status: 502, type: 'upstream_error', code: 'upstream_unreachable' });
     expect(missing.message).toContain("'nowhere.example.test'");
     expect(missing.message).toContain('ENOTFOUND');
@@ -273,9 +273,7 @@ describe('sendUpstream', () => {
     const conn = nextConnection();
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     try {
-      const pending = client
-        .sendUpstream({ url: `${base}/slow`, method: 'GET', headers: {}, trustedHosts: TRUST, timeoutMs: 5_000 })
-        .catch((e) => e);
+      const pending = client.sendUpstream({ url: `${base}/slow`, method: 'GET', headers: {}, trustedHosts: TRUST, timeoutMs: 5_000 }).catch((e) => e);
       await arrived.promise;
       vi.advanceTimersByTime(5_000);
       const err = await pending;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import type { LocalGateway } from '../../infra/local/server';
 import { startAnthropicFake, startOpenAIFake, type FakeServer } from '../fakes';
-import { call, errorOf, startTestGateway } from '../support/gateway';
+import { call, errorOf, logsOf, startTestGateway } from '../support/gateway';
 
 // Clients that let a user set only a base URL and an API key (coding agents, most tools):
 // the gateway key travels in the client's own key header, and the key's default config
@@ -31,7 +31,11 @@ beforeAll(async () => {
     expect(created.status, created.text).toBe(200);
   }
   const config = await call(gw, 'POST', '/v1/configs', {
-    body: { name: 'claude first', slug: 'claude-first', config: { strategy: { mode: 'fallback' }, targets: [{ provider: '@team-claude' }, { provider: '@team-openai' }] } },
+    body: {
+      name: 'claude first',
+      slug: 'claude-first',
+      config: { strategy: { mode: 'fallback' }, targets: [{ provider: '@team-claude' }, { provider: '@team-openai' }] },
+    },
   });
   expect(config.status, config.text).toBe(200);
 });
@@ -76,7 +80,7 @@ describe('a gateway key in the client key header', () => {
     expect(upstream.headers.authorization).toBe(`Bearer ${MANAGED_OPENAI_KEY}`);
     expect(upstream.headers['x-api-key']).toBeUndefined();
 
-    const logs = await call(gw, 'GET', '/v1/logs?trace_id=key-only-trace');
+    const logs = await logsOf(gw, 'trace_id=key-only-trace');
     expect(logs.status).toBe(200);
     expect(logs.body.data.length).toBe(1);
     expect(logs.text).not.toContain(key.secret);
@@ -148,7 +152,9 @@ describe('a gateway key default config: the admin API', () => {
     expect(unknown.status).toBe(400);
     expect(errorOf(unknown)).toMatchObject({ param: 'default_config', code: 'config_not_found' });
 
-    const invalid = await call(gw, 'POST', '/v1/api-keys', { body: { name: 'x', default_config: { strategy: { mode: 'sideways' }, targets: [{ provider: 'openai' }] } } });
+    const invalid = await call(gw, 'POST', '/v1/api-keys', {
+      body: { name: 'x', default_config: { strategy: { mode: 'sideways' }, targets: [{ provider: 'openai' }] } },
+    });
     expect(invalid.status).toBe(400);
     expect(errorOf(invalid).param).toMatch(/^default_config\.strategy/);
 

@@ -107,4 +107,3 @@ describe('npm start refuses an unusable environment with one line that says what
     }
   });
 });
-

@@ -76,7 +76,12 @@ describe.each(Object.keys(MODELS))('%s, translated', (slug) => {
   const model = () => MODELS[slug]!;
 
   it('messages.create answers a text message', async () => {
-    const message = await client(slug).messages.create({ model: model(), max_tokens: 100, system: 'Be brief.', messages: [{ role: 'user', content: 'Say hi' }] });
+    const message = await client(slug).messages.create({
+      model: model(),
+      max_tokens: 100,
+      system: 'Be brief.',
+      messages: [{ role: 'user', content: 'Say hi' }],
+    });
     expect(message.type).toBe('message');
     expect(message.role).toBe('assistant');
     expect(message.id).toMatch(/^msg_/);
@@ -98,7 +103,11 @@ describe.each(Object.keys(MODELS))('%s, translated', (slug) => {
       model: model(),
       max_tokens: 200,
       tools: [weatherTool],
-      messages: [askWeather, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'sunny, 21C' }] }],
+      messages: [
+        askWeather,
+        { role: 'assistant', content: first.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'sunny, 21C' }] },
+      ],
     });
     expect(second.stop_reason).toBe('end_turn');
     expect(second.content).toEqual([{ type: 'text', text: 'tool said: sunny, 21C' }]);
@@ -239,12 +248,22 @@ describe('Anthropic, passed through', () => {
 
 describe('configs: fallback across providers, guardrails', () => {
   const configured = (config: unknown) =>
-    new Anthropic({ baseURL: gw.url, apiKey: 'unused', maxRetries: 0, defaultHeaders: { 'x-gateway-api-key': gw.adminKey, 'x-gateway-config': JSON.stringify(config) } });
+    new Anthropic({
+      baseURL: gw.url,
+      apiKey: 'unused',
+      maxRetries: 0,
+      defaultHeaders: { 'x-gateway-api-key': gw.adminKey, 'x-gateway-config': JSON.stringify(config) },
+    });
 
   it('a mixed config falls back from Gemini to Anthropic, translated', async () => {
     fakes.gemini.setBehaviour({ status: 500 });
-    const api = configured({ strategy: { mode: 'fallback' }, targets: [{ provider: '@m-gemini' }, { provider: '@m-claude', override_params: { model: 'claude-sonnet-4-5' } }] });
-    const { data: message, response } = await api.messages.create({ model: MODELS['m-gemini']!, max_tokens: 64, messages: [{ role: 'user', content: 'Say hi' }] }).withResponse();
+    const api = configured({
+      strategy: { mode: 'fallback' },
+      targets: [{ provider: '@m-gemini' }, { provider: '@m-claude', override_params: { model: 'claude-sonnet-4-5' } }],
+    });
+    const { data: message, response } = await api.messages
+      .create({ model: MODELS['m-gemini']!, max_tokens: 64, messages: [{ role: 'user', content: 'Say hi' }] })
+      .withResponse();
     expect(message.content).toEqual([{ type: 'text', text: 'echo: Say hi' }]);
     expect(response.headers.get('x-gateway-provider')).toBe('anthropic');
     expect(fakes.gemini.count()).toBe(1);
@@ -278,10 +297,18 @@ describe('rate limits', () => {
     // A fresh workspace, so no other test's traffic counts.
     const ws = await call(gw, 'POST', '/v1/workspaces', { body: { name: 'messages-tokens' } });
     const key = (await call(gw, 'POST', '/v1/api-keys', { body: { name: 'k', workspace_id: ws.body.id, scopes: ['admin', 'gateway'] } })).body.secret;
-    await call(gw, 'POST', '/v1/providers', { key, body: { slug: 'claude', provider: 'anthropic', api_key: 'sk-ant', custom_host: `${fakes.anthropic.url}/v1` } });
+    await call(gw, 'POST', '/v1/providers', {
+      key,
+      body: { slug: 'claude', provider: 'anthropic', api_key: 'sk-ant', custom_host: `${fakes.anthropic.url}/v1` },
+    });
     const policy = await call(gw, 'POST', '/v1/policies/rate-limits', { key, body: { conditions: [], group_by: [], type: 'tokens', unit: 'rpd', value: 12 } });
     expect(policy.status, policy.text).toBe(200);
-    const api = new Anthropic({ baseURL: gw.url, apiKey: 'unused', maxRetries: 0, defaultHeaders: { 'x-gateway-api-key': key, 'x-gateway-provider': '@claude' } });
+    const api = new Anthropic({
+      baseURL: gw.url,
+      apiKey: 'unused',
+      maxRetries: 0,
+      defaultHeaders: { 'x-gateway-api-key': key, 'x-gateway-provider': '@claude' },
+    });
     const first = await api.messages
       .stream({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'one two three four five six seven' }] })
       .finalMessage();

@@ -1,16 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import type { LocalGateway } from '../../infra/local/server';
-import {
-  FAKE_ANTHROPIC_MODELS,
-  FAKE_BEDROCK_MODELS,
-  FAKE_COHERE_MODELS,
-  FAKE_GEMINI_MODELS,
-  FAKE_OPENAI_MODELS,
-  startAllFakes,
-  type AllFakes,
-} from '../fakes';
-import { call, errorOf, startTestGateway } from '../support/gateway';
+import { FAKE_ANTHROPIC_MODELS, FAKE_BEDROCK_MODELS, FAKE_COHERE_MODELS, FAKE_GEMINI_MODELS, FAKE_OPENAI_MODELS, startAllFakes, type AllFakes } from '../fakes';
+import { call, errorOf, logsOf, startTestGateway } from '../support/gateway';
 
 // GET /v1/models: each provider's own list, read through its own API and answered in
 // OpenAI's shape, so `client.models.list()` works whatever the provider.
@@ -127,7 +119,12 @@ describe('GET /v1/models with a config', () => {
 
   it('a provider without a readable list is a clear 400', async () => {
     const res = await call(gw, 'GET', '/v1/models', {
-      headers: { 'x-gateway-provider': 'vertex-ai', authorization: 'Bearer ya29', 'x-gateway-vertex-project-id': 'p', 'x-gateway-vertex-region': 'us-central1' },
+      headers: {
+        'x-gateway-provider': 'vertex-ai',
+        authorization: 'Bearer ya29',
+        'x-gateway-vertex-project-id': 'p',
+        'x-gateway-vertex-region': 'us-central1',
+      },
     });
     expect(res.status).toBe(400);
     expect(errorOf(res)).toMatchObject({ param: 'x-gateway-provider', code: 'unsupported_operation' });
@@ -142,12 +139,7 @@ describe('GET /v1/models with a config', () => {
   it('each list request is logged under the route models', async () => {
     const res = await call(gw, 'GET', '/v1/models', { headers: { 'x-gateway-provider': '@m-gemini', 'x-gateway-trace-id': 'models-log' } });
     expect(res.status).toBe(200);
-    // The record is written after the response; poll for it.
-    let logs = await call(gw, 'GET', '/v1/logs?trace_id=models-log');
-    for (let i = 0; i < 50 && !logs.body.data.length; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      logs = await call(gw, 'GET', '/v1/logs?trace_id=models-log');
-    }
+    const logs = await logsOf(gw, 'trace_id=models-log');
     expect(logs.body.data[0]).toMatchObject({ route: 'models', provider: 'google', status: 200 });
   });
 });

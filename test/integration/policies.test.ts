@@ -3,7 +3,7 @@ import * as z from 'zod';
 import type { LocalGateway } from '../../infra/local/server';
 import { call, errorOf, startTestGateway } from '../support/gateway';
 
-// Shapes written from the spec tables: §2.9 (policy), §4.15 (single read), §4.16 (list).
+// Shapes written from the spec tables: (policy), (single read), (list).
 const condition = z.strictObject({ key: z.string(), value: z.string() });
 const groupBy = z.strictObject({ key: z.string() });
 const policyFields = {
@@ -20,9 +20,9 @@ const policyFields = {
   conditions: z.optional(z.array(condition)),
   group_by: z.optional(z.array(groupBy)),
 };
-/** §2.9 with `object` on the single-policy read. */
+/** With `object` on the single-policy read. */
 const policySchema = z.strictObject({ ...policyFields, object: z.literal('policy_rate_limits') });
-/** §4.16: list items are policies without the `object` field. */
+/** List items are policies without the `object` field. */
 const listedPolicySchema = z.strictObject(policyFields);
 const listSchema = z.strictObject({ object: z.literal('list'), data: z.array(listedPolicySchema), total: z.int().min(0) });
 
@@ -60,7 +60,7 @@ async function listPolicies(query = '', key?: string): Promise<PolicyList> {
 }
 
 describe('create and read', () => {
-  it('creates a policy and reads it back exactly as §2.9 / §4.15 describe', async () => {
+  it('creates a policy and reads it back exactly as describe', async () => {
     const created = await createPolicy({
       name: 'per user',
       type: 'requests',
@@ -133,7 +133,16 @@ describe('create and read', () => {
 describe('validation', () => {
   it('400 naming an unknown condition or group-by key', async () => {
     const cases: Array<[Record<string, unknown>, string, string]> = [
-      [{ conditions: [{ key: 'model', value: 'a' }, { key: 'colour', value: 'red' }] }, 'conditions[1].key', 'colour'],
+      [
+        {
+          conditions: [
+            { key: 'model', value: 'a' },
+            { key: 'colour', value: 'red' },
+          ],
+        },
+        'conditions[1].key',
+        'colour',
+      ],
       [{ group_by: [{ key: 'user' }] }, 'group_by[0].key', 'user'],
       [{ conditions: [{ key: 'metadata.', value: 'x' }] }, 'conditions[0].key', 'metadata.'],
       [{ group_by: [{ key: 'model' }, { key: 'model' }] }, 'group_by[1].key', 'model'],
@@ -272,7 +281,7 @@ describe('update, archive, delete', () => {
   });
 });
 
-describe('list: filters, paging and total (§4.16)', () => {
+describe('list: filters, paging and total', () => {
   let slug: string;
   let workspaceId: string;
   const made: Policy[] = [];

@@ -52,17 +52,29 @@ describe('the production bundles, served by the local runtime', () => {
     const whole = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello bundle' }] });
     expect(whole.choices[0]!.message.content).toBe('echo: hello bundle');
     let text = '';
-    for await (const chunk of await openai.chat.completions.create({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'stream bundle' }] })) {
+    for await (const chunk of await openai.chat.completions.create({
+      model: 'gpt-4o-mini',
+      stream: true,
+      messages: [{ role: 'user', content: 'stream bundle' }],
+    })) {
       text += chunk.choices[0]?.delta?.content ?? '';
     }
     expect(text).toBe('echo: stream bundle');
   });
 
   it('store a managed provider (encrypted through KMS) and use it by slug', async () => {
-    const created = await admin('POST', '/providers', { slug: 'bundled-oa', provider: 'openai', api_key: 'sk-managed-in-bundle', custom_host: `${fake.url}/v1` });
+    const created = await admin('POST', '/providers', {
+      slug: 'bundled-oa',
+      provider: 'openai',
+      api_key: 'sk-managed-in-bundle',
+      custom_host: `${fake.url}/v1`,
+    });
     expect(created.status).toBe(200);
     expect(JSON.stringify(created.body)).not.toContain('sk-managed-in-bundle');
-    const res = await client({ 'x-gateway-provider': '@bundled-oa' }).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'managed' }] });
+    const res = await client({ 'x-gateway-provider': '@bundled-oa' }).chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'managed' }],
+    });
     expect(res.choices[0]!.message.content).toBe('echo: managed');
     expect(fake.last()!.headers.authorization).toBe('Bearer sk-managed-in-bundle');
   });
@@ -81,7 +93,10 @@ describe('the production bundles, served by the local runtime', () => {
       body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'see TICKET-1234' }] }),
     });
     expect(blocked.status).toBe(446);
-    const passed = await client({ 'x-gateway-config': config }).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'no ticket here' }] });
+    const passed = await client({ 'x-gateway-config': config }).chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'no ticket here' }],
+    });
     expect(passed.choices[0]!.message.content).toBe('echo: no ticket here');
   });
 });

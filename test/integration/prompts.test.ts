@@ -17,10 +17,10 @@ const CALLER_KEY = 'sk-caller-own-provider-key';
 
 const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
 
-/** §2.6 Prompt update result (also what create returns). */
+/** Prompt update result (also what create returns). */
 const updateResultSchema = z.strictObject({ id: uuid, slug: z.string().min(1), prompt_version_id: uuid });
 
-/** §2.2 Rendered prompt: `data` is a chat-completion request object; every field optional as shown. */
+/** Rendered prompt: `data` is a chat-completion request object; every field optional as shown. */
 const renderedSchema = z.strictObject({
   success: z.boolean(),
   data: z.strictObject({
@@ -65,7 +65,7 @@ const renderedSchema = z.strictObject({
   }),
 });
 
-/** §2.1 chat-completion object (fields the table lists; which are required is not shown, so all listed ones are checked when present). */
+/** Chat-completion object (fields the table lists; which are required is not shown, so all listed ones are checked when present). */
 const chatCompletionSchema = z.looseObject({
   id: z.string(),
   choices: z.array(
@@ -93,13 +93,17 @@ const chatCompletionSchema = z.looseObject({
     prompt_tokens: z.int(),
     total_tokens: z.int(),
     completion_tokens_details: z.optional(
-      z.looseObject({ reasoning_tokens: z.optional(z.int()), accepted_prediction_tokens: z.optional(z.int()), rejected_prediction_tokens: z.optional(z.int()) }),
+      z.looseObject({
+        reasoning_tokens: z.optional(z.int()),
+        accepted_prediction_tokens: z.optional(z.int()),
+        rejected_prediction_tokens: z.optional(z.int()),
+      }),
     ),
     prompt_tokens_details: z.optional(z.looseObject({ cached_tokens: z.optional(z.int()) })),
   }),
 });
 
-/** §2.1 Prompt completion response. */
+/** Prompt completion response. */
 const completionResponseSchema = z.strictObject({
   status: z.string(),
   headers: z.record(z.string(), z.string()),
@@ -166,7 +170,8 @@ async function createPrompt(body: Record<string, unknown> = {}, key?: string): P
   return updateResultSchema.parse(res.body);
 }
 
-const renderOf = async (ref: string, body: Record<string, unknown>, key?: string) => call(gw, 'POST', `/v1/prompts/${encodeURIComponent(ref)}/render`, { key, body });
+const renderOf = async (ref: string, body: Record<string, unknown>, key?: string) =>
+  call(gw, 'POST', `/v1/prompts/${encodeURIComponent(ref)}/render`, { key, body });
 
 async function renderedUser(ref: string, variables: Record<string, unknown> = { name: 'Ada' }): Promise<string> {
   const res = await renderOf(ref, { variables });
@@ -194,7 +199,13 @@ function sseFrames(text: string): string[] {
     .split('\n\n')
     .map((f) => f.trim())
     .filter(Boolean)
-    .map((f) => f.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n'));
+    .map((f) =>
+      f
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice(6))
+        .join('\n'),
+    );
 }
 
 // ---- tests -------------------------------------------------------------------------------------
@@ -245,16 +256,13 @@ describe('create and read', () => {
     const missing = await call(gw, 'POST', '/v1/prompts', { body: { name: 'x' } });
     expectError(missing, 400, { type: 'invalid_request_error', param: 'string' });
     expect(errorOf(missing).message).toContain('string, parameters, model');
-    expectError(
-      await call(gw, 'POST', '/v1/prompts', { body: { name: 'x', string: '{{#open}}', parameters: {}, model: 'm' } }),
-      400,
-      { param: 'string', code: 'invalid_template' },
-    );
-    expectError(
-      await call(gw, 'POST', '/v1/prompts', { body: { name: 'x', string: 'hi', parameters: {}, model: 'm', virtual_key: 'nope' } }),
-      400,
-      { param: 'virtual_key' },
-    );
+    expectError(await call(gw, 'POST', '/v1/prompts', { body: { name: 'x', string: '{{#open}}', parameters: {}, model: 'm' } }), 400, {
+      param: 'string',
+      code: 'invalid_template',
+    });
+    expectError(await call(gw, 'POST', '/v1/prompts', { body: { name: 'x', string: 'hi', parameters: {}, model: 'm', virtual_key: 'nope' } }), 400, {
+      param: 'virtual_key',
+    });
     expectError(await call(gw, 'POST', '/v1/prompts', { body: { name: 'x', string: 'hi', parameters: {}, model: 'm', colour: 1 } }), 400, {
       type: 'invalid_request_error',
     });
@@ -355,10 +363,21 @@ describe('versions: update, select, publish', () => {
     });
 
     // Strict: optional fields not sent are not carried over.
-    const replaced = await call(gw, 'PUT', `/v1/prompts/${p.id}`, { body: { string: 'Just {{x}}', parameters: { top_p: 0.5 }, model: 'gpt-4o-mini', name: 'Renamed' } });
+    const replaced = await call(gw, 'PUT', `/v1/prompts/${p.id}`, {
+      body: { string: 'Just {{x}}', parameters: { top_p: 0.5 }, model: 'gpt-4o-mini', name: 'Renamed' },
+    });
     expect(replaced.status).toBe(200);
     const v3 = (await call(gw, 'GET', `/v1/prompts/${p.id}@latest`)).body;
-    expect(v3).toMatchObject({ prompt_version: 3, string: 'Just {{x}}', parameters: { top_p: 0.5 }, virtual_key: null, version_description: null, prompt_metadata: null, name: 'Renamed', slug: p.slug });
+    expect(v3).toMatchObject({
+      prompt_version: 3,
+      string: 'Just {{x}}',
+      parameters: { top_p: 0.5 },
+      virtual_key: null,
+      version_description: null,
+      prompt_metadata: null,
+      name: 'Renamed',
+      slug: p.slug,
+    });
 
     // A patch with null clears an optional field; a suffix picks the version the patch starts from.
     const fromV2 = await call(gw, 'PUT', `/v1/prompts/${p.id}@2`, { body: { patch: true, prompt_metadata: null } });
@@ -405,7 +424,7 @@ describe('versions: update, select, publish', () => {
 });
 
 describe('render', () => {
-  it('returns {success, data}: messages + model + saved parameters + tools, as §2.2', async () => {
+  it('returns {success, data}: messages + model + saved parameters + tools, as', async () => {
     const tools = [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: {} } } }];
     const p = await createPrompt({ parameters: { temperature: 0.7, max_tokens: 100, top_p: 0.9 }, tools, tool_choice: 'auto' });
     const res = await renderOf(p.id, { variables: { name: 'Ada' } });
@@ -490,7 +509,7 @@ describe('render', () => {
 });
 
 describe('completions', () => {
-  it('runs the Published version on its managed provider and wraps the completion as §2.1', async () => {
+  it('runs the Published version on its managed provider and wraps the completion as', async () => {
     const p = await createPrompt({ parameters: { temperature: 0.7, max_tokens: 100 } });
     const traceId = `trace-prompt-${Date.now()}`;
     const res = await call(gw, 'POST', `/v1/prompts/${p.slug}/completions`, {
@@ -547,7 +566,7 @@ describe('completions', () => {
     expect(frames.at(-1)).toBe('[DONE]');
     const chunks = frames.slice(0, -1).map((f) => chunkSchema.parse(JSON.parse(f)));
     expect(chunks.length).toBeGreaterThan(2);
-    const text = chunks.map((c) => (c.choices[0]?.delta as { content?: string }).content ?? '').join('');
+    const text = chunks.map((c) => (c.choices[0]?.delta as { content?: string } | undefined)?.content ?? '').join('');
     expect(text).toBe('echo: Stream for Linus now');
     expect(fake.last()!.body).toMatchObject({ stream: true });
     const [record] = await logRecordsFor(traceId);
@@ -621,11 +640,9 @@ describe('workspace isolation and scopes', () => {
     const theirRender = await renderOf(mine.slug, { variables: { name: 'Ada' } }, other.key);
     expect(theirRender.body.data.messages[0].content).toBe('theirs Ada');
     // Their template cannot name our managed provider.
-    expectError(
-      await call(gw, 'PUT', `/v1/prompts/${theirs.body.id}`, { key: other.key, body: { patch: true, virtual_key: 'fake-openai' } }),
-      400,
-      { param: 'virtual_key' },
-    );
+    expectError(await call(gw, 'PUT', `/v1/prompts/${theirs.body.id}`, { key: other.key, body: { patch: true, virtual_key: 'fake-openai' } }), 400, {
+      param: 'virtual_key',
+    });
   });
 
   it('a gateway-scoped key can read, render and run, but not write', async () => {

@@ -113,7 +113,10 @@ describe('assistants and fine-tuning with a raw provider key', () => {
   });
 
   it('a managed provider mixed with a per-request credential header is still refused', async () => {
-    const res = await call(gw, 'POST', '/v1/threads', { body: {}, headers: { 'x-gateway-provider': '@proxy-openai', 'x-gateway-custom-host': `${fake.url}/v1` } });
+    const res = await call(gw, 'POST', '/v1/threads', {
+      body: {},
+      headers: { 'x-gateway-provider': '@proxy-openai', 'x-gateway-custom-host': `${fake.url}/v1` },
+    });
     expect(res.status).toBe(400);
     expect(errorOf(res)).toMatchObject({ code: 'managed_provider_required', param: 'x-gateway-custom-host' });
     expect(fake.count()).toBe(0);

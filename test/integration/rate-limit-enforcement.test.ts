@@ -45,9 +45,7 @@ describe('rate-limit policies enforced on the inference routes', () => {
     // The policy counts per fixed minute: keep the burst inside one window.
     const intoMinute = Date.now() % 60_000;
     if (intoMinute > 45_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 500));
-    const responses = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => chatFrom(i % 2 ? child.url : gw.url, 'alice')),
-    );
+    const responses = await Promise.all(Array.from({ length: 30 }, (_, i) => chatFrom(i % 2 ? child.url : gw.url, 'alice')));
     const statuses = responses.map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(10);
     expect(statuses.filter((s) => s === 429)).toHaveLength(20);
@@ -104,8 +102,16 @@ describe('rate-limit policies enforced on the inference routes', () => {
     const ws = await call(gw, 'POST', '/v1/workspaces', { body: { name: 'tokens-ws' } });
     const key = (await call(gw, 'POST', '/v1/api-keys', { body: { name: 'k', workspace_id: ws.body.id, scopes: ['admin', 'gateway'] } })).body.secret;
     await call(gw, 'POST', '/v1/providers', { key, body: { slug: 'oa', provider: 'openai', api_key: 'sk-x', custom_host: `${fake.url}/v1` } });
-    await call(gw, 'POST', '/v1/policies/rate-limits', { key, body: { conditions: [{ key: 'model', value: 'gpt-4o-mini' }], group_by: [], type: 'tokens', unit: 'rpd', value: 12 } });
-    const client = new OpenAI({ baseURL: gw.baseUrl, apiKey: 'unused', maxRetries: 0, defaultHeaders: { 'x-gateway-api-key': key, 'x-gateway-provider': '@oa' } });
+    await call(gw, 'POST', '/v1/policies/rate-limits', {
+      key,
+      body: { conditions: [{ key: 'model', value: 'gpt-4o-mini' }], group_by: [], type: 'tokens', unit: 'rpd', value: 12 },
+    });
+    const client = new OpenAI({
+      baseURL: gw.baseUrl,
+      apiKey: 'unused',
+      maxRetries: 0,
+      defaultHeaders: { 'x-gateway-api-key': key, 'x-gateway-provider': '@oa' },
+    });
     const first = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'one two three four' }] });
     expect(first.usage!.total_tokens).toBeGreaterThan(0);
     expect(first.usage!.total_tokens).toBeLessThan(12);

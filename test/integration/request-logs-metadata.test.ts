@@ -148,7 +148,12 @@ describe('the well-known metadata keys', () => {
     expect(ids(await logs(`metadata._organisation=org-${run}`))).toEqual([id]);
     const long = await call(gw, 'POST', '/v1/chat/completions', {
       body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] },
-      headers: { 'x-gateway-provider': 'openai', 'x-gateway-custom-host': `${fake.url}/v1`, authorization: `Bearer ${PROVIDER_KEY}`, 'x-gateway-metadata': JSON.stringify({ _user: 'u'.repeat(513) }) },
+      headers: {
+        'x-gateway-provider': 'openai',
+        'x-gateway-custom-host': `${fake.url}/v1`,
+        authorization: `Bearer ${PROVIDER_KEY}`,
+        'x-gateway-metadata': JSON.stringify({ _user: 'u'.repeat(513) }),
+      },
     });
     expect(long.status).toBe(400);
     expect(errorOf(long)).toMatchObject({ param: 'x-gateway-metadata' });

@@ -92,7 +92,7 @@ const PROVIDERS: Provider[] = [
 ];
 const bySlug = (slug: Slug) => PROVIDERS.find((p) => p.slug === slug)!;
 
-/** Spec §2.7, written from the table: nothing more, nothing less. */
+/** The API contract, written from the table: nothing more, nothing less. */
 const rerankResponseSchema = z.strictObject({
   object: z.literal('list'),
   results: z.array(
@@ -108,7 +108,7 @@ const rerankResponseSchema = z.strictObject({
   provider: z.string().check(z.minLength(1)),
 });
 
-/** The §2.7 invariants a schema cannot say: order, index range, documents iff asked. */
+/** The invariants a schema cannot say: order, index range, documents iff asked. */
 function expectRerankShape(res: CallResult, request: { documents: unknown[]; top_n?: number; return_documents?: boolean }, provider: string) {
   expect(res.status, res.text).toBe(200);
   const parsed = rerankResponseSchema.safeParse(res.body);
@@ -311,13 +311,24 @@ describe('POST /v1/rerank: the request each provider receives', () => {
       cohere: { model: 'rerank-v3.5', query: QUERY, documents: ['alpha', 'beta'] },
       jina: { model: 'jina-reranker-v2-base-multilingual', query: QUERY, documents: ['alpha', 'beta'], return_documents: false },
       voyage: { query: QUERY, documents: ['alpha', 'beta'], model: 'rerank-2.5' },
-      pinecone: { model: 'bge-reranker-v2-m3', query: QUERY, documents: [{ id: 'doc_0', text: 'alpha' }, { text: 'beta', lang: 'en' }], return_documents: false },
+      pinecone: {
+        model: 'bge-reranker-v2-m3',
+        query: QUERY,
+        documents: [
+          { id: 'doc_0', text: 'alpha' },
+          { text: 'beta', lang: 'en' },
+        ],
+        return_documents: false,
+      },
       bedrock: {
         queries: [{ type: 'TEXT', textQuery: { text: QUERY } }],
         sources: ['alpha', 'beta'].map((text) => ({ type: 'INLINE', inlineDocumentSource: { type: 'TEXT', textDocument: { text } } })),
         rerankingConfiguration: {
           type: 'BEDROCK_RERANKING_MODEL',
-          bedrockRerankingConfiguration: { modelConfiguration: { modelArn: 'arn:aws:bedrock:us-west-2::foundation-model/amazon.rerank-v1:0' }, numberOfResults: 2 },
+          bedrockRerankingConfiguration: {
+            modelConfiguration: { modelArn: 'arn:aws:bedrock:us-west-2::foundation-model/amazon.rerank-v1:0' },
+            numberOfResults: 2,
+          },
         },
       },
       'azure-ai': { model: 'rerank-v3.5', query: QUERY, documents: ['alpha', 'beta'] },
@@ -343,7 +354,7 @@ describe('POST /v1/rerank: the request each provider receives', () => {
 describe('the same request body against all six providers', () => {
   const body = { query: QUERY, documents: DOCUMENTS, top_n: 3, return_documents: true };
 
-  it.each(PROVIDERS.map((p) => [p.slug, p] as const))('%s yields the §2.7 shape', async (_slug, p) => {
+  it.each(PROVIDERS.map((p) => [p.slug, p] as const))('%s yields the shape', async (_slug, p) => {
     const res = await rerankCall(p.headers(), { model: p.model, ...body });
     const out = expectRerankShape(res, body, p.slug);
     expect(out.model).toBe(p.model);
@@ -403,7 +414,10 @@ describe('ordering, top_n and return_documents', () => {
 
   it('a provider that echoes documents as plain strings still answers {text}', async () => {
     voyage.setBehaviour({
-      respond: () => ({ status: 200, body: { object: 'list', data: [{ index: 0, relevance_score: 0.4, document: 'first' }], model: 'rerank-2.5', usage: { total_tokens: 3 } } }),
+      respond: () => ({
+        status: 200,
+        body: { object: 'list', data: [{ index: 0, relevance_score: 0.4, document: 'first' }], model: 'rerank-2.5', usage: { total_tokens: 3 } },
+      }),
     });
     const res = await rerankCall(bySlug('voyage').headers(), { model: 'rerank-2.5', query: 'q', documents: ['first'], return_documents: true });
     expect(res.body.results).toEqual([{ index: 0, relevance_score: 0.4, document: { text: 'first' } }]);
@@ -420,7 +434,7 @@ describe('ordering, top_n and return_documents', () => {
   });
 });
 
-describe('validation (spec §4.13, §8 limits) -> 400 naming the field', () => {
+describe('validation -> 400 naming the field', () => {
   const valid = { model: 'rerank-v3.5', query: QUERY, documents: ['a', 'b'] };
   const cases: Array<[string, unknown, string]> = [
     ['documents empty', { ...valid, documents: [] }, 'documents'],
@@ -520,8 +534,11 @@ describe('provider errors pass through with their status and body', () => {
 });
 
 describe('Bedrock SigV4', () => {
-  it('signs with service `bedrock`, the region and the caller\'s credentials', async () => {
-    const res = await rerankCall({ ...bySlug('bedrock').headers(), 'x-gateway-aws-region': 'eu-central-1' }, { model: 'amazon.rerank-v1:0', query: QUERY, documents: TEXTS, top_n: 1 });
+  it("signs with service `bedrock`, the region and the caller's credentials", async () => {
+    const res = await rerankCall(
+      { ...bySlug('bedrock').headers(), 'x-gateway-aws-region': 'eu-central-1' },
+      { model: 'amazon.rerank-v1:0', query: QUERY, documents: TEXTS, top_n: 1 },
+    );
     expect(res.status, res.text).toBe(200);
     const rec = bedrock.last()!;
     expect(rec.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDRERANKTEST\/\d{8}\/eu-central-1\/bedrock\/aws4_request, /);
@@ -533,7 +550,10 @@ describe('Bedrock SigV4', () => {
   });
 
   it('a session token is signed and sent', async () => {
-    const res = await rerankCall({ ...bySlug('bedrock').headers(), 'x-gateway-aws-session-token': 'session-token-xyz' }, { model: 'amazon.rerank-v1:0', query: 'q', documents: ['a'] });
+    const res = await rerankCall(
+      { ...bySlug('bedrock').headers(), 'x-gateway-aws-session-token': 'session-token-xyz' },
+      { model: 'amazon.rerank-v1:0', query: 'q', documents: ['a'] },
+    );
     expect(res.status, res.text).toBe(200);
     const rec = bedrock.last()!;
     expect(rec.headers['x-amz-security-token']).toBe('session-token-xyz');
@@ -541,7 +561,7 @@ describe('Bedrock SigV4', () => {
     expect(await expectValidSigV4(rec, 'us-west-2')).toBe(true);
   });
 
-  it('without AWS credentials a Bedrock API key goes as Bearer; a SigV4-only endpoint\'s 403 comes back as sent', async () => {
+  it("without AWS credentials a Bedrock API key goes as Bearer; a SigV4-only endpoint's 403 comes back as sent", async () => {
     const res = await rerankCall(
       { 'x-gateway-provider': 'bedrock', 'x-gateway-custom-host': bedrock.url, 'x-gateway-aws-region': 'us-west-2', authorization: 'Bearer bedrock-api-key' },
       { model: 'amazon.rerank-v1:0', query: QUERY, documents: TEXTS },
@@ -619,7 +639,10 @@ describe('configs and managed providers', () => {
   });
 
   it('managed providers (`@slug`) supply the credentials, Azure AI included', async () => {
-    const pine = await rerankCall({ 'x-gateway-provider': '@pine', authorization: 'Bearer sdk-placeholder' }, { model: 'bge-reranker-v2-m3', query: QUERY, documents: TEXTS });
+    const pine = await rerankCall(
+      { 'x-gateway-provider': '@pine', authorization: 'Bearer sdk-placeholder' },
+      { model: 'bge-reranker-v2-m3', query: QUERY, documents: TEXTS },
+    );
     expectRerankShape(pine, { documents: TEXTS }, 'pinecone');
     expect(pinecone.last()!.headers['api-key']).toBe('pc-managed-secret');
     const az = await rerankCall({ 'x-gateway-virtual-key': 'azure-rerank' }, { model: 'cohere.rerank-v3.5', query: QUERY, documents: TEXTS, top_n: 2 });
@@ -652,7 +675,7 @@ describe('configs and managed providers', () => {
   });
 });
 
-describe('request log and tracing headers (spec §4.13)', () => {
+describe('request log and tracing headers', () => {
   it('records trace, span, parent span, span name and metadata with the rerank facts', async () => {
     const traceId = `rerank-trace-${Date.now()}`;
     const res = await rerankCall(
@@ -689,7 +712,10 @@ describe('request log and tracing headers (spec §4.13)', () => {
 
   it('records a rejected request too, with its status and span', async () => {
     const traceId = `rerank-bad-${Date.now()}`;
-    const res = await rerankCall({ ...bySlug('cohere').headers(), 'x-gateway-trace-id': traceId, 'x-gateway-span-id': 'span-9' }, { model: 'm', query: 'q', documents: [] });
+    const res = await rerankCall(
+      { ...bySlug('cohere').headers(), 'x-gateway-trace-id': traceId, 'x-gateway-span-id': 'span-9' },
+      { model: 'm', query: 'q', documents: [] },
+    );
     expect(res.status).toBe(400);
     const records = await logsOf(traceId);
     expect(records[0]).toMatchObject({ route: 'rerank', status: 400, span_id: 'span-9' });

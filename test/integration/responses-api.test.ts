@@ -67,9 +67,19 @@ describe.each(Object.keys(MODELS))('%s through the openai SDK', (slug) => {
     const types = new Set<string>();
     stream.on('event', (e) => types.add(e.type));
     const final = await stream.finalResponse();
-    const text = final.output.flatMap((o) => (o.type === 'message' ? o.content : [])).map((c) => (c.type === 'output_text' ? c.text : '')).join('');
+    const text = final.output
+      .flatMap((o) => (o.type === 'message' ? o.content : []))
+      .map((c) => (c.type === 'output_text' ? c.text : ''))
+      .join('');
     expect(text).toContain('Stream me please');
-    for (const t of ['response.created', 'response.in_progress', 'response.output_item.added', 'response.output_text.delta', 'response.output_text.done', 'response.completed']) {
+    for (const t of [
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.completed',
+    ]) {
       expect(types.has(t), t).toBe(true);
     }
   });
@@ -141,7 +151,9 @@ describe('stored responses (translated providers)', () => {
 
 describe('errors and pass-through', () => {
   it('a built-in OpenAI tool on a provider without it: 400 naming the tool', async () => {
-    const err = await client('r-claude').responses.create({ model: MODELS['r-claude']!, input: 'x', tools: [{ type: 'web_search' }] }).catch((e: unknown) => e);
+    const err = await client('r-claude')
+      .responses.create({ model: MODELS['r-claude']!, input: 'x', tools: [{ type: 'web_search' }] })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as { param?: string }).param).toBe('tools[0].type');
     expect(fakes.anthropic.count()).toBe(0);

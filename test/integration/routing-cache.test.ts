@@ -11,7 +11,10 @@ let healthy: FakeServer;
 beforeAll(async () => {
   [failing, healthy] = await Promise.all([startOpenAIFake(), startOpenAIFake()]);
   gw = await startTestGateway();
-  for (const [slug, fake] of [['bad', failing], ['good', healthy]] as const) {
+  for (const [slug, fake] of [
+    ['bad', failing],
+    ['good', healthy],
+  ] as const) {
     const res = await call(gw, 'POST', '/v1/providers', { body: { slug, provider: 'openai', api_key: `sk-${slug}`, custom_host: `${fake.url}/v1` } });
     expect(res.status).toBe(200);
   }
@@ -54,7 +57,9 @@ describe('fallback with retries, through the OpenAI SDK', () => {
   });
 
   it('streamed: the same, and chunks arrive from the healthy target', async () => {
-    const { data: stream, response } = await client(fallbackConfig).chat.completions.create({ ...ask('stream fallback'), stream: true }).withResponse();
+    const { data: stream, response } = await client(fallbackConfig)
+      .chat.completions.create({ ...ask('stream fallback'), stream: true })
+      .withResponse();
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(text).toBe('echo: stream fallback');
@@ -64,7 +69,9 @@ describe('fallback with retries, through the OpenAI SDK', () => {
 
   it('reports the retry count of the target that answered', async () => {
     failing.setBehaviour({ status: 503, times: 2 });
-    const { response } = await client({ provider: '@bad', retry: { attempts: 3 } }).chat.completions.create(ask('x')).withResponse();
+    const { response } = await client({ provider: '@bad', retry: { attempts: 3 } })
+      .chat.completions.create(ask('x'))
+      .withResponse();
     expect(response.headers.get('x-gateway-retry-attempt-count')).toBe('2');
     expect(response.headers.get('x-gateway-last-used-option-index')).toBe('config');
   });
@@ -186,7 +193,9 @@ describe('simple cache', () => {
     expect(plain.response.headers.get('x-gateway-cache-status')).toBe('DISABLED');
     const body = ask(`fail then ok ${Date.now()}`);
     const failingCached = { provider: '@bad', cache: { mode: 'simple' } };
-    await client(failingCached).chat.completions.create(body).catch(() => undefined);
+    await client(failingCached)
+      .chat.completions.create(body)
+      .catch(() => undefined);
     failing.setBehaviour({ status: undefined });
     const after = await client(failingCached).chat.completions.create(body).withResponse();
     expect(after.response.headers.get('x-gateway-cache-status')).toBe('MISS');
@@ -199,7 +208,11 @@ describe('simple cache', () => {
     let item: { ttl: number } | undefined;
     for (let i = 0; i < 40 && !item; i++) {
       const out = await ddb.scan({ TableName: process.env.TABLE_CACHE! });
-      item = (out.Items ?? []).find((it) => Buffer.from(it.body as Uint8Array).toString().includes(marker)) as { ttl: number } | undefined;
+      item = (out.Items ?? []).find((it) =>
+        Buffer.from(it.body as Uint8Array)
+          .toString()
+          .includes(marker),
+      ) as { ttl: number } | undefined;
       if (!item) await new Promise((r) => setTimeout(r, 50));
     }
     const ttlSeconds = item!.ttl - Math.floor(Date.now() / 1000);

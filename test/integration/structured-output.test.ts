@@ -78,7 +78,11 @@ describe.each(Object.keys(MODELS))('%s: response_format', (slug) => {
   });
 
   it('json_object: the content is a JSON object', async () => {
-    const res = await client(slug).chat.completions.create({ model: MODELS[slug]!, messages: [{ role: 'user', content: 'Say hi as JSON' }], response_format: { type: 'json_object' } });
+    const res = await client(slug).chat.completions.create({
+      model: MODELS[slug]!,
+      messages: [{ role: 'user', content: 'Say hi as JSON' }],
+      response_format: { type: 'json_object' },
+    });
     const parsed = JSON.parse(res.choices[0]!.message.content!);
     expect(typeof parsed).toBe('object');
     expect(Array.isArray(parsed)).toBe(false);
@@ -97,7 +101,9 @@ describe.each(['s-claude', 's-bedrock'])('%s: the forced answer tool', (slug) =>
   });
 
   it('with the caller’s own tools, the model may still call them (tool_calls), never answer in free text', async () => {
-    const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { location: { type: 'string' } } } } }];
+    const tools = [
+      { type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { location: { type: 'string' } } } } },
+    ];
     const res = await client(slug).chat.completions.create({ model: MODELS[slug]!, messages: ask, tools, response_format: jsonSchemaFormat });
     expect(res.choices[0]!.finish_reason).toBe('tool_calls');
     expect(res.choices[0]!.message.tool_calls![0]).toMatchObject({ function: { name: 'get_weather' } });
@@ -105,7 +111,9 @@ describe.each(['s-claude', 's-bedrock'])('%s: the forced answer tool', (slug) =>
 
   it('a caller tool named like the answer tool is refused, naming the field', async () => {
     const tools = [{ type: 'function' as const, function: { name: 'json_answer', parameters: { type: 'object' } } }];
-    const err = await client(slug).chat.completions.create({ model: MODELS[slug]!, messages: ask, tools, response_format: jsonSchemaFormat }).catch((e: unknown) => e);
+    const err = await client(slug)
+      .chat.completions.create({ model: MODELS[slug]!, messages: ask, tools, response_format: jsonSchemaFormat })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as { param?: string }).param).toBe('tools[0].function.name');
   });
@@ -149,6 +157,10 @@ describe('parameters a provider cannot honour', () => {
 
   it('Gemini honours them natively (candidateCount, seed, logprobs)', async () => {
     await client('s-gemini').chat.completions.create({ model: MODELS['s-gemini']!, messages: ask, n: 2, seed: 7, logprobs: true });
-    expect((fakes.gemini.last()!.body as { generationConfig: Record<string, unknown> }).generationConfig).toMatchObject({ candidateCount: 2, seed: 7, responseLogprobs: true });
+    expect((fakes.gemini.last()!.body as { generationConfig: Record<string, unknown> }).generationConfig).toMatchObject({
+      candidateCount: 2,
+      seed: 7,
+      responseLogprobs: true,
+    });
   });
 });

@@ -11,7 +11,13 @@ export const usage = (prompt: number, completion: number, cached = 0): Usage => 
 });
 
 export function chunk(delta: Delta, finish: FinishReason | null = null): ChatCompletionChunk {
-  return { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'up-model', choices: [{ index: 0, delta, finish_reason: finish }] };
+  return {
+    id: 'chatcmpl-1',
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model: 'up-model',
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  };
 }
 
 export const text = (content: string) => chunk({ content });

@@ -5,7 +5,10 @@ import { resolve } from 'node:path';
  * A second gateway in its own process (like another Lambda container), sharing this test
  * file's DynamoDB tables. Resolves with its base URL once it is listening.
  */
-export async function startChildGateway(parent: { adminKey: string; kmsEndpoint: string }, env: Record<string, string> = {}): Promise<{ url: string; adminKey: string; pid: number; stop: () => Promise<void> }> {
+export async function startChildGateway(
+  parent: { adminKey: string; kmsEndpoint: string },
+  env: Record<string, string> = {},
+): Promise<{ url: string; adminKey: string; pid: number; stop: () => Promise<void> }> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, '../../infra/local/main.ts')], {
     env: {
       ...process.env,

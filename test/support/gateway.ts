@@ -47,11 +47,21 @@ export async function call<T = any>(gw: LocalGateway, method: string, path: stri
   return { status: res.status, headers: res.headers, body: parsed as T, text };
 }
 
-/** Assert the one error shape (DESIGN.md §3) and return the error object. */
+/** Assert the one error shape and return the error object. */
 export function errorOf(result: CallResult): { message: string; type: string; param: string | null; code: string | null } {
   const err = (result.body as { error?: unknown })?.error as { message: string; type: string; param: string | null; code: string | null };
   if (!err || typeof err.message !== 'string' || typeof err.type !== 'string' || !('param' in err) || !('code' in err)) {
     throw new Error(`not an error body: ${result.text}`);
   }
   return err;
+}
+
+/** Request-log records are written after the response: poll the logs API until `count` arrive (5 s at most). */
+export async function logsOf(gw: LocalGateway, query: string, count = 1): Promise<CallResult> {
+  let logs = await call(gw, 'GET', `/v1/logs?${query}`);
+  for (let i = 0; i < 50 && (logs.body?.data?.length ?? 0) < count; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    logs = await call(gw, 'GET', `/v1/logs?${query}`);
+  }
+  return logs;
 }

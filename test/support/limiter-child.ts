@@ -49,5 +49,5 @@ const errors = results
   .filter((e) => e.status !== 429)
   .map((e) => String(e.message));
 const admitted = results.filter((r) => r.status === 'fulfilled').length;
-process.stdout.write(JSON.stringify({ admitted, refused: results.length - admitted - errors.length, errors }) + '\n');
+process.stdout.write(`${JSON.stringify({ admitted, refused: results.length - admitted - errors.length, errors })}\n`);
 process.exit(0);

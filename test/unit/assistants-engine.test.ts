@@ -103,7 +103,11 @@ describe('the chat request of a model call', () => {
     expect(req.messages).toEqual([
       { role: 'system', content: 'Assistant says hi.\n\nExtra for this run.' },
       { role: 'user', content: 'Weather in Oslo?' },
-      { role: 'assistant', content: 'Let me check.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Oslo"}' } }] },
+      {
+        role: 'assistant',
+        content: 'Let me check.',
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Oslo"}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_1', content: '3C' },
     ]);
     expect(req).toMatchObject({ model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true } });
@@ -196,7 +200,11 @@ describe('engine ids, limits and error codes', () => {
     expect(limitReason(run({ max_completion_tokens: 256 }), total, 'length')).toBe('max_completion_tokens');
     expect(limitReason(run({ max_completion_tokens: 256 }), { ...total, completion_tokens: 257 }, 'stop')).toBe('max_completion_tokens');
     expect(limitReason(run(), total, 'length')).toBeUndefined();
-    expect(addUsage(total, { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 })).toEqual({ prompt_tokens: 301, completion_tokens: 12, total_tokens: 313 });
+    expect(addUsage(total, { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 })).toEqual({
+      prompt_tokens: 301,
+      completion_tokens: 12,
+      total_tokens: 313,
+    });
   });
 
   it('chooses last_error.code by status', () => {

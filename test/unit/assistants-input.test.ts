@@ -29,7 +29,11 @@ describe('rejectUnsupportedTools', () => {
       [{ tool_choice: { type: 'code_interpreter' } }, 'tool_choice.type', 'code_interpreter'],
       [{ attachments: [{ file_id: 'f', tools: [{ type: 'file_search' }] }] }, 'attachments[0].tools[0].type', 'file_search'],
       [{ messages: [{}, { attachments: [{ tools: [{ type: 'code_interpreter' }] }] }] }, 'messages[1].attachments[0].tools[0].type', 'code_interpreter'],
-      [{ additional_messages: [{ attachments: [{ tools: [{ type: 'file_search' }] }] }] }, 'additional_messages[0].attachments[0].tools[0].type', 'file_search'],
+      [
+        { additional_messages: [{ attachments: [{ tools: [{ type: 'file_search' }] }] }] },
+        'additional_messages[0].attachments[0].tools[0].type',
+        'file_search',
+      ],
       [{ thread: { tool_resources: { code_interpreter: {} } } }, 'thread.tool_resources.code_interpreter', 'code_interpreter'],
     ];
     for (const [body, param, type] of cases) {
@@ -54,13 +58,15 @@ describe('rejectUnsupportedTools', () => {
 
 describe('metadata and message input', () => {
   it('enforces 16 pairs, 64-character keys and 512-character values', () => {
-    expect(thrown(() => parseInput(metadataSchema, Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, ''])), 'metadata')).message).toContain('16');
+    expect(thrown(() => parseInput(metadataSchema, Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, ''])), 'metadata')).message).toContain(
+      '16',
+    );
     expect(thrown(() => parseInput(metadataSchema, { ['k'.repeat(65)]: 'v' }, 'metadata')).message).toContain('64');
     expect(thrown(() => parseInput(metadataSchema, { k: 'v'.repeat(513) }, 'metadata')).param).toBe('metadata.k');
     expect(parseInput(metadataSchema, { ['k'.repeat(64)]: 'v'.repeat(512) })).toBeTruthy();
   });
 
-  it('turns string and array content into §2.3 content items', () => {
+  it('turns string and array content into content items', () => {
     expect(toContent('hi', 'content')).toEqual([{ type: 'text', text: { value: 'hi', annotations: [] } }]);
     const parsed = parseInput(messageInputSchema, {
       role: 'user',
@@ -100,7 +106,11 @@ describe('tool_choice and credentials', () => {
     const rawKey = thrown(() => assistantProviderFromHeaders(request({ 'x-gateway-provider': 'openai', authorization: 'Bearer sk-raw' })));
     expect(rawKey).toMatchObject({ status: 400, code: 'managed_provider_required', param: 'x-gateway-provider' });
     expect(rawKey.message).not.toContain('sk-raw');
-    expect(thrown(() => assistantProviderFromHeaders(request({ 'x-gateway-provider': '@a', 'x-gateway-virtual-key': 'b' }))).code).toBe('contradictory_provider');
-    expect(thrown(() => assistantProviderFromHeaders(request({ 'x-gateway-provider': '@a', 'x-gateway-aws-secret-access-key': 's' }))).param).toBe('x-gateway-aws-secret-access-key');
+    expect(thrown(() => assistantProviderFromHeaders(request({ 'x-gateway-provider': '@a', 'x-gateway-virtual-key': 'b' }))).code).toBe(
+      'contradictory_provider',
+    );
+    expect(thrown(() => assistantProviderFromHeaders(request({ 'x-gateway-provider': '@a', 'x-gateway-aws-secret-access-key': 's' }))).param).toBe(
+      'x-gateway-aws-secret-access-key',
+    );
   });
 });

@@ -135,7 +135,9 @@ describe('AWS JSON client: endpoints and credentials', () => {
     const base = { AWS_REGION: 'eu-west-1' };
     expect(parseConfig(base).awsEndpoints).toEqual({ dynamodb: undefined, kms: undefined });
     expect(parseConfig({ ...base, AWS_ENDPOINT_URL: 'http://all:1' }).awsEndpoints).toEqual({ dynamodb: 'http://all:1', kms: 'http://all:1' });
-    expect(parseConfig({ ...base, AWS_ENDPOINT_URL: 'http://all:1', AWS_ENDPOINT_URL_KMS: 'http://kms:2', AWS_ENDPOINT_URL_DYNAMODB: '' }).awsEndpoints).toEqual({
+    expect(
+      parseConfig({ ...base, AWS_ENDPOINT_URL: 'http://all:1', AWS_ENDPOINT_URL_KMS: 'http://kms:2', AWS_ENDPOINT_URL_DYNAMODB: '' }).awsEndpoints,
+    ).toEqual({
       dynamodb: 'http://all:1',
       kms: 'http://kms:2',
     });
@@ -182,12 +184,18 @@ describe('AWS JSON client: errors', () => {
     expect(err.message).toMatch(/^Transaction cancelled/);
     expect(err.CancellationReasons).toEqual([{ Code: 'None' }, { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed' }]);
     expect(isConditionFailed(err)).toBe(true);
-    const conflict = parseAwsError(400, {}, JSON.stringify({ __type: 'x#TransactionCanceledException', CancellationReasons: [{ Code: 'TransactionConflict' }] }));
+    const conflict = parseAwsError(
+      400,
+      {},
+      JSON.stringify({ __type: 'x#TransactionCanceledException', CancellationReasons: [{ Code: 'TransactionConflict' }] }),
+    );
     expect(isConditionFailed(conflict)).toBe(false);
   });
 
   it('prefers x-amzn-errortype and strips its suffix; falls back to UnknownError', () => {
-    expect(parseAwsError(400, { 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.coral.validate/' }, '{}').name).toBe('ValidationException');
+    expect(parseAwsError(400, { 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.coral.validate/' }, '{}').name).toBe(
+      'ValidationException',
+    );
     expect(parseAwsError(400, {}, JSON.stringify({ code: 'AccessDeniedException', message: 'no' })).name).toBe('AccessDeniedException');
     const html = parseAwsError(503, {}, '<html>Service Unavailable</html>');
     expect(html.name).toBe('UnknownError');
@@ -262,7 +270,9 @@ describe('AWS JSON client: attempts', () => {
 
   it('gives up after maxAttempts (3) with the last error and the attempt count', async () => {
     script = [internal, internal, internal, internal];
-    const err = await createAwsJsonClient(service()).send('PutItem', {}).catch((e: unknown) => e);
+    const err = await createAwsJsonClient(service())
+      .send('PutItem', {})
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AwsServiceError);
     expect(err).toMatchObject({ name: 'InternalServerError', message: 'boom', $metadata: { httpStatusCode: 500, attempts: 3 } });
     expect(seen).toHaveLength(3);
@@ -278,7 +288,9 @@ describe('AWS JSON client: attempts', () => {
     for (const type of ['ConditionalCheckFailedException', 'ValidationException']) {
       seen = [];
       script = [{ status: 400, body: { __type: `com.amazonaws.dynamodb.v20120810#${type}`, message: 'no' } }];
-      const err = await createAwsJsonClient(service()).send('PutItem', {}).catch((e: unknown) => e);
+      const err = await createAwsJsonClient(service())
+        .send('PutItem', {})
+        .catch((e: unknown) => e);
       expect(err).toMatchObject({ name: type, $metadata: { httpStatusCode: 400, attempts: 1 } });
       expect(seen).toHaveLength(1);
     }
@@ -286,7 +298,9 @@ describe('AWS JSON client: attempts', () => {
 
   it('times out an attempt that gets no answer', async () => {
     script = ['hang'];
-    const err = await createAwsJsonClient(service(), { maxAttempts: 1, timeoutMs: 100 }).send('GetItem', {}).catch((e: unknown) => e);
+    const err = await createAwsJsonClient(service(), { maxAttempts: 1, timeoutMs: 100 })
+      .send('GetItem', {})
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ name: 'TimeoutError' });
   });
 
@@ -349,7 +363,10 @@ describe('AWS JSON client: clock skew', () => {
     const signedAt = amzTime(String(req.headers['x-amz-date']));
     const headers = { date: new Date(serverNow).toUTCString() };
     if (Math.abs(signedAt - serverNow) <= 300_000) return { status: 200, body: { Item: {} }, headers };
-    const message = signedAt > serverNow ? 'Signature not yet current: signed later than the server time + 5 min.' : 'Signature expired: signed earlier than the server time - 5 min.';
+    const message =
+      signedAt > serverNow
+        ? 'Signature not yet current: signed later than the server time + 5 min.'
+        : 'Signature expired: signed earlier than the server time - 5 min.';
     return { status: 400, body: { __type: 'com.amazon.coral.service#InvalidSignatureException', message }, headers };
   };
 
@@ -371,7 +388,9 @@ describe('AWS JSON client: clock skew', () => {
 
   it('does not retry a signature error when the clocks agree', async () => {
     const client = createAwsJsonClient(service());
-    script = [{ status: 400, body: { __type: 'com.amazon.coral.service#InvalidSignatureException', message: 'The request signature we calculated does not match' } }];
+    script = [
+      { status: 400, body: { __type: 'com.amazon.coral.service#InvalidSignatureException', message: 'The request signature we calculated does not match' } },
+    ];
     const err = await client.send('GetItem', {}).catch((e: unknown) => e);
     expect(err).toMatchObject({ name: 'InvalidSignatureException', $metadata: { attempts: 1 } });
     expect(seen).toHaveLength(1);

@@ -28,7 +28,7 @@ async function serveOnce(handle: (res: ServerResponse) => void): Promise<{ statu
 }
 
 describe('local response stream', () => {
-  it('hands an event stream\'s head and first event to the socket at once; node:http groups later writes of the same tick', async () => {
+  it("hands an event stream's head and first event to the socket at once; node:http groups later writes of the same tick", async () => {
     const corkedAfter: number[] = [];
     const got = await serveOnce((res) => {
       const stream = new LocalResponseStream(res);

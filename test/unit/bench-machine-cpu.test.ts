@@ -9,8 +9,8 @@ const side = (loadClient: number, fake: number, server: number, emulator: number
   total: loadClient + fake + server + emulator,
 });
 
-describe('throughputBounds (the benchmark\'s throughput ceiling)', () => {
-  it('charges the gateway side its other processes plus the bare proxy\'s own CPU', () => {
+describe("throughputBounds (the benchmark's throughput ceiling)", () => {
+  it("charges the gateway side its other processes plus the bare proxy's own CPU", () => {
     const bare = side(0.04, 0.06, 0.1, 0);
     const gateway = side(0.07, 0.1, 0.4, 0.38);
     // 0.2 ms for the bare proxy's machine; 0.07 + 0.1 + 0.38 + 0.1 = 0.65 ms at best for the gateway's.

@@ -164,7 +164,15 @@ describe('DocumentClient requests and answers', () => {
         { Put: { TableName: 't', Item: { pk: 'a', n: 1 }, ConditionExpression: 'attribute_not_exists(pk)' } },
         { Update: { TableName: 't', Key: { pk: 'b' }, UpdateExpression: 'SET v = :v', ExpressionAttributeValues: { ':v': [1] } } },
         { Delete: { TableName: 't', Key: { pk: 'c' } } },
-        { ConditionCheck: { TableName: 't', Key: { pk: 'd' }, ConditionExpression: '#s = :s', ExpressionAttributeNames: { '#s': 's' }, ExpressionAttributeValues: { ':s': 'ok' } } },
+        {
+          ConditionCheck: {
+            TableName: 't',
+            Key: { pk: 'd' },
+            ConditionExpression: '#s = :s',
+            ExpressionAttributeNames: { '#s': 's' },
+            ExpressionAttributeValues: { ':s': 'ok' },
+          },
+        },
       ],
     });
     expect(sent).toEqual([
@@ -192,7 +200,9 @@ describe('DocumentClient requests and answers', () => {
 
   it('BatchWriteItem: requests marshalled, unprocessed ones handed back as JavaScript values', async () => {
     const { client, sent } = recording({
-      BatchWriteItem: { UnprocessedItems: { t: [{ PutRequest: { Item: { pk: { S: 'a' }, n: { N: '3' } } } }, { DeleteRequest: { Key: { pk: { S: 'b' } } } }] } },
+      BatchWriteItem: {
+        UnprocessedItems: { t: [{ PutRequest: { Item: { pk: { S: 'a' }, n: { N: '3' } } } }, { DeleteRequest: { Key: { pk: { S: 'b' } } } }] },
+      },
     });
     const out = await client.batchWrite({ RequestItems: { t: [{ PutRequest: { Item: { pk: 'a', n: 3 } } }, { DeleteRequest: { Key: { pk: 'b' } } }] } });
     expect(sent[0]).toEqual({

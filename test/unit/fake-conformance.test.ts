@@ -56,7 +56,9 @@ const REQUESTS: Record<FixtureProvider, (kind: Kind, stream: boolean) => Call> =
     headers: { authorization: 'Bearer k' },
     body: {
       messages: [{ role: 'user', content: [{ text: QUESTION[kind] }] }],
-      ...(kind === 'tool' ? { toolConfig: { tools: [{ toolSpec: { name: TOOL.name, description: TOOL.description, inputSchema: { json: TOOL.schema } } }] } } : {}),
+      ...(kind === 'tool'
+        ? { toolConfig: { tools: [{ toolSpec: { name: TOOL.name, description: TOOL.description, inputSchema: { json: TOOL.schema } } }] } }
+        : {}),
     },
   }),
   cohere: (kind, stream) => ({
@@ -242,7 +244,6 @@ describe.each(PROVIDERS)('%s fake against the fixtures', (provider) => {
     expect(shape(provider, await res.json(), 'error')).toEqual(shape(provider, fixture.body, 'error'));
     for (const name of Object.keys(fixture.headers ?? {})) expect(res.headers.get(name), name).toBeTruthy();
   });
-
 });
 
 const STREAM_ERROR_PROVIDERS = PROVIDERS.filter((p) => hasFixture(p, 'stream-error.sse') || hasFixture(p, 'stream-error.events.json'));

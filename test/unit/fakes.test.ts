@@ -49,18 +49,36 @@ describe('openai fake', () => {
   const auth = { authorization: 'Bearer sk-test' };
 
   it('answers chat JSON deterministically with word-count usage', async () => {
-    const res = await post(`${fakes.openai.url}/v1/chat/completions`, { model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hello there' }] }, auth);
+    const res = await post(
+      `${fakes.openai.url}/v1/chat/completions`,
+      {
+        model: 'gpt-4o-mini',
+        messages: [
+          { role: 'system', content: 'be brief' },
+          { role: 'user', content: 'hello there' },
+        ],
+      },
+      auth,
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get('x-request-id')).toMatch(/^req_fake_/);
     const body = await j(res);
-    expect(body).toMatchObject({ object: 'chat.completion', model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'echo: hello there' }, finish_reason: 'stop', logprobs: null }] });
+    expect(body).toMatchObject({
+      object: 'chat.completion',
+      model: 'gpt-4o-mini',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'echo: hello there' }, finish_reason: 'stop', logprobs: null }],
+    });
     expect(body.usage).toMatchObject({ prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 });
     expect(fakes.openai.last()?.model).toBe('gpt-4o-mini');
     expect(fakes.openai.last()?.headers.authorization).toBe('Bearer sk-test');
   });
 
   it('streams chunks, a usage chunk with choices [] and [DONE]', async () => {
-    const res = await post(`${fakes.openai.url}/v1/chat/completions`, { model: 'm', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'one two' }] }, auth);
+    const res = await post(
+      `${fakes.openai.url}/v1/chat/completions`,
+      { model: 'm', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'one two' }] },
+      auth,
+    );
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const text = await res.text();
     expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
@@ -80,11 +98,17 @@ describe('openai fake', () => {
   it('streams a tool call, then answers a tool result with its output', async () => {
     const messages = [{ role: 'user', content: 'What is the weather in Paris?' }];
     const res = await post(`${fakes.openai.url}/v1/chat/completions`, { model: 'm', stream: true, tools: [WEATHER_TOOL], messages }, auth);
-    const chunks = sseEvents(await res.text()).map((e) => e.data).filter((d) => d !== '[DONE]').map((d) => JSON.parse(d));
+    const chunks = sseEvents(await res.text())
+      .map((e) => e.data)
+      .filter((d) => d !== '[DONE]')
+      .map((d) => JSON.parse(d));
     const first = chunks[0].choices[0].delta.tool_calls[0];
     expect(first).toMatchObject({ index: 0, type: 'function', function: { name: 'get_weather', arguments: '' } });
     expect(first.id).toMatch(/^call_/);
-    const args = chunks.slice(1).map((c) => c.choices[0].delta.tool_calls?.[0]?.function.arguments ?? '').join('');
+    const args = chunks
+      .slice(1)
+      .map((c) => c.choices[0].delta.tool_calls?.[0]?.function.arguments ?? '')
+      .join('');
     expect(JSON.parse(args)).toEqual({ location: 'Paris' });
     expect(chunks.at(-1).choices[0].finish_reason).toBe('tool_calls');
 
@@ -93,7 +117,11 @@ describe('openai fake', () => {
       {
         model: 'm',
         tools: [WEATHER_TOOL],
-        messages: [...messages, { role: 'assistant', content: null, tool_calls: [{ id: first.id, type: 'function', function: { name: 'get_weather', arguments: args } }] }, { role: 'tool', tool_call_id: first.id, content: '18C and sunny' }],
+        messages: [
+          ...messages,
+          { role: 'assistant', content: null, tool_calls: [{ id: first.id, type: 'function', function: { name: 'get_weather', arguments: args } }] },
+          { role: 'tool', tool_call_id: first.id, content: '18C and sunny' },
+        ],
       },
       auth,
     );
@@ -131,7 +159,11 @@ describe('openai fake', () => {
   });
 
   it('echoes any other path and lists models', async () => {
-    const res = await fetch(`${fakes.openai.url}/v1/files/file-1?x=1`, { method: 'PUT', headers: { 'x-custom': 'v', 'content-type': 'application/json' }, body: '{"a":1}' });
+    const res = await fetch(`${fakes.openai.url}/v1/files/file-1?x=1`, {
+      method: 'PUT',
+      headers: { 'x-custom': 'v', 'content-type': 'application/json' },
+      body: '{"a":1}',
+    });
     expect(await j(res)).toMatchObject({ method: 'PUT', path: '/v1/files/file-1', query: { x: '1' }, headers: { 'x-custom': 'v' }, body: { a: 1 } });
     const models = await j(await fetch(`${fakes.openai.url}/v1/models`, { headers: auth }));
     expect(models.object).toBe('list');
@@ -156,7 +188,11 @@ describe('common behaviours', () => {
     expect((await j(r1)).error.code).toBe('rate_limit_exceeded');
     const r2 = await chat('m', { 'x-fake-status': '503' });
     expect(r2.status).toBe(503);
-    const r3 = await post(`${fakes.anthropic.url}/v1/messages`, { model: 'fail-529', max_tokens: 10, messages: [] }, { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' });
+    const r3 = await post(
+      `${fakes.anthropic.url}/v1/messages`,
+      { model: 'fail-529', max_tokens: 10, messages: [] },
+      { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
+    );
     expect(r3.status).toBe(529);
     expect(await j(r3)).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
     expect(fakes.openai.count('/chat/completions')).toBe(2);
@@ -217,7 +253,15 @@ describe('anthropic fake', () => {
     const tools = [{ name: 'get_weather', input_schema: { type: 'object' } }];
     const res = await post(url(), { model: 'claude', max_tokens: 100, tools, messages: [{ role: 'user', content: 'weather in Rome?' }] }, headers);
     const body = await j(res);
-    expect(body).toMatchObject({ type: 'message', role: 'assistant', stop_reason: 'tool_use', content: [{ type: 'text', text: TOOL_PREAMBLE }, { type: 'tool_use', name: 'get_weather', input: { location: 'Rome' } }] });
+    expect(body).toMatchObject({
+      type: 'message',
+      role: 'assistant',
+      stop_reason: 'tool_use',
+      content: [
+        { type: 'text', text: TOOL_PREAMBLE },
+        { type: 'tool_use', name: 'get_weather', input: { location: 'Rome' } },
+      ],
+    });
     const id = body.content[1].id;
     const next = await post(
       url(),
@@ -225,7 +269,11 @@ describe('anthropic fake', () => {
         model: 'claude',
         max_tokens: 100,
         tools,
-        messages: [{ role: 'user', content: 'weather in Rome?' }, { role: 'assistant', content: body.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: 'warm' }] }],
+        messages: [
+          { role: 'user', content: 'weather in Rome?' },
+          { role: 'assistant', content: body.content },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: 'warm' }] },
+        ],
       },
       headers,
     );
@@ -233,14 +281,27 @@ describe('anthropic fake', () => {
   });
 
   it('streams event:/data: pairs in order, ending with message_stop', async () => {
-    const res = await post(url(), { model: 'claude', max_tokens: 100, stream: true, tools: [{ name: 'get_weather', input_schema: { type: 'object' } }], messages: [{ role: 'user', content: 'weather?' }] }, headers);
+    const res = await post(
+      url(),
+      {
+        model: 'claude',
+        max_tokens: 100,
+        stream: true,
+        tools: [{ name: 'get_weather', input_schema: { type: 'object' } }],
+        messages: [{ role: 'user', content: 'weather?' }],
+      },
+      headers,
+    );
     const events = sseEvents(await res.text());
     for (const e of events) expect(JSON.parse(e.data).type).toBe(e.event);
     const names = events.map((e) => e.event);
     expect(names.slice(0, 3)).toEqual(['message_start', 'content_block_start', 'ping']);
     expect(names.slice(-2)).toEqual(['message_delta', 'message_stop']);
     const data = events.map((e) => JSON.parse(e.data));
-    const json = data.filter((d) => d.delta?.type === 'input_json_delta').map((d) => d.delta.partial_json).join('');
+    const json = data
+      .filter((d) => d.delta?.type === 'input_json_delta')
+      .map((d) => d.delta.partial_json)
+      .join('');
     expect(JSON.parse(json)).toEqual({ location: 'Boston, MA' });
     expect(data.at(-2)).toMatchObject({ delta: { stop_reason: 'tool_use' }, usage: { output_tokens: expect.any(Number) } });
   });
@@ -284,11 +345,23 @@ describe('gemini fake', () => {
 
   it('answers with functionCall parts and embeds', async () => {
     const tools = [{ functionDeclarations: [{ name: 'get_weather' }] }];
-    const res = await post(`${fakes.gemini.url}/v1beta/models/g:generateContent`, { ...body, contents: [{ role: 'user', parts: [{ text: 'weather in Oslo' }] }], tools }, { 'x-goog-api-key': 'k' });
+    const res = await post(
+      `${fakes.gemini.url}/v1beta/models/g:generateContent`,
+      { ...body, contents: [{ role: 'user', parts: [{ text: 'weather in Oslo' }] }], tools },
+      { 'x-goog-api-key': 'k' },
+    );
     expect((await j(res)).candidates[0].content.parts[0]).toEqual({ functionCall: { name: 'get_weather', args: { location: 'Oslo' } } });
-    const one = await j(await post(`${fakes.gemini.url}/v1beta/models/text-embedding-004:embedContent`, { content: { parts: [{ text: 'a' }] } }, { 'x-goog-api-key': 'k' }));
+    const one = await j(
+      await post(`${fakes.gemini.url}/v1beta/models/text-embedding-004:embedContent`, { content: { parts: [{ text: 'a' }] } }, { 'x-goog-api-key': 'k' }),
+    );
     expect(one.embedding.values).toEqual(embed('a'));
-    const batch = await j(await post(`${fakes.gemini.url}/v1beta/models/e:batchEmbedContents`, { requests: [{ content: { parts: [{ text: 'a' }] } }, { content: { parts: [{ text: 'b' }] } }] }, { 'x-goog-api-key': 'k' }));
+    const batch = await j(
+      await post(
+        `${fakes.gemini.url}/v1beta/models/e:batchEmbedContents`,
+        { requests: [{ content: { parts: [{ text: 'a' }] } }, { content: { parts: [{ text: 'b' }] } }] },
+        { 'x-goog-api-key': 'k' },
+      ),
+    );
     expect(batch.embeddings).toHaveLength(2);
   });
 });
@@ -298,7 +371,15 @@ describe('bedrock fake', () => {
   async function signedPost(path: string, body: unknown, extra: Record<string, string> = {}, s = signer) {
     const url = new URL(fakes.bedrock.url + path);
     const text = JSON.stringify(body);
-    const req = await s.sign({ method: 'POST', protocol: 'http:', hostname: url.hostname, port: Number(url.port), path, headers: { host: url.host, 'content-type': 'application/json', ...extra }, body: text });
+    const req = await s.sign({
+      method: 'POST',
+      protocol: 'http:',
+      hostname: url.hostname,
+      port: Number(url.port),
+      path,
+      headers: { host: url.host, 'content-type': 'application/json', ...extra },
+      body: text,
+    });
     const { host: _host, ...headers } = req.headers;
     return fetch(url, { method: 'POST', headers, body: text });
   }
@@ -309,14 +390,24 @@ describe('bedrock fake', () => {
     expect(unsigned.status).toBe(403);
     expect(unsigned.headers.get('x-amzn-errortype')).toMatch(/^InvalidSignatureException/);
     expect(await j(unsigned)).toEqual({ message: expect.any(String) });
-    const wrong = new SignatureV4({ credentials: { ...CREDS, secretAccessKey: 'nope' }, region: 'us-east-1', service: 'bedrock', sha256: Hash.bind(null, 'sha256') });
+    const wrong = new SignatureV4({
+      credentials: { ...CREDS, secretAccessKey: 'nope' },
+      region: 'us-east-1',
+      service: 'bedrock',
+      sha256: Hash.bind(null, 'sha256'),
+    });
     expect((await signedPost('/model/m/converse', conv, {}, wrong)).status).toBe(403);
   });
 
   it('answers Converse and records the decoded modelId', async () => {
     const res = await signedPost('/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Ainference-profile%2Fus.anthropic.claude-3-5%3A0/converse', conv);
     expect(res.status).toBe(200);
-    expect(await j(res)).toMatchObject({ output: { message: { role: 'assistant', content: [{ text: 'echo: hi bedrock' }] } }, stopReason: 'end_turn', usage: { inputTokens: 2, outputTokens: 3, totalTokens: 5 }, metrics: { latencyMs: 1 } });
+    expect(await j(res)).toMatchObject({
+      output: { message: { role: 'assistant', content: [{ text: 'echo: hi bedrock' }] } },
+      stopReason: 'end_turn',
+      usage: { inputTokens: 2, outputTokens: 3, totalTokens: 5 },
+      metrics: { latencyMs: 1 },
+    });
     expect(fakes.bedrock.last()?.model).toBe('arn:aws:bedrock:us-east-1:1:inference-profile/us.anthropic.claude-3-5:0');
     const titan = await j(await signedPost('/model/amazon.titan-embed-text-v2%3A0/invoke', { inputText: 'a b' }));
     expect(titan).toEqual({ embedding: embed('a b'), inputTextTokenCount: 2 });
@@ -324,7 +415,10 @@ describe('bedrock fake', () => {
 
   it('streams event-stream frames that decode with EventStreamCodec', async () => {
     const tools = { toolConfig: { tools: [{ toolSpec: { name: 'get_weather', inputSchema: { json: {} } } }] } };
-    const res = await signedPost('/model/anthropic.claude%3A0/converse-stream', { messages: [{ role: 'user', content: [{ text: 'weather in Lima' }] }], ...tools });
+    const res = await signedPost('/model/anthropic.claude%3A0/converse-stream', {
+      messages: [{ role: 'user', content: [{ text: 'weather in Lima' }] }],
+      ...tools,
+    });
     expect(res.headers.get('content-type')).toBe('application/vnd.amazon.eventstream');
     const events = decodeEventStream(new Uint8Array(await res.arrayBuffer())).map((m) => ({
       type: m.headers[':event-type']?.value,
@@ -336,7 +430,10 @@ describe('bedrock fake', () => {
     expect(events.at(-2)).toMatchObject({ type: 'messageStop', body: { stopReason: 'tool_use' } });
     expect(events.at(-1)).toMatchObject({ type: 'metadata', body: { usage: { inputTokens: 3 } } });
     expect(events.find((e) => e.type === 'contentBlockStart')?.body.start.toolUse).toMatchObject({ name: 'get_weather' });
-    const input = events.filter((e) => e.body.delta?.toolUse).map((e) => e.body.delta.toolUse.input).join('');
+    const input = events
+      .filter((e) => e.body.delta?.toolUse)
+      .map((e) => e.body.delta.toolUse.input)
+      .join('');
     expect(JSON.parse(input)).toEqual({ location: 'Lima' });
   });
 
@@ -351,7 +448,10 @@ describe('bedrock fake', () => {
     const rr = await signedPost('/rerank', {
       queries: [{ type: 'TEXT', textQuery: { text: 'red apple' } }],
       sources: ['green pear', 'red apple pie', 'apple'].map((text) => ({ type: 'INLINE', inlineDocumentSource: { type: 'TEXT', textDocument: { text } } })),
-      rerankingConfiguration: { type: 'BEDROCK_RERANKING_MODEL', bedrockRerankingConfiguration: { numberOfResults: 2, modelConfiguration: { modelArn: 'amazon.rerank-v1:0' } } },
+      rerankingConfiguration: {
+        type: 'BEDROCK_RERANKING_MODEL',
+        bedrockRerankingConfiguration: { numberOfResults: 2, modelConfiguration: { modelArn: 'amazon.rerank-v1:0' } },
+      },
     });
     const out = await j(rr);
     expect(out.results.map((r: { index: number }) => r.index)).toEqual([1, 2]);
@@ -364,8 +464,16 @@ describe('cohere fake', () => {
 
   it('answers chat JSON and streams the v2 events', async () => {
     const res = await post(`${fakes.cohere.url}/v2/chat`, { model: 'command-r', messages: [{ role: 'user', content: 'hey you' }] }, auth);
-    expect(await j(res)).toMatchObject({ finish_reason: 'COMPLETE', message: { role: 'assistant', content: [{ type: 'text', text: 'echo: hey you' }] }, usage: { tokens: { input_tokens: 2, output_tokens: 3 } } });
-    const s = await post(`${fakes.cohere.url}/v2/chat`, { model: 'command-r', stream: true, tools: [WEATHER_TOOL], messages: [{ role: 'user', content: 'weather?' }] }, auth);
+    expect(await j(res)).toMatchObject({
+      finish_reason: 'COMPLETE',
+      message: { role: 'assistant', content: [{ type: 'text', text: 'echo: hey you' }] },
+      usage: { tokens: { input_tokens: 2, output_tokens: 3 } },
+    });
+    const s = await post(
+      `${fakes.cohere.url}/v2/chat`,
+      { model: 'command-r', stream: true, tools: [WEATHER_TOOL], messages: [{ role: 'user', content: 'weather?' }] },
+      auth,
+    );
     const events = sseEvents(await s.text());
     const names = [...new Set(events.map((e) => e.event))];
     expect(names).toEqual(['message-start', 'tool-plan-delta', 'tool-call-start', 'tool-call-delta', 'tool-call-end', 'message-end']);
@@ -374,7 +482,13 @@ describe('cohere fake', () => {
   });
 
   it('embeds and reranks', async () => {
-    const e = await j(await post(`${fakes.cohere.url}/v2/embed`, { model: 'embed-v4.0', input_type: 'search_document', texts: ['a'], embedding_types: ['float', 'int8'] }, auth));
+    const e = await j(
+      await post(
+        `${fakes.cohere.url}/v2/embed`,
+        { model: 'embed-v4.0', input_type: 'search_document', texts: ['a'], embedding_types: ['float', 'int8'] },
+        auth,
+      ),
+    );
     expect(e).toMatchObject({ response_type: 'embeddings_by_type', embeddings: { float: [embed('a')] }, meta: { billed_units: { input_tokens: 1 } } });
     expect(e.embeddings.int8[0]).toHaveLength(8);
     const r = await j(await post(`${fakes.cohere.url}/v2/rerank`, { model: 'rerank-v3.5', query: 'cat', documents: ['dog', 'cat'], top_n: 1 }, auth));

@@ -44,12 +44,19 @@ describe('OpenAI', () => {
   it('finds the jobs that carry a gateway job id (metadata filter), for a submit retried after a lost answer', () => {
     const request = a.findJobs!(e, 'ftjob-gw 1');
     expect(request).toMatchObject({ method: 'GET', url: 'https://api.openai.com/v1/fine_tuning/jobs?metadata[gateway_job_id]=ftjob-gw%201&limit=10' });
-    const list = a.parseJobList!({ object: 'list', data: [{ id: 'ftjob-abc', status: 'queued', metadata: { gateway_job_id: 'ftjob-gw 1' } }], has_more: false });
+    const list = a.parseJobList!({
+      object: 'list',
+      data: [{ id: 'ftjob-abc', status: 'queued', metadata: { gateway_job_id: 'ftjob-gw 1' } }],
+      has_more: false,
+    });
     expect(list.map((j) => [j.id, j.status])).toEqual([['ftjob-abc', 'queued']]);
   });
 
   it('builds the OpenAI requests with Bearer auth', () => {
-    const { request, warnings } = a.createJob(e, spec({ suffix: 'bot', validationFile: 'file-val', integrations: [{ type: 'wandb', wandb: { project: 'p' } }] }));
+    const { request, warnings } = a.createJob(
+      e,
+      spec({ suffix: 'bot', validationFile: 'file-val', integrations: [{ type: 'wandb', wandb: { project: 'p' } }] }),
+    );
     expect(request).toMatchObject({ url: 'https://api.openai.com/v1/fine_tuning/jobs', method: 'POST', headers: { authorization: 'Bearer sk-1' } });
     expect(body(request)).toEqual({
       model: 'base-model',
@@ -79,7 +86,11 @@ describe('OpenAI', () => {
     expect(running).toMatchObject({ status: 'running', estimatedFinish: 1700000000, hyperparameters: { n_epochs: 4, batch_size: 'auto' } });
     const done = a.parseJob({ id: 'j', status: 'succeeded', fine_tuned_model: 'ft:x', trained_tokens: 99, result_files: ['file-r'] });
     expect(done).toMatchObject({ status: 'succeeded', fineTunedModel: 'ft:x', trainedTokens: 99, resultFiles: ['file-r'] });
-    expect(a.parseJob({ id: 'j', status: 'failed', error: { code: 'bad_data', message: 'Bad', param: 'training_file' } }).error).toEqual({ code: 'bad_data', message: 'Bad', param: 'training_file' });
+    expect(a.parseJob({ id: 'j', status: 'failed', error: { code: 'bad_data', message: 'Bad', param: 'training_file' } }).error).toEqual({
+      code: 'bad_data',
+      message: 'Bad',
+      param: 'training_file',
+    });
     expect(a.parseJob({ id: 'j', status: 'failed', error: null }).error).toMatchObject({ code: 'provider_job_failed', param: '' });
     expect(a.parseEvents({ data: [{ id: 'e1', created_at: 5, level: 'warn', message: 'm', type: 'metrics', data: { step: 1 } }, { bad: true }] })).toEqual([
       { id: 'e1', createdAt: 5, level: 'warn', message: 'm', type: 'metrics', data: { step: 1 } },
@@ -99,12 +110,22 @@ describe('Azure OpenAI', () => {
     const { request, warnings } = a.createJob(e, spec({ integrations: [{ type: 'wandb', wandb: { project: 'p' } }] }));
     expect(request.url).toBe('https://myres.openai.azure.com/openai/fine_tuning/jobs?api-version=2024-10-21');
     expect(request.headers['api-key']).toBe('az-key');
-    expect(body(request)).toEqual({ model: 'base-model', training_file: 'file-train', seed: 11, hyperparameters: { n_epochs: 3, batch_size: 'auto', learning_rate_multiplier: 'auto' } });
+    expect(body(request)).toEqual({
+      model: 'base-model',
+      training_file: 'file-train',
+      seed: 11,
+      hyperparameters: { n_epochs: 3, batch_size: 'auto', learning_rate_multiplier: 'auto' },
+    });
     expect(warnings[0]).toMatch(/integrations/);
-    const dpo = a.createJob(e, spec({ method: { type: 'dpo', dpo: { hyperparameters: { n_epochs: 'auto', batch_size: 'auto', learning_rate_multiplier: 'auto', beta: 0.2 } } } }));
+    const dpo = a.createJob(
+      e,
+      spec({ method: { type: 'dpo', dpo: { hyperparameters: { n_epochs: 'auto', batch_size: 'auto', learning_rate_multiplier: 'auto', beta: 0.2 } } } }),
+    );
     expect(body(dpo.request).method).toMatchObject({ type: 'dpo' });
     const v = endpoint({ provider: 'azure-openai', apiKey: 'k', azure: { resourceName: 'myres', apiVersion: '2025-02-01-preview' } });
-    expect(a.listEvents!(v, 'ftjob-1').url).toBe('https://myres.openai.azure.com/openai/fine_tuning/jobs/ftjob-1/events?api-version=2025-02-01-preview&limit=100');
+    expect(a.listEvents!(v, 'ftjob-1').url).toBe(
+      'https://myres.openai.azure.com/openai/fine_tuning/jobs/ftjob-1/events?api-version=2025-02-01-preview&limit=100',
+    );
   });
 
   it("maps Azure's own statuses and unusable files", () => {
@@ -126,7 +147,14 @@ describe('Together AI', () => {
       spec({ suffix: 's', method: { type: 'dpo', dpo: { hyperparameters: { n_epochs: 2, batch_size: 8, learning_rate_multiplier: 1.5, beta: 0.3 } } } }),
     );
     expect(request.url).toBe('https://api.together.xyz/v1/fine-tunes');
-    expect(body(request)).toEqual({ model: 'base-model', training_file: 'file-train', suffix: 's', n_epochs: 2, batch_size: 8, training_method: { method: 'dpo', dpo_beta: 0.3 } });
+    expect(body(request)).toEqual({
+      model: 'base-model',
+      training_file: 'file-train',
+      suffix: 's',
+      n_epochs: 2,
+      batch_size: 8,
+      training_method: { method: 'dpo', dpo_beta: 0.3 },
+    });
     expect(warnings.join(' ')).toMatch(/learning_rate_multiplier.*seed/s);
     expect(a.cancelJob(e, 'ft-1').url).toBe('https://api.together.xyz/v1/fine-tunes/ft-1/cancel');
   });
@@ -140,7 +168,9 @@ describe('Together AI', () => {
     expect(failed.error).toMatchObject({ message: 'OOM on step 3' });
     const events = a.parseEvents({ data: [{ created_at: '2024-05-17T17:35:45.123Z', level: 'warning', message: 'slow', type: 'job_start' }] });
     expect(events).toEqual([{ id: expect.any(String), createdAt: 1715967345, level: 'warn', message: 'slow', type: 'message', data: { type: 'job_start' } }]);
-    expect(a.parseEvents({ data: [{ created_at: '2024-05-17T17:35:45.123Z', level: 'warning', message: 'slow', type: 'job_start' }] })[0]!.id).toBe(events[0]!.id);
+    expect(a.parseEvents({ data: [{ created_at: '2024-05-17T17:35:45.123Z', level: 'warning', message: 'slow', type: 'job_start' }] })[0]!.id).toBe(
+      events[0]!.id,
+    );
   });
 });
 
@@ -165,10 +195,16 @@ describe('Mistral AI', () => {
 
   it('maps statuses without moving backwards and reads events embedded in the job', () => {
     expect(a.parseJob({ id: 'm', status: 'VALIDATED' }).status).toBe('validating_files');
-    expect(a.parseJob({ id: 'm', status: 'SUCCESS', fine_tuned_model: 'ft:open-mistral:x', trained_tokens: 10 })).toMatchObject({ status: 'succeeded', fineTunedModel: 'ft:open-mistral:x', trainedTokens: 10 });
+    expect(a.parseJob({ id: 'm', status: 'SUCCESS', fine_tuned_model: 'ft:open-mistral:x', trained_tokens: 10 })).toMatchObject({
+      status: 'succeeded',
+      fineTunedModel: 'ft:open-mistral:x',
+      trainedTokens: 10,
+    });
     expect(a.parseJob({ id: 'm', status: 'FAILED_VALIDATION' }).error).toMatchObject({ code: 'invalid_training_file' });
     const job = { events: [{ name: 'status-updated', data: { status: 'RUNNING' }, created_at: 1716963433 }] };
-    expect(a.parseEvents(job)).toEqual([{ id: expect.any(String), createdAt: 1716963433, level: 'info', message: 'Mistral AI job status: RUNNING', type: 'message', data: { status: 'RUNNING' } }]);
+    expect(a.parseEvents(job)).toEqual([
+      { id: expect.any(String), createdAt: 1716963433, level: 'info', message: 'Mistral AI job status: RUNNING', type: 'message', data: { status: 'RUNNING' } },
+    ]);
     expect(a.listEvents).toBeUndefined();
   });
 });
@@ -180,7 +216,10 @@ describe('Fireworks AI (a control plane of its own)', () => {
 
   it('requires dataset resource names and takes the account from them', () => {
     expect(a.checkSpec!(spec())).toMatchObject({ param: 'training_file', message: expect.stringMatching(/accounts\/<account_id>\/datasets/) });
-    expect(a.checkSpec!(spec({ trainingFile: dataset, validationFile: 'accounts/other/datasets/v' }))).toMatchObject({ param: 'validation_file', message: expect.stringMatching(/same Fireworks account/) });
+    expect(a.checkSpec!(spec({ trainingFile: dataset, validationFile: 'accounts/other/datasets/v' }))).toMatchObject({
+      param: 'validation_file',
+      message: expect.stringMatching(/same Fireworks account/),
+    });
     expect(a.checkSpec!(spec({ trainingFile: dataset, validationFile: 'accounts/acme/datasets/v' }))).toBeUndefined();
   });
 
@@ -200,9 +239,19 @@ describe('Fireworks AI (a control plane of its own)', () => {
   });
 
   it('maps JOB_STATE_*, READY datasets and progress as metrics events', () => {
-    expect(a.parseJob({ name: 'accounts/a/supervisedFineTuningJobs/j', state: 'JOB_STATE_CREATING' })).toMatchObject({ id: 'accounts/a/supervisedFineTuningJobs/j', status: 'queued' });
-    expect(a.parseJob({ name: 'x', state: 'JOB_STATE_COMPLETED', outputModel: 'accounts/a/models/m' })).toMatchObject({ status: 'succeeded', fineTunedModel: 'accounts/a/models/m' });
-    expect(a.parseJob({ name: 'x', state: 'JOB_STATE_FAILED', status: { code: 'INVALID_ARGUMENT', message: 'bad rows' } }).error).toEqual({ code: 'INVALID_ARGUMENT', message: 'bad rows', param: '' });
+    expect(a.parseJob({ name: 'accounts/a/supervisedFineTuningJobs/j', state: 'JOB_STATE_CREATING' })).toMatchObject({
+      id: 'accounts/a/supervisedFineTuningJobs/j',
+      status: 'queued',
+    });
+    expect(a.parseJob({ name: 'x', state: 'JOB_STATE_COMPLETED', outputModel: 'accounts/a/models/m' })).toMatchObject({
+      status: 'succeeded',
+      fineTunedModel: 'accounts/a/models/m',
+    });
+    expect(a.parseJob({ name: 'x', state: 'JOB_STATE_FAILED', status: { code: 'INVALID_ARGUMENT', message: 'bad rows' } }).error).toEqual({
+      code: 'INVALID_ARGUMENT',
+      message: 'bad rows',
+      param: '',
+    });
     expect(a.parseFile!({ state: 'READY' })).toEqual({ usable: true });
     expect(a.parseFile!({ state: 'UPLOADING' }).usable).toBe(false);
     expect(a.parseEvents({ jobProgress: { percent: 40 }, updateTime: '2024-01-01T00:00:00Z' })).toEqual([

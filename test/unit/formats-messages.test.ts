@@ -40,7 +40,10 @@ const streamOver = (events: MessagesStreamEvent[]) =>
 describe('Messages request -> chat', () => {
   it('translates system, sampling fields, stop sequences and the user id', () => {
     const chat = translate({
-      system: [{ type: 'text', text: 'one' }, { type: 'text', text: 'two', cache_control: { type: 'ephemeral' } }],
+      system: [
+        { type: 'text', text: 'one' },
+        { type: 'text', text: 'two', cache_control: { type: 'ephemeral' } },
+      ],
       messages: [{ role: 'user', content: 'hi' }],
       temperature: 0.3,
       top_p: 0.8,
@@ -122,9 +125,14 @@ describe('Messages request -> chat', () => {
   it('translates tools and every tool_choice', () => {
     const tools = [{ name: 'get', description: 'd', input_schema: { type: 'object', properties: {} } }];
     const messages = [{ role: 'user', content: 'x' }];
-    expect(translate({ messages, tools }).tools).toEqual([{ type: 'function', function: { name: 'get', description: 'd', parameters: { type: 'object', properties: {} } } }]);
+    expect(translate({ messages, tools }).tools).toEqual([
+      { type: 'function', function: { name: 'get', description: 'd', parameters: { type: 'object', properties: {} } } },
+    ]);
     expect(translate({ messages, tools, tool_choice: { type: 'auto' } }).tool_choice).toBe('auto');
-    expect(translate({ messages, tools, tool_choice: { type: 'any', disable_parallel_tool_use: true } })).toMatchObject({ tool_choice: 'required', parallel_tool_calls: false });
+    expect(translate({ messages, tools, tool_choice: { type: 'any', disable_parallel_tool_use: true } })).toMatchObject({
+      tool_choice: 'required',
+      parallel_tool_calls: false,
+    });
     expect(translate({ messages, tools, tool_choice: { type: 'tool', name: 'get' } }).tool_choice).toEqual({ type: 'function', function: { name: 'get' } });
     expect(translate({ messages, tools, tool_choice: { type: 'none' } }).tool_choice).toBe('none');
     expect(translate({ messages, tool_choice: { type: 'auto' } }).tool_choice).toBeUndefined();
@@ -149,9 +157,15 @@ describe('Messages request -> chat', () => {
     expect(server.param).toBe('tools[0].type');
     expect(server.message).toContain('web_search_20250305');
     expect(thrown(() => translate({ messages: [{ role: 'user', content: [{ type: 'search_result' }] }] })).param).toBe('messages[0].content[0].type');
-    expect(thrown(() => translate({ messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: 'f' } }] }] })).param).toBe('messages[0].content[0].source.type');
-    expect(thrown(() => translate({ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'url', url: 'https://x' } }] }] })).param).toBe('messages[0].content[0].source');
-    expect(thrown(() => translate({ messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'n' }] }] })).param).toBe('messages[0].content[0].input');
+    expect(thrown(() => translate({ messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: 'f' } }] }] })).param).toBe(
+      'messages[0].content[0].source.type',
+    );
+    expect(thrown(() => translate({ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'url', url: 'https://x' } }] }] })).param).toBe(
+      'messages[0].content[0].source',
+    );
+    expect(thrown(() => translate({ messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'n' }] }] })).param).toBe(
+      'messages[0].content[0].input',
+    );
     expect(thrown(() => parse({ model: 'm', messages })).param).toBe('max_tokens');
     expect(thrown(() => parse({ ...base, messages: [{ role: 'system', content: 'x' }] })).param).toBe('messages[0].role');
   });
@@ -160,7 +174,11 @@ describe('Messages request -> chat', () => {
 describe('chat completion -> Anthropic message', () => {
   it('builds text and tool_use blocks, the stop reason and usage', () => {
     const m = chatToMessage(
-      completion({ role: 'assistant', content: 'On it.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get', arguments: '{"q":"a"}' } }] }, 'tool_calls', usage(10, 4, 3)),
+      completion(
+        { role: 'assistant', content: 'On it.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get', arguments: '{"q":"a"}' } }] },
+        'tool_calls',
+        usage(10, 4, 3),
+      ),
       ctx(),
     );
     expect(m).toMatchObject({
@@ -206,7 +224,11 @@ describe('Messages stream encoder', () => {
       'message_delta',
       'message_stop',
     ]);
-    expect(events.at(-2)).toEqual({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 2, input_tokens: 4, cache_read_input_tokens: 0 } });
+    expect(events.at(-2)).toEqual({
+      type: 'message_delta',
+      delta: { stop_reason: 'end_turn', stop_sequence: null },
+      usage: { output_tokens: 2, input_tokens: 4, cache_read_input_tokens: 0 },
+    });
   });
 
   it('is accumulated by the Anthropic SDK messages.stream() into the final message', async () => {
@@ -298,7 +320,11 @@ describe('encodeChunks over a chunk stream', () => {
 
 describe('Anthropic error shape', () => {
   it('maps gateway errors by status', () => {
-    expect(toAnthropicError(badRequest('bad', 'x'))).toEqual({ status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'bad' } }, headers: {} });
+    expect(toAnthropicError(badRequest('bad', 'x'))).toEqual({
+      status: 400,
+      body: { type: 'error', error: { type: 'invalid_request_error', message: 'bad' } },
+      headers: {},
+    });
     expect(anthropicErrorBody(new GatewayError(429, 'rate_limit_error', 'slow down')).error.type).toBe('rate_limit_error');
     expect(anthropicErrorBody(new GatewayError(401, 'authentication_error', 'who')).error.type).toBe('authentication_error');
     expect(anthropicErrorBody(new GatewayError(404, 'not_found_error', 'gone')).error.type).toBe('not_found_error');

@@ -74,7 +74,13 @@ describe('Responses request -> chat', () => {
       model: 'm',
       input: [
         { role: 'developer', content: 'dev rules' },
-        { role: 'user', content: [{ type: 'input_text', text: 'look: ' }, { type: 'input_image', image_url: 'https://x/y.png', detail: 'high' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'look: ' },
+            { type: 'input_image', image_url: 'https://x/y.png', detail: 'high' },
+          ],
+        },
         { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'checking', annotations: [] }], id: 'msg_1', status: 'completed' },
         { type: 'function_call', call_id: 'call_1', name: 'a', arguments: '{"x":1}', id: 'fc_1' },
         { type: 'function_call', call_id: 'call_2', name: 'b', arguments: '{}' },
@@ -86,7 +92,13 @@ describe('Responses request -> chat', () => {
     });
     expect(chat.messages).toEqual([
       { role: 'developer', content: 'dev rules' },
-      { role: 'user', content: [{ type: 'text', text: 'look: ' }, { type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'high' } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'look: ' },
+          { type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'high' } },
+        ],
+      },
       {
         role: 'assistant',
         content: 'checking',
@@ -110,7 +122,11 @@ describe('Responses request -> chat', () => {
       ],
     });
     expect(chat.messages.map((m) => m.role)).toEqual(['assistant', 'tool', 'assistant']);
-    expect(chat.messages[0]).toEqual({ role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'a', arguments: '{}' } }] });
+    expect(chat.messages[0]).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'a', arguments: '{}' } }],
+    });
   });
 
   it('prepends the stored conversation of previous_response_id before the new input', () => {
@@ -127,14 +143,25 @@ describe('Responses request -> chat', () => {
   it('continues from a stored response: its input and output items become the history', () => {
     const first = parse({ input: 'Weather in Oslo?', tools: [{ type: 'function', name: 'weather' }] });
     const answered = chatToResponse(
-      completion({ role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }] }, 'tool_calls'),
+      completion(
+        {
+          role: 'assistant',
+          content: 'Checking.',
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }],
+        },
+        'tool_calls',
+      ),
       ctxFor(first),
     );
     const stored = [...inputItemsOf(first), ...answered.output];
     const next = parse({ previous_response_id: answered.id, input: [{ type: 'function_call_output', call_id: 'call_1', output: 'sunny' }] });
     expect(responsesToChat(next, stored).messages).toEqual([
       { role: 'user', content: 'Weather in Oslo?' },
-      { role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }] },
+      {
+        role: 'assistant',
+        content: 'Checking.',
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
     ]);
   });
@@ -165,7 +192,10 @@ describe('Responses request -> chat', () => {
   it('narrows tools to an allowed_tools choice', () => {
     const chat = translate({
       input: 'x',
-      tools: [{ type: 'function', name: 'a' }, { type: 'function', name: 'b' }],
+      tools: [
+        { type: 'function', name: 'a' },
+        { type: 'function', name: 'b' },
+      ],
       tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'b' }] },
     });
     expect(chat.tools?.map((t) => t.function.name)).toEqual(['b']);
@@ -195,7 +225,9 @@ describe('Responses request -> chat', () => {
 
   it('refuses what it cannot translate with a 400 naming the field', () => {
     expect(thrown(() => translate({ input: [{ type: 'item_reference', id: 'msg_1' }] })).param).toBe('input[0].type');
-    expect(thrown(() => translate({ input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file_1' }] }] })).param).toBe('input[0].content[0].image_url');
+    expect(thrown(() => translate({ input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file_1' }] }] })).param).toBe(
+      'input[0].content[0].image_url',
+    );
     expect(thrown(() => translate({ input: [{ type: 'function_call', name: 'a', arguments: '{}' }] })).param).toBe('input[0].call_id');
     expect(thrown(() => translate({ input: [{ role: 'user', content: [{ type: 'input_audio' }] }] })).param).toBe('input[0].content');
     expect(thrown(() => translate({ input: 'x', tool_choice: { type: 'file_search' } })).param).toBe('tool_choice.type');
@@ -206,27 +238,41 @@ describe('Responses request -> chat', () => {
 });
 
 describe('Responses requests as the AI SDK sends them', () => {
-  const answer = (content: string) =>
-    JSON.stringify(chatToResponse(completion({ role: 'assistant', content }, 'stop'), ctxFor(parse({ input: 'x' }))));
+  const answer = (content: string) => JSON.stringify(chatToResponse(completion({ role: 'assistant', content }, 'stop'), ctxFor(parse({ input: 'x' }))));
 
   it('translates a tool round trip with a system prompt', async () => {
     const requests: unknown[] = [];
     await generateText({
       model: aiOver(answer('It is sunny.'), 'application/json', requests),
       system: 'You are terse.',
-      tools: { weather: tool({ description: 'Weather', inputSchema: jsonSchema<{ city: string }>({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }) }) },
+      tools: {
+        weather: tool({
+          description: 'Weather',
+          inputSchema: jsonSchema<{ city: string }>({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }),
+        }),
+      },
       toolChoice: 'auto',
       maxOutputTokens: 64,
       messages: [
         { role: 'user', content: 'Weather in Oslo?' },
-        { role: 'assistant', content: [{ type: 'text', text: 'Checking.' }, { type: 'tool-call', toolCallId: 'call_1', toolName: 'weather', input: { city: 'Oslo' } }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Checking.' },
+            { type: 'tool-call', toolCallId: 'call_1', toolName: 'weather', input: { city: 'Oslo' } },
+          ],
+        },
         { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_1', toolName: 'weather', output: { type: 'json', value: { sky: 'sunny' } } }] },
       ],
     });
     const chat = translate(requests[0]);
     expect(chat.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
     expect(chat.messages[0]).toEqual({ role: 'system', content: 'You are terse.' });
-    expect(chat.messages[2]).toMatchObject({ role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'call_1', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }] });
+    expect(chat.messages[2]).toMatchObject({
+      role: 'assistant',
+      content: 'Checking.',
+      tool_calls: [{ id: 'call_1', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }],
+    });
     expect(chat.messages[3]).toEqual({ role: 'tool', tool_call_id: 'call_1', content: '{"sky":"sunny"}' });
     expect(chat.tools).toMatchObject([{ type: 'function', function: { name: 'weather', description: 'Weather' } }]);
     expect(chat.tool_choice).toBe('auto');
@@ -241,7 +287,10 @@ describe('Responses requests as the AI SDK sends them', () => {
       prompt: 'A city',
     });
     expect(result.object).toEqual({ name: 'Oslo' });
-    expect(translate(requests[0]).response_format).toMatchObject({ type: 'json_schema', json_schema: { schema: { properties: { name: { type: 'string' } } } } });
+    expect(translate(requests[0]).response_format).toMatchObject({
+      type: 'json_schema',
+      json_schema: { schema: { properties: { name: { type: 'string' } } } },
+    });
   });
 });
 
@@ -250,7 +299,11 @@ describe('chat completion -> Responses object', () => {
 
   it('builds message and function_call items, usage and the echoed request', () => {
     const r = chatToResponse(
-      completion({ role: 'assistant', content: 'Sure.', tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'get', arguments: '{"q":1}' } }] }, 'tool_calls', usage(10, 5, 4)),
+      completion(
+        { role: 'assistant', content: 'Sure.', tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'get', arguments: '{"q":1}' } }] },
+        'tool_calls',
+        usage(10, 5, 4),
+      ),
       ctxFor(request),
     );
     expect(r).toMatchObject({
@@ -265,11 +318,22 @@ describe('chat completion -> Responses object', () => {
       tool_choice: 'auto',
       tools: [{ type: 'function', name: 'get' }],
       parallel_tool_calls: true,
-      usage: { input_tokens: 10, output_tokens: 5, total_tokens: 15, input_tokens_details: { cached_tokens: 4 }, output_tokens_details: { reasoning_tokens: 0 } },
+      usage: {
+        input_tokens: 10,
+        output_tokens: 5,
+        total_tokens: 15,
+        input_tokens_details: { cached_tokens: 4 },
+        output_tokens_details: { reasoning_tokens: 0 },
+      },
     });
     expect(r.id).toMatch(/^resp_/);
     expect(r.output).toHaveLength(2);
-    expect(r.output[0]).toMatchObject({ type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Sure.', annotations: [] }] });
+    expect(r.output[0]).toMatchObject({
+      type: 'message',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: 'Sure.', annotations: [] }],
+    });
     expect(r.output[0]!.id).toMatch(/^msg_/);
     expect(r.output[1]).toMatchObject({ type: 'function_call', status: 'completed', call_id: 'call_9', name: 'get', arguments: '{"q":1}' });
     expect(r.output[1]!.id).toMatch(/^fc_/);
@@ -297,7 +361,10 @@ describe('chat completion -> Responses object', () => {
     expect(result.usage.outputTokens).toBe(2);
 
     const call = chatToResponse(
-      completion({ role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get', arguments: '{"q":"a"}' } }] }, 'tool_calls'),
+      completion(
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get', arguments: '{"q":"a"}' } }] },
+        'tool_calls',
+      ),
       ctxFor(request),
     );
     const withTool = await generateText({
@@ -392,7 +459,11 @@ describe('Responses stream encoder', () => {
   });
 
   it('announces a call only once its name is known', () => {
-    const events = encode(request, [chunk({ tool_calls: [{ index: 0, id: 'call_x', function: { arguments: '' } }] }), chunk({ tool_calls: [{ index: 0, function: { name: 'late', arguments: '{}' } }] }), finish('tool_calls')]);
+    const events = encode(request, [
+      chunk({ tool_calls: [{ index: 0, id: 'call_x', function: { arguments: '' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { name: 'late', arguments: '{}' } }] }),
+      finish('tool_calls'),
+    ]);
     const added = events.find((e) => e.type === 'response.output_item.added');
     expect(added).toMatchObject({ item: { type: 'function_call', call_id: 'call_x', name: 'late', arguments: '' } });
     expect(events.find((e) => e.type === 'response.function_call_arguments.done')).toMatchObject({ name: 'late', arguments: '{}' });
@@ -400,7 +471,10 @@ describe('Responses stream encoder', () => {
 
   it('ends incomplete when the answer is cut by max tokens', async () => {
     const events = encode(request, [text('Once upon'), finish('length')]);
-    expect(events.at(-1)).toMatchObject({ type: 'response.incomplete', response: { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } } });
+    expect(events.at(-1)).toMatchObject({
+      type: 'response.incomplete',
+      response: { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } },
+    });
     const result = streamText({ model: aiOver(sseOf(events), 'text/event-stream'), prompt: 'x' });
     expect(await result.text).toBe('Once upon');
     expect(await result.finishReason).toBe('length');
@@ -411,13 +485,18 @@ describe('Responses stream encoder', () => {
     const types = events.map((e) => e.type);
     expect(types.slice(-2)).toEqual(['error', 'response.failed']);
     expect(types).not.toContain('response.completed');
-    expect(events.at(-1)).toMatchObject({ response: { status: 'failed', error: { code: 'upstream_stream_error', message: 'The provider closed the connection.' } } });
+    expect(events.at(-1)).toMatchObject({
+      response: { status: 'failed', error: { code: 'upstream_stream_error', message: 'The provider closed the connection.' } },
+    });
 
     const stream = openaiOver(sseOf(events), 'text/event-stream').responses.stream({ model: 'm', input: 'x' });
     await expect(stream.finalResponse()).rejects.toThrow('The provider closed the connection.');
 
     const parts: string[] = [];
-    const result = streamText({ model: aiOver(sseOf(events), 'text/event-stream'), prompt: 'x', onError: () => {
+    const result = streamText({
+      model: aiOver(sseOf(events), 'text/event-stream'),
+      prompt: 'x',
+      onError: () => {
         parts.push('error');
       },
     });

@@ -51,10 +51,25 @@ describe('registry', () => {
   it('registers every check kind under default.<name>', () => {
     expect([...CHECK_IDS].sort()).toEqual(
       [
-        'default.regexMatch', 'default.contains', 'default.wordCount', 'default.sentenceCount', 'default.characterCount',
-        'default.jsonSchema', 'default.jsonKeys', 'default.validUrls', 'default.containsCode', 'default.endsWith',
-        'default.allUppercase', 'default.allLowercase', 'default.modelWhitelist', 'default.requiredMetadataKeys',
-        'default.allowedRequestTypes', 'default.notNull', 'default.piiRegex', 'default.webhook', 'default.jwt',
+        'default.regexMatch',
+        'default.contains',
+        'default.wordCount',
+        'default.sentenceCount',
+        'default.characterCount',
+        'default.jsonSchema',
+        'default.jsonKeys',
+        'default.validUrls',
+        'default.containsCode',
+        'default.endsWith',
+        'default.allUppercase',
+        'default.allLowercase',
+        'default.modelWhitelist',
+        'default.requiredMetadataKeys',
+        'default.allowedRequestTypes',
+        'default.notNull',
+        'default.piiRegex',
+        'default.webhook',
+        'default.jwt',
       ].sort(),
     );
   });
@@ -213,7 +228,9 @@ describe('JSON checks', () => {
         { path: '/age', keyword: 'minimum', message: '-1 is less than 0' },
       ],
     });
-    expect(bad.explanation).toBe('The JSON does not match the schema: / required: Instance does not have required property "name"; /age minimum: -1 is less than 0.');
+    expect(bad.explanation).toBe(
+      'The JSON does not match the schema: / required: Instance does not have required property "name"; /age minimum: -1 is less than 0.',
+    );
     // A `false` subschema is named by the keyword holding it, at the value it rejects.
     const closed = { type: 'object', properties: { a: {} }, additionalProperties: false };
     const extra = await run('default.jsonSchema', { schema: closed }, '{"a":1,"b c/d":2}');
@@ -223,7 +240,11 @@ describe('JSON checks', () => {
     // anyOf keeps its summary beside the errors of each branch.
     const either = await run('default.jsonSchema', { schema: { anyOf: [{ type: 'number' }, { type: 'string' }] } }, 'null');
     expect((either.data as { errors: Array<{ keyword: string }> }).errors.map((e) => e.keyword)).toEqual(['anyOf', 'type', 'type']);
-    const many = await run('default.jsonSchema', { schema: { type: 'array', items: { type: 'string' } } }, JSON.stringify(Array.from({ length: 30 }, (_, i) => i)));
+    const many = await run(
+      'default.jsonSchema',
+      { schema: { type: 'array', items: { type: 'string' } } },
+      JSON.stringify(Array.from({ length: 30 }, (_, i) => i)),
+    );
     expect((many.data as { errors: unknown[] }).errors).toHaveLength(20);
   });
 
@@ -338,7 +359,10 @@ describe('JSON checks', () => {
     expect(lone).toMatchObject({ verdict: false, data: { errors: [{ path: '/\ufffd', keyword: 'additionalProperties' }] } });
     // `undefined` in a caller's json: absent, as in JSON.
     const json = { a: 1, b: undefined, c: [1, undefined] };
-    expect((await run('default.jsonSchema', { schema: { ...closed, properties: { a: {}, c: { items: { type: ['number', 'null'] } } } } }, input('', { json }))).verdict).toBe(true);
+    expect(
+      (await run('default.jsonSchema', { schema: { ...closed, properties: { a: {}, c: { items: { type: ['number', 'null'] } } } } }, input('', { json })))
+        .verdict,
+    ).toBe(true);
     expect((await run('default.jsonSchema', { schema: { required: ['b'] } }, input('', { json }))).verdict).toBe(false);
     expect(json).toEqual({ a: 1, b: undefined, c: [1, undefined] });
   });
@@ -448,9 +472,7 @@ describe('piiRegex', () => {
   it('redacts into transformed text and passes', async () => {
     const r = await run('default.piiRegex', { redact: true }, text);
     expect(r.verdict).toBe(true);
-    expect(r.transformed).toBe(
-      'Mail [REDACTED_EMAIL] or call [REDACTED_PHONE]. Card [REDACTED_CREDIT_CARD], SSN [REDACTED_SSN], host [REDACTED_IP_ADDRESS].',
-    );
+    expect(r.transformed).toBe('Mail [REDACTED_EMAIL] or call [REDACTED_PHONE]. Card [REDACTED_CREDIT_CARD], SSN [REDACTED_SSN], host [REDACTED_IP_ADDRESS].');
   });
 
   it('validates card numbers with Luhn and honours categories', async () => {
@@ -589,7 +611,9 @@ describe('jwt', () => {
   it('reads the token from the header named headerKey, with or without Bearer', async () => {
     const uri = jwks('/jwks/header');
     const t = await token();
-    expect((await run('default.jwt', params(uri, { headerKey: 'x-user-token' }), input('x', { request: { headers: { 'x-user-token': t } } }))).verdict).toBe(true);
+    expect((await run('default.jwt', params(uri, { headerKey: 'x-user-token' }), input('x', { request: { headers: { 'x-user-token': t } } }))).verdict).toBe(
+      true,
+    );
     const missing = await run('default.jwt', params(uri, { headerKey: 'x-user-token' }), withToken(t));
     expect(missing).toMatchObject({ verdict: false });
     expect(missing.explanation).toContain('x-user-token');
@@ -700,7 +724,10 @@ describe('evaluateGuardrails with inline guardrails', () => {
       waiting.push(res);
       if (waiting.length === 2) for (const r of waiting.splice(0)) sendJson(r, 200, { verdict: true });
     });
-    const g = () => ({ checks: [{ id: 'default.webhook', parameters: { webhookURL: `${base}/hook/together`, timeout: 10_000 } }], actions: { onFail: 'block' } });
+    const g = () => ({
+      checks: [{ id: 'default.webhook', parameters: { webhookURL: `${base}/hook/together`, timeout: 10_000 } }],
+      actions: { onFail: 'block' },
+    });
     const out = await evaluateGuardrails([g(), g()], 'ws-unused', input('x'));
     expect(out.verdict).toBe('pass');
     expect(out.hook_results.flatMap((h) => h.checks.map((c) => c.error))).toEqual([undefined, undefined]);
@@ -714,7 +741,13 @@ describe('evaluateGuardrails with inline guardrails', () => {
 
   it('chains transformations in order and reports them', async () => {
     const emails = { checks: [{ id: 'default.piiRegex', parameters: { categories: ['email'], redact: true } }], actions: { onFail: 'block' } };
-    const phones = { checks: [{ id: 'default.piiRegex', parameters: { categories: ['phone'], redact: true } }, { id: 'default.notNull', parameters: {} }], actions: { onFail: 'block' } };
+    const phones = {
+      checks: [
+        { id: 'default.piiRegex', parameters: { categories: ['phone'], redact: true } },
+        { id: 'default.notNull', parameters: {} },
+      ],
+      actions: { onFail: 'block' },
+    };
     const out = await evaluateGuardrails([emails, phones], 'ws-unused', input('ada@example.com, +1 415 555 0100'));
     expect(out.verdict).toBe('pass');
     expect(out.transformedText).toBe('[REDACTED_EMAIL], [REDACTED_PHONE]');

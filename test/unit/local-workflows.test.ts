@@ -149,7 +149,11 @@ const settled = (executionArn: string) =>
     const d = await describeExecution(executionArn);
     return d.status === 'RUNNING' ? undefined : d;
   });
-const errorName = (p: Promise<unknown>) => p.then(() => 'no error', (e: { name?: string }) => e.name);
+const errorName = (p: Promise<unknown>) =>
+  p.then(
+    () => 'no error',
+    (e: { name?: string }) => e.name,
+  );
 
 describe('ASL builders and the registry', () => {
   it('validates definitions: targets, timeouts, reachability', () => {
@@ -165,7 +169,10 @@ describe('ASL builders and the registry', () => {
   it('names workers by placeholder and substitutes ARNs like DefinitionSubstitutions', () => {
     const def = testDefinition();
     expect(workersOf(def, ['test-step', 'test-token', 'other'])).toEqual(['test-step', 'test-token']);
-    const arns = { [workerArnKey('test-step')]: 'arn:aws:lambda:us-east-1:1:function:a', [workerArnKey('test-token')]: 'arn:aws:lambda:us-east-1:1:function:b' };
+    const arns = {
+      [workerArnKey('test-step')]: 'arn:aws:lambda:us-east-1:1:function:a',
+      [workerArnKey('test-token')]: 'arn:aws:lambda:us-east-1:1:function:b',
+    };
     const out = substitute(def, arns);
     expect(out.States.Step).toMatchObject({ Resource: 'arn:aws:lambda:us-east-1:1:function:a', TimeoutSeconds: 30 });
     expect(out.States.AwaitToken).toMatchObject({

@@ -63,7 +63,10 @@ describe('the OpenAPI document', () => {
       const templated = [...key.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort();
       const declared = (operation.parameters ?? []).filter((p: Json) => p.in === 'path');
       expect(declared.map((p: Json) => p.name).sort(), key).toEqual(templated);
-      expect(declared.every((p: Json) => p.required === true), key).toBe(true);
+      expect(
+        declared.every((p: Json) => p.required === true),
+        key,
+      ).toBe(true);
     }
     for (const name of Object.keys(doc.components.schemas)) expect(name).toMatch(/^[a-zA-Z0-9.\-_]+$/);
   });

@@ -3,7 +3,7 @@ import { completionBody, composeChatBody } from '../../functions/prompts/compose
 import { parsePromptRef } from '../../functions/prompts/ref';
 import { parseRunBody, parseUpdateBody, versionFields } from '../../functions/prompts/schemas';
 import type { PromptVersion } from '../../functions/prompts/types';
-import { GatewayError } from '../../functions/shared/errors';
+import type { GatewayError } from '../../functions/shared/errors';
 
 const version = (over: Partial<PromptVersion> = {}): PromptVersion => ({
   prompt_id: 'p',

@@ -80,7 +80,14 @@ describe('Mustache sections', () => {
 
   it('iterates lists, with {{.}} for scalar items and fields for object items', () => {
     expect(render('{{#items}}- {{.}}\n{{/items}}', { items: ['a', 'b', 'c'] }).text).toBe('- a\n- b\n- c\n');
-    expect(render('{{#people}}{{name}}={{age}};{{/people}}', { people: [{ name: 'x', age: 1 }, { name: 'y', age: 2 }] }).text).toBe('x=1;y=2;');
+    expect(
+      render('{{#people}}{{name}}={{age}};{{/people}}', {
+        people: [
+          { name: 'x', age: 1 },
+          { name: 'y', age: 2 },
+        ],
+      }).text,
+    ).toBe('x=1;y=2;');
   });
 
   it('skips falsy values and empty lists', () => {
@@ -96,7 +103,13 @@ describe('Mustache sections', () => {
   });
 
   it('nests sections and resolves names through enclosing contexts', () => {
-    const vars = { org: 'Acme', teams: [{ team: 'a', members: [{ m: 'p' }, { m: 'q' }] }, { team: 'b', members: [] }] };
+    const vars = {
+      org: 'Acme',
+      teams: [
+        { team: 'a', members: [{ m: 'p' }, { m: 'q' }] },
+        { team: 'b', members: [] },
+      ],
+    };
     const tpl = '{{#teams}}{{team}}@{{org}}:{{#members}}{{m}}{{/members}}{{^members}}(empty){{/members}} {{/teams}}';
     expect(render(tpl, vars).text).toBe('a@Acme:pq b@Acme:(empty) ');
   });
@@ -160,7 +173,13 @@ describe('required variables', () => {
   it('renderMessages lists the missing names of every message in one 400', () => {
     const template = JSON.stringify([
       { role: 'system', content: 'You help {{company}}.' },
-      { role: 'user', content: [{ type: 'text', text: 'Q: {{question}}' }, { type: 'image_url', image_url: { url: '{{image}}' } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Q: {{question}}' },
+          { type: 'image_url', image_url: { url: '{{image}}' } },
+        ],
+      },
     ]);
     const err = badRequestOf(() => renderMessages(template, { question: 'why?' }, false));
     expect(err.message).toContain('company');

@@ -102,7 +102,16 @@ const FIELDS = {
   metadata: { team: 'search', empty: '' },
   stream: false,
 };
-const FULL: RequestMetrics = { route: 'chat.completions', provider: 'openai', status: 200, latencyMs: 12, upstreamLatencyMs: 9, promptTokens: 3, completionTokens: 5, cacheHit: false };
+const FULL: RequestMetrics = {
+  route: 'chat.completions',
+  provider: 'openai',
+  status: 200,
+  latencyMs: 12,
+  upstreamLatencyMs: 9,
+  promptTokens: 3,
+  completionTokens: 5,
+  cacheHit: false,
+};
 const REFUSED: RequestMetrics = { route: 'proxy', status: 429, latencyMs: 2, rateLimited: true, guardrailBlocked: true };
 const FAILED: RequestMetrics = { route: 'embeddings', provider: 'cohere', status: 502, latencyMs: 40, cacheHit: true };
 
@@ -118,7 +127,11 @@ describe('request telemetry: the same lines as Powertools, in one write', () => 
   it.each([
     ['log line and metrics (as on Lambda)', ON, 2],
     ['another service and namespace', { ...ON, POWERTOOLS_SERVICE_NAME: 'edge-gw', POWERTOOLS_METRICS_NAMESPACE: 'Edge' }, 2],
-    ['a sampling rate and an X-Ray trace', { ...ON, POWERTOOLS_LOGGER_SAMPLE_RATE: '0.25', _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1' }, 2],
+    [
+      'a sampling rate and an X-Ray trace',
+      { ...ON, POWERTOOLS_LOGGER_SAMPLE_RATE: '0.25', _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1' },
+      2,
+    ],
     ['a time zone other than UTC', { ...ON, TZ: 'America/New_York' }, 2],
     ["Lambda's UTC time zone", { ...ON, TZ: ':UTC' }, 2],
     ['DEBUG level', { ...ON, POWERTOOLS_LOG_LEVEL: 'DEBUG' }, 2],
@@ -149,17 +162,46 @@ describe('request telemetry: the same lines as Powertools, in one write', () => 
     const [line] = t.lean(FIELDS, FULL);
     const parsed = JSON.parse(line!) as Record<string, unknown>;
     expect(Object.keys(parsed)).toEqual([
-      'level', 'message', 'timestamp', 'service', 'sampling_rate', 'trace_id', 'workspace_id',
-      'route', 'method', 'path', 'model', 'status', 'latency_ms', 'upstream_latency_ms', 'tokens', 'retry_count', 'metadata', 'stream',
+      'level',
+      'message',
+      'timestamp',
+      'service',
+      'sampling_rate',
+      'trace_id',
+      'workspace_id',
+      'route',
+      'method',
+      'path',
+      'model',
+      'status',
+      'latency_ms',
+      'upstream_latency_ms',
+      'tokens',
+      'retry_count',
+      'metadata',
+      'stream',
     ]);
     expect(parsed.metadata).toEqual({ team: 'search', empty: '' });
   });
 
   it('puts every metric under the route and provider dimensions', async () => {
     const t = await load({ POWERTOOLS_METRICS_DISABLED: 'false', POWERTOOLS_LOG_LEVEL: 'ERROR' });
-    const [emf] = t.lean(FIELDS, FULL).map((l) => JSON.parse(l) as Record<string, unknown> & { _aws: { CloudWatchMetrics: Array<{ Dimensions: string[][]; Metrics: Array<{ Name: string }> }> } });
+    const [emf] = t
+      .lean(FIELDS, FULL)
+      .map(
+        (l) => JSON.parse(l) as Record<string, unknown> & { _aws: { CloudWatchMetrics: Array<{ Dimensions: string[][]; Metrics: Array<{ Name: string }> }> } },
+      );
     expect(emf!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service', 'route', 'provider']]);
-    expect(emf!._aws.CloudWatchMetrics[0]!.Metrics.map((x) => x.Name)).toEqual(['Requests', 'Errors', 'ClientErrors', 'Latency', 'UpstreamLatency', 'PromptTokens', 'CompletionTokens', 'CacheHits']);
+    expect(emf!._aws.CloudWatchMetrics[0]!.Metrics.map((x) => x.Name)).toEqual([
+      'Requests',
+      'Errors',
+      'ClientErrors',
+      'Latency',
+      'UpstreamLatency',
+      'PromptTokens',
+      'CompletionTokens',
+      'CacheHits',
+    ]);
     expect(emf).toMatchObject({ service: 'ai-gateway', route: 'chat.completions', provider: 'openai', Requests: 1, Latency: 12, CacheHits: 0 });
   });
 });

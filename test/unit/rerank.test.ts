@@ -63,7 +63,14 @@ describe('azure-ai adapter', () => {
     expect(azureAIModel('Cohere-rerank-v4.0-fast')).toBe('Cohere-rerank-v4.0-fast');
     expect(azureAIModel('my.cohere.model')).toBe('my.cohere.model');
     const req = azureAI.rerank!.request(full, { provider: 'azure-ai', apiKey: 'k', customHost: 'https://h.example' });
-    expect(sent(req)).toEqual({ model: 'rerank-v3.5', query: 'q', documents: ['alpha doc', 'beta doc', 'gamma doc'], top_n: 2, max_tokens_per_doc: 256, priority: 3 });
+    expect(sent(req)).toEqual({
+      model: 'rerank-v3.5',
+      query: 'q',
+      documents: ['alpha doc', 'beta doc', 'gamma doc'],
+      top_n: 2,
+      max_tokens_per_doc: 256,
+      priority: 3,
+    });
   });
 
   it('400s naming what is missing or unsafe', () => {
@@ -75,7 +82,14 @@ describe('azure-ai adapter', () => {
   });
 
   it('maps the Cohere answer: provider id, billed search units, documents from the request', () => {
-    const upstream = { id: 'az-1', results: [{ index: 2, relevance_score: 0.2 }, { index: 1, relevance_score: 0.8 }], meta: { billed_units: { search_units: 4 } } };
+    const upstream = {
+      id: 'az-1',
+      results: [
+        { index: 2, relevance_score: 0.2 },
+        { index: 1, relevance_score: 0.8 },
+      ],
+      meta: { billed_units: { search_units: 4 } },
+    };
     expect(azureAI.rerank!.response(upstream, full, ctx)).toEqual({
       object: 'list',
       id: 'az-1',
@@ -94,7 +108,14 @@ describe('cohere and bedrock rerank field rules', () => {
   it('cohere keeps the model as given and drops return_documents, rank_fields, truncation, parameters', () => {
     const req = cohere.rerank!.request(full, { provider: 'cohere', apiKey: 'k' });
     expect(req.url).toBe('https://api.cohere.com/v2/rerank');
-    expect(sent(req)).toEqual({ model: 'cohere.rerank-v3.5', query: 'q', documents: ['alpha doc', 'beta doc', 'gamma doc'], top_n: 2, max_tokens_per_doc: 256, priority: 3 });
+    expect(sent(req)).toEqual({
+      model: 'cohere.rerank-v3.5',
+      query: 'q',
+      documents: ['alpha doc', 'beta doc', 'gamma doc'],
+      top_n: 2,
+      max_tokens_per_doc: 256,
+      priority: 3,
+    });
   });
 
   it('bedrock: ARN from a bare id, numberOfResults, parameters as additionalModelRequestFields, computed search units', () => {
@@ -110,13 +131,22 @@ describe('cohere and bedrock rerank field rules', () => {
         numberOfResults: 2,
       },
     });
-    const out = bedrockRerank.response({ results: [{ index: 0, relevanceScore: 0.1 }, { index: 2, relevanceScore: 0.7 }] }, full, ctx);
+    const out = bedrockRerank.response(
+      {
+        results: [
+          { index: 0, relevanceScore: 0.1 },
+          { index: 2, relevanceScore: 0.7 },
+        ],
+      },
+      full,
+      ctx,
+    );
     expect(out).toMatchObject({ id: 'rerank-gw-1', usage: { search_units: 1 }, provider: 'bedrock' });
     expect(out.results.map((r) => r.index)).toEqual([2, 0]);
   });
 });
 
-describe('finaliseRerank (spec §2.7)', () => {
+describe('finaliseRerank', () => {
   const raw = (results: unknown[], extra: Partial<RerankResult> = {}): RerankResult =>
     ({ object: 'list', id: '', results, model: 'x', usage: { search_units: 1 }, provider: 'x', ...extra }) as RerankResult;
 
@@ -173,9 +203,11 @@ describe('finaliseRerank (spec §2.7)', () => {
 });
 
 describe('request body validation', () => {
-  it('accepts the §4.13 body, treats nulls as absent', () => {
+  it('accepts the body, treats nulls as absent', () => {
     expect(parseRerankBody({ ...full, priority: null })).toEqual({ ...full, priority: undefined });
-    expect(parseRerankBody({ model: 'm', query: 'q', documents: [{ text: 't', any: { nested: true } }] }).documents).toEqual([{ text: 't', any: { nested: true } }]);
+    expect(parseRerankBody({ model: 'm', query: 'q', documents: [{ text: 't', any: { nested: true } }] }).documents).toEqual([
+      { text: 't', any: { nested: true } },
+    ]);
   });
 
   it.each([

@@ -134,14 +134,19 @@ describe('strategies', () => {
       strategy: { mode: 'fallback' },
       targets: [leaf('a'), { strategy: { mode: 'loadbalance' }, targets: [leaf('b', { weight: 0 }), leaf('c', { weight: 1 })] }],
     });
-    const out = await routeRequest(config, input, attempt, deps(() => 0.01));
+    const out = await routeRequest(
+      config,
+      input,
+      attempt,
+      deps(() => 0.01),
+    );
     expect(calls).toEqual(['a', 'c']);
     expect(out.leaf.path).toBe('config.targets[1].targets[1]');
   });
 
   it('loadbalance follows the weights (fixed-seed statistical check) and never picks weight 0', () => {
     let seed = 42;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const counts = [0, 0, 0];
     const targets = [{ weight: 1 }, { weight: 3 }, { weight: 0 }];
     for (let i = 0; i < 20_000; i++) counts[pickWeighted(targets, random)]!++;
@@ -199,7 +204,10 @@ describe('config validation names the JSON path of each problem', () => {
     [{ targets: [{ provider: 'openai' }, { weight: 1 }] }, 'config.targets[1]'],
     [{ provider: 'openai', retry: { attempts: 9 } }, 'config.retry.attempts'],
     [{ provider: 'openai', cache: { mode: 'simple', max_age: 5 } }, 'config.cache.max_age'],
-    [{ strategy: { mode: 'conditional', conditions: [{ query: {}, then: 'nope' }] }, targets: [{ provider: 'openai', name: 'a' }] }, 'config.strategy.conditions[0].then'],
+    [
+      { strategy: { mode: 'conditional', conditions: [{ query: {}, then: 'nope' }] }, targets: [{ provider: 'openai', name: 'a' }] },
+      'config.strategy.conditions[0].then',
+    ],
     [{ strategy: { mode: 'sideways' }, targets: [{ provider: 'openai' }] }, 'config.strategy.mode'],
     [{ provider: 'openai', surprise: 1 }, 'surprise'],
   ])('%j -> %s', (config, path) => {

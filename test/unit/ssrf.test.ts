@@ -286,31 +286,50 @@ describe('assertSafeUrl: trusted hosts', () => {
 
 describe('isBlockedAddress', () => {
   it.each([
-    '127.0.0.1', '10.1.2.3', '172.20.0.1', '192.168.0.10', '169.254.169.254', '100.100.100.200', '0.0.0.0',
-    '255.255.255.255', '224.0.0.251', '198.18.5.5', '192.0.2.55',
-    '::1', '::', 'fe80::1', 'fd12:3456::1', 'ff02::fb', '::ffff:10.0.0.1', '::ffff:7f00:1', '::7f00:1',
-    '64:ff9b::a00:1', '2002:c0a8:101::1', '2001::1', '2001:db8::5', 'fd00:ec2::254',
+    '127.0.0.1',
+    '10.1.2.3',
+    '172.20.0.1',
+    '192.168.0.10',
+    '169.254.169.254',
+    '100.100.100.200',
+    '0.0.0.0',
+    '255.255.255.255',
+    '224.0.0.251',
+    '198.18.5.5',
+    '192.0.2.55',
+    '::1',
+    '::',
+    'fe80::1',
+    'fd12:3456::1',
+    'ff02::fb',
+    '::ffff:10.0.0.1',
+    '::ffff:7f00:1',
+    '::7f00:1',
+    '64:ff9b::a00:1',
+    '2002:c0a8:101::1',
+    '2001::1',
+    '2001:db8::5',
+    'fd00:ec2::254',
     // anything that is not a canonical address fails closed
-    'garbage', '', '127.1', '2130706433',
+    'garbage',
+    '',
+    '127.1',
+    '2130706433',
   ])('%j is blocked', (ip) => {
     expect(isBlockedAddress(ip)).toBe(true);
     expect(addressBlockReason(ip)).toEqual(expect.any(String));
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '104.18.6.192', '2606:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8', '64:ff9b::808:808'])(
-    '%j is allowed',
-    (ip) => {
-      expect(isBlockedAddress(ip)).toBe(false);
-      expect(addressBlockReason(ip)).toBeNull();
-    },
-  );
+  it.each(['8.8.8.8', '1.1.1.1', '104.18.6.192', '2606:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8', '64:ff9b::808:808'])('%j is allowed', (ip) => {
+    expect(isBlockedAddress(ip)).toBe(false);
+    expect(addressBlockReason(ip)).toBeNull();
+  });
 });
 
 /** Call a lookup function the way node:net does and capture the callback. */
 function runLookup(lookup: LookupFn, hostname: string, options?: number | { all?: boolean; family?: number }) {
   return new Promise<{ err: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number }>((resolve) => {
-    const cb = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) =>
-      resolve({ err, address, family });
+    const cb = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => resolve({ err, address, family });
     if (options === undefined) lookup(hostname, cb);
     else lookup(hostname, options, cb);
   });
@@ -359,7 +378,10 @@ describe('guardedLookup (DNS)', () => {
       ],
     });
     const lookup = createGuardedLookup({ trustedHosts: ['other.example'], resolve });
-    for (const [host, shown] of [['mixed.example', '10.0.0.7'], ['v6.example', '::ffff:169.254.169.254']] as const) {
+    for (const [host, shown] of [
+      ['mixed.example', '10.0.0.7'],
+      ['v6.example', '::ffff:169.254.169.254'],
+    ] as const) {
       for (const options of [{ all: true }, { all: false }, undefined, 0]) {
         const { err } = await runLookup(lookup, host, options);
         expect(err, `${host} ${JSON.stringify(options)}`).toMatchObject({ status: 400, code: 'blocked_custom_host' });

@@ -62,10 +62,12 @@ describe('queue consumer (Powertools batch)', () => {
       if (failing.has(id)) throw new Error(`failing ${id}`);
     });
 
-  it('FIFO: fails the rest of a failed record\'s group and goes on with the other groups', async () => {
+  it("FIFO: fails the rest of a failed record's group and goes on with the other groups", async () => {
     const seen: string[] = [];
     const consume = consumerOf(seen, new Set(['a1']));
-    const event: SQSEvent = { Records: [record('a1', { id: 'a1' }, 'a'), record('b1', { id: 'b1' }, 'b'), record('a2', { id: 'a2' }, 'a'), record('b2', { id: 'b2' }, 'b')] };
+    const event: SQSEvent = {
+      Records: [record('a1', { id: 'a1' }, 'a'), record('b1', { id: 'b1' }, 'b'), record('a2', { id: 'a2' }, 'a'), record('b2', { id: 'b2' }, 'b')],
+    };
     expect(await consume(event)).toEqual({ batchItemFailures: [{ itemIdentifier: 'a1' }, { itemIdentifier: 'a2' }] });
     expect(seen).toEqual(['a1', 'b1', 'b2']);
   });

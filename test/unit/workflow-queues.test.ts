@@ -9,8 +9,26 @@ import type { QueueSpec, WorkerSpec } from '../../infra/workflows/registry';
 // helpers (functions/shared/workflows/sqs.ts) reaching it through AWS_ENDPOINT_URL_SQS.
 
 const queues: QueueSpec[] = [
-  { name: 'test-std', fifo: false, envVar: 'TEST_STD_QUEUE_URL', consumer: 'std-consumer', batchSize: 5, maxReceiveCount: 2, visibilityTimeoutSeconds: 30, producers: [] },
-  { name: 'test-fifo', fifo: true, envVar: 'TEST_FIFO_QUEUE_URL', consumer: 'fifo-consumer', batchSize: 1, maxReceiveCount: 3, visibilityTimeoutSeconds: 30, producers: [] },
+  {
+    name: 'test-std',
+    fifo: false,
+    envVar: 'TEST_STD_QUEUE_URL',
+    consumer: 'std-consumer',
+    batchSize: 5,
+    maxReceiveCount: 2,
+    visibilityTimeoutSeconds: 30,
+    producers: [],
+  },
+  {
+    name: 'test-fifo',
+    fifo: true,
+    envVar: 'TEST_FIFO_QUEUE_URL',
+    consumer: 'fifo-consumer',
+    batchSize: 1,
+    maxReceiveCount: 3,
+    visibilityTimeoutSeconds: 30,
+    producers: [],
+  },
 ];
 const workers: WorkerSpec[] = [
   { name: 'std-consumer', entry: 'unused', kind: 'queue-consumer', description: 'test', timeoutSeconds: 5 },

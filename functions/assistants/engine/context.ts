@@ -18,7 +18,8 @@ const PAGE = 100;
 
 export async function loadThreadMessages(record: RunRecord): Promise<{ thread: Message[]; own: Map<string, Message> }> {
   const { run, workspaceId } = record;
-  const wanted = run.truncation_strategy.type === 'last_messages' && run.truncation_strategy.last_messages ? run.truncation_strategy.last_messages : MAX_CONTEXT_MESSAGES;
+  const wanted =
+    run.truncation_strategy.type === 'last_messages' && run.truncation_strategy.last_messages ? run.truncation_strategy.last_messages : MAX_CONTEXT_MESSAGES;
   const thread: Message[] = [];
   const own = new Map<string, Message>();
   let after: string | undefined;
@@ -64,7 +65,10 @@ export async function loadRunTurns(record: RunRecord, own: Map<string, Message>)
       preamble = null;
       continue;
     }
-    turns.push({ text: preamble, toolCalls: details.tool_calls.map(({ function: f, ...call }) => ({ ...call, function: { name: f.name, arguments: f.arguments }, output: f.output })) });
+    turns.push({
+      text: preamble,
+      toolCalls: details.tool_calls.map(({ function: f, ...call }) => ({ ...call, function: { name: f.name, arguments: f.arguments }, output: f.output })),
+    });
     preamble = null;
   }
   return turns;

@@ -3,7 +3,7 @@ import { SseWriter } from '../../shared/http/sse';
 
 /**
  * Where the engine reports what a run does, as OpenAI assistant stream events
- * (provider-contracts §1.7): `thread.run.*`, `thread.run.step.*`, `thread.message.*`.
+ * (the providers' API references): `thread.run.*`, `thread.run.step.*`, `thread.message.*`.
  * A non-streamed run (the workflow) reports to NO_EVENTS; a streamed one to an SSE
  * writer, each event as `event: <name>` + `data: <json>`.
  */

@@ -13,7 +13,7 @@ import { listSteps, transitionStep } from '../store/steps';
 import { isTerminal, nowSeconds, type Run, type RunStatus, type ToolCall, type Usage } from '../types';
 
 /**
- * The run engine (DESIGN.md §5): one model step of a run, shared by streamed runs (inline,
+ * The run engine: one model step of a run, shared by streamed runs (inline,
  * events to the caller) and the workflow (a Step Functions task, no events).
  *
  * runModelStep(record) acts on a run that is `queued` (it starts it) or `in_progress`:
@@ -80,7 +80,7 @@ function budgetReason(run: Run, used: Usage): 'max_prompt_tokens' | 'max_complet
   return undefined;
 }
 
-/** Which token limit (if any) a call's result put the run over (§3). */
+/** Which token limit (if any) a call's result put the run over. */
 export function limitReason(run: Run, total: Usage, finish: string | null): 'max_prompt_tokens' | 'max_completion_tokens' | undefined {
   if (run.max_prompt_tokens !== null && total.prompt_tokens > run.max_prompt_tokens) return 'max_prompt_tokens';
   if (run.max_completion_tokens !== null && (finish === 'length' || total.completion_tokens > run.max_completion_tokens)) return 'max_completion_tokens';
@@ -95,7 +95,7 @@ async function modelStep(input: RunRecord, events: RunEventSink, ctx: RequestCon
     await startRunNow(loaded.record, events);
     loaded = await loadRunState(ref);
   }
-  if (!loaded || loaded.record.run.status !== 'in_progress') return { run: (loaded ?? { record: input }).record.run, executed: false };
+  if (loaded?.record.run.status !== 'in_progress') return { run: (loaded ?? { record: input }).record.run, executed: false };
   const { record, state } = loaded;
   const k = state.calls;
   const over = budgetReason(record.run, state.usage);
@@ -156,7 +156,15 @@ function withIds(runId: string, k: number, calls: ToolCall[]): ToolCall[] {
  * the call (cancelled, failed, incomplete) moves the run first and closes the items only
  * if this execution won, so it never touches items another execution of the call owns.
  */
-async function settle(ctx: LogContext, record: RunRecord, state: EngineState, k: number, writer: CallWriter, result: ModelCallResult, events: RunEventSink): Promise<StepOutcome> {
+async function settle(
+  ctx: LogContext,
+  record: RunRecord,
+  state: EngineState,
+  k: number,
+  writer: CallWriter,
+  result: ModelCallResult,
+  events: RunEventSink,
+): Promise<StepOutcome> {
   const usage = addUsage(state.usage, result.usage);
   const guard = commitGuard(k, usage, null);
   if (result.kind === 'aborted') {
@@ -243,7 +251,12 @@ export async function cancelRunNow(record: RunRecord, events: RunEventSink = NO_
 }
 
 /** Finish every in_progress step of a run that has ended (and its open message). */
-export async function closeOpenSteps(record: RunRecord, status: 'cancelled' | 'expired' | 'failed', reason: string, events: RunEventSink = NO_EVENTS): Promise<void> {
+export async function closeOpenSteps(
+  record: RunRecord,
+  status: 'cancelled' | 'expired' | 'failed',
+  reason: string,
+  events: RunEventSink = NO_EVENTS,
+): Promise<void> {
   const ref = runRef(record);
   const steps = await listSteps(ref, { limit: 100, order: 'asc' });
   for (const step of steps.items.filter((s) => s.status === 'in_progress')) {
@@ -252,7 +265,8 @@ export async function closeOpenSteps(record: RunRecord, status: 'cancelled' | 'e
       const id = step.step_details.message_creation.message_id;
       const now = nowSeconds();
       const patch = { status: 'incomplete' as const, incomplete_at: now, incomplete_details: { reason } };
-      const message = (await updateMessage(workspaceId, run.thread_id, id, patch, { whileInProgress: true })) ?? (await getMessage(workspaceId, run.thread_id, id));
+      const message =
+        (await updateMessage(workspaceId, run.thread_id, id, patch, { whileInProgress: true })) ?? (await getMessage(workspaceId, run.thread_id, id));
       if (message) events.emit(messageEvent(message), message);
     }
     const closed = await transitionStep(ref, step.id, { status });

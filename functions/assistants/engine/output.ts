@@ -4,7 +4,7 @@ import { addMessageOnce, getMessage, updateMessage } from '../store/messages';
 import type { RunEventSink } from './events';
 import { runRef, type RunRecord } from '../store/runs';
 import { createStepOnce, getStep, transitionStep, type StepPatch } from '../store/steps';
-import { nowSeconds, type Message, type MessageStatus, type RunStep, type StepDetails, type ToolCall, type Usage } from '../types';
+import { nowSeconds, type Message, type MessageStatus, type RunStep, type StepDetails, type ToolCall } from '../types';
 
 /**
  * The items one model call writes, and their stream events, in the canonical order:
@@ -72,7 +72,11 @@ export class CallWriter {
     const call = first
       ? { index: d.index, id: d.id ?? '', type: 'function', function: { name: d.name ?? '', arguments: d.arguments ?? '', output: null } }
       : { index: d.index, type: 'function', function: { arguments: d.arguments ?? '' } };
-    this.events.emit('thread.run.step.delta', { id: this.toolStep.id, object: 'thread.run.step.delta', delta: { step_details: { type: 'tool_calls', tool_calls: [call] } } });
+    this.events.emit('thread.run.step.delta', {
+      id: this.toolStep.id,
+      object: 'thread.run.step.delta',
+      delta: { step_details: { type: 'tool_calls', tool_calls: [call] } },
+    });
   }
 
   /** Open the message (and its step) now, e.g. for an empty final answer. */
@@ -134,13 +138,17 @@ export class CallWriter {
 
   /** Finish the tool step (cancelled / failed / …) with the final calls (default: as streamed so far). */
   async closeToolStep(patch: StepPatch, calls: ToolCall[] = this.partial.filter(Boolean)): Promise<void> {
-    if (!this.toolStep || this.toolStep.status !== 'in_progress') return;
+    if (this.toolStep?.status !== 'in_progress') return;
     const details: StepDetails = { type: 'tool_calls', tool_calls: withOutputs(calls) };
     this.toolStep = (await this.finishStep(this.toolStep.id, { ...patch, step_details: details })) ?? this.toolStep;
   }
 
   private async openToolStepQuietly(): Promise<RunStep> {
-    const { step } = await createStepOnce(this.ref, { id: this.ids.toolStep, assistantId: this.record.run.assistant_id, details: { type: 'tool_calls', tool_calls: [] } });
+    const { step } = await createStepOnce(this.ref, {
+      id: this.ids.toolStep,
+      assistantId: this.record.run.assistant_id,
+      details: { type: 'tool_calls', tool_calls: [] },
+    });
     return step;
   }
 

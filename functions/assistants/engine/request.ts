@@ -38,7 +38,7 @@ export function messageText(m: Pick<Message, 'content'>): string {
 }
 
 /**
- * truncation_strategy (spec §2.4): `last_messages` keeps the N most recent messages;
+ * truncation_strategy: `last_messages` keeps the N most recent messages;
  * `auto` keeps everything unless the run has `max_prompt_tokens`, then drops the oldest
  * messages whose estimated size does not fit in that budget (the newest is always kept).
  */

@@ -24,7 +24,11 @@ export const ZERO_USAGE: Usage = { prompt_tokens: 0, completion_tokens: 0, total
 
 export const addUsage = (a: Usage, b: Usage | null | undefined): Usage =>
   b
-    ? { prompt_tokens: a.prompt_tokens + b.prompt_tokens, completion_tokens: a.completion_tokens + b.completion_tokens, total_tokens: a.total_tokens + b.total_tokens }
+    ? {
+        prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+        completion_tokens: a.completion_tokens + b.completion_tokens,
+        total_tokens: a.total_tokens + b.total_tokens,
+      }
     : a;
 
 export interface EngineState {

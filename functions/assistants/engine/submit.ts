@@ -34,7 +34,7 @@ async function openToolStep(ref: RunRef, preferred: string | undefined): Promise
 export async function submitToolOutputsToRun(record: RunRecord, outputs: ToolOutput[], opts: { inline?: boolean } = {}): Promise<Resumed | undefined> {
   const ref = runRef(record);
   const loaded = await loadRunState(ref);
-  if (!loaded || loaded.record.run.status !== 'requires_action') return undefined;
+  if (loaded?.record.run.status !== 'requires_action') return undefined;
   const { record: current, state } = loaded;
   const expiresAt = current.run.expires_at;
   if (expiresAt !== null && expiresAt <= nowSeconds()) {
@@ -45,7 +45,7 @@ export async function submitToolOutputsToRun(record: RunRecord, outputs: ToolOut
   const k = state.calls - 1;
   const preferred = state.clock?.call === k ? callIds(current.run.id, k, state.clock.ms).toolStep : undefined;
   const step = await openToolStep(ref, preferred);
-  if (!step || step.step_details.type !== 'tool_calls') return undefined;
+  if (step?.step_details.type !== 'tool_calls') return undefined;
   const given = new Map(outputs.map((o) => [o.tool_call_id, o.output]));
   const details: StepDetails = {
     type: 'tool_calls',

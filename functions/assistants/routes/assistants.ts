@@ -7,15 +7,7 @@ import { z } from '../../shared/validation';
 import { createAssistant, deleteAssistant, getAssistant, listAssistants, updateAssistant, type AssistantFields } from '../store/assistants';
 import { assistantProviderFromHeaders, PROVIDER_REF, requireManagedProvider } from '../credentials';
 import { parseBody, pathId, route, type AssistantContext } from './http';
-import {
-  metadataSchema,
-  modelSchema,
-  responseFormatSchema,
-  temperatureSchema,
-  toolResourcesSchema,
-  toolsSchema,
-  topPSchema,
-} from './schemas';
+import { metadataSchema, modelSchema, responseFormatSchema, temperatureSchema, toolResourcesSchema, toolsSchema, topPSchema } from './schemas';
 
 /** `/v1/assistants`: create, list, retrieve, modify, delete (OpenAI Assistants v2 shapes). */
 
@@ -40,7 +32,11 @@ const assistantNotFound = (id: string) => notFound(`No assistant found with id '
 
 async function create(req: GatewayRequest, ctx: AssistantContext) {
   const body = parseBody(req, createSchema);
-  const slug = await requireManagedProvider(ctx.workspaceId, body.provider?.slice(1) ?? assistantProviderFromHeaders(req), body.provider ? 'provider' : 'x-gateway-provider');
+  const slug = await requireManagedProvider(
+    ctx.workspaceId,
+    body.provider?.slice(1) ?? assistantProviderFromHeaders(req),
+    body.provider ? 'provider' : 'x-gateway-provider',
+  );
   const assistant = await createAssistant(ctx.workspaceId, {
     model: body.model,
     name: body.name ?? null,

@@ -11,7 +11,7 @@ import { messageInputSchema, metadataSchema } from './schemas';
 import { threadIdOf, threadNotFound } from './threads';
 import { getThreadItem } from '../store/threads';
 
-/** `/v1/threads/{thread_id}/messages`: create (§4.8), list (§4.7), retrieve (§4.9), modify, delete. */
+/** `/v1/threads/{thread_id}/messages`: create, list, retrieve, modify, delete. */
 
 const updateSchema = z.strictObject({ metadata: z.optional(z.nullable(metadataSchema)) });
 
@@ -37,7 +37,8 @@ async function list(req: GatewayRequest, ctx: AssistantContext) {
   const page = pageFromQuery(req.query);
   const runId = req.query.run_id || undefined;
   // An over-long run id cannot exist: nothing matches.
-  const matching = runId !== undefined && runId.length > MAX_ID_LENGTH ? Promise.resolve({ items: [], hasMore: false }) : listMessages(ctx.workspaceId, threadId, page, runId);
+  const matching =
+    runId !== undefined && runId.length > MAX_ID_LENGTH ? Promise.resolve({ items: [], hasMore: false }) : listMessages(ctx.workspaceId, threadId, page, runId);
   const [thread, result] = await Promise.all([getThreadItem(ctx.workspaceId, threadId), matching]);
   if (!thread) throw threadNotFound(threadId);
   return ok(listObject(result.items, result.hasMore));

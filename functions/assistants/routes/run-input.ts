@@ -18,7 +18,7 @@ import {
 } from './schemas';
 import type { Assistant, Tool, ToolChoice } from '../types';
 
-/** Bodies of create run (`POST /threads/{id}/runs`) and create thread-and-run (§4.6). */
+/** Bodies of create run (`POST /threads/{id}/runs`) and create thread-and-run. */
 
 const opt = <T extends z.ZodMiniType>(schema: T) => z.optional(z.nullable(schema));
 
@@ -79,7 +79,7 @@ function joinInstructions(base: string | null, extra: string | null | undefined)
 }
 
 /**
- * Overrides on top of the assistant, then the defaults of spec §2.4. The managed provider
+ * Overrides on top of the assistant, then the defaults of docs/api.md. The managed provider
  * is the request's (header) or else the assistant's binding, and must exist.
  */
 export async function buildRunSpec(workspaceId: string, body: RunBody, assistant: Assistant, headerProvider: string | undefined): Promise<RunSpec> {

@@ -21,7 +21,7 @@ import { getThreadItem } from '../store/threads';
 import type { ToolOutput } from '../types';
 
 /**
- * Runs: create (on a thread, or with a new thread §4.6), list (§4.5), retrieve, modify
+ * Runs: create (on a thread, or with a new thread), list, retrieve, modify
  * metadata, cancel, submit_tool_outputs, steps. The routes write the run record and hand
  * it to the lifecycle hooks (workflow/lifecycle.ts); execution happens there. With `stream: true`
  * the engine runs inline instead and the answer is the run's event stream (runs-stream.ts);
@@ -30,7 +30,9 @@ import type { ToolOutput } from '../types';
 
 const updateSchema = z.strictObject({ metadata: z.optional(z.nullable(metadataSchema)) });
 const submitSchema = z.strictObject({
-  tool_outputs: z.array(z.strictObject({ tool_call_id: z.string().check(z.minLength(1), z.maxLength(128)), output: z.string().check(z.maxLength(512 * 1024)) })).check(z.minLength(1), z.maxLength(128)),
+  tool_outputs: z
+    .array(z.strictObject({ tool_call_id: z.string().check(z.minLength(1), z.maxLength(128)), output: z.string().check(z.maxLength(512 * 1024)) }))
+    .check(z.minLength(1), z.maxLength(128)),
   stream: z.optional(z.nullable(z.boolean())),
 });
 
@@ -92,7 +94,12 @@ async function list(req: GatewayRequest, ctx: AssistantContext) {
   const page = pageFromQuery(req.query);
   const [thread, result] = await Promise.all([getThreadItem(ctx.workspaceId, threadId), listRuns(ctx.workspaceId, threadId, page)]);
   if (!thread) throw threadNotFound(threadId);
-  return ok(listObject(result.items.map((r) => r.run), result.hasMore));
+  return ok(
+    listObject(
+      result.items.map((r) => r.run),
+      result.hasMore,
+    ),
+  );
 }
 
 async function get(req: GatewayRequest, ctx: AssistantContext) {
@@ -133,7 +140,8 @@ function checkOutputs(record: RunRecord, outputs: ToolOutput[]): void {
   const seen = new Set<string>();
   outputs.forEach((o, i) => {
     const field = `tool_outputs[${i}].tool_call_id`;
-    if (!pending.includes(o.tool_call_id)) throw badRequest(`Invalid \`${field}\`: '${o.tool_call_id}' is not a pending tool call of run ${record.run.id}.`, field, 'invalid_value');
+    if (!pending.includes(o.tool_call_id))
+      throw badRequest(`Invalid \`${field}\`: '${o.tool_call_id}' is not a pending tool call of run ${record.run.id}.`, field, 'invalid_value');
     if (seen.has(o.tool_call_id)) throw badRequest(`Invalid \`${field}\`: '${o.tool_call_id}' is given twice.`, field, 'invalid_value');
     seen.add(o.tool_call_id);
   });

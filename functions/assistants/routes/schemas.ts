@@ -3,7 +3,7 @@ import { z } from '../../shared/validation';
 
 /**
  * Input pieces shared by assistants, threads, messages and runs, with the limits of
- * spec §8 (each failure is a 400 naming the field). Tools other than `function` are
+ * docs/api.md (each failure is a 400 naming the field). Tools other than `function` are
  * refused by name before parsing (rejectUnsupportedTools), never dropped.
  */
 

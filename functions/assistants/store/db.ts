@@ -4,7 +4,7 @@ import { batchWrite, buildUpdate, type Key, type UpdateSpec } from '../../shared
 import type { TableName } from '../../shared/tables';
 
 /**
- * Key layout (DESIGN.md §4: keys prefixed by workspace, so every read is tenant-scoped).
+ * Key layout.
  *
  * threads table, one partition per thread `WS#<ws>#THREAD#<thread_id>`:
  *   `THREAD`                     the thread (holds `active_run_id` while a run is active)
@@ -110,5 +110,8 @@ export async function deletePartition(table: TableName, pk: string): Promise<voi
     items.push(...((out.Items ?? []) as Key[]));
     start = out.LastEvaluatedKey;
   } while (start);
-  await batchWrite(table, items.map((it) => ({ DeleteRequest: { Key: { pk: it.pk, sk: it.sk } } })));
+  await batchWrite(
+    table,
+    items.map((it) => ({ DeleteRequest: { Key: { pk: it.pk, sk: it.sk } } })),
+  );
 }

@@ -7,7 +7,7 @@ import type { MessageInput } from '../routes/schemas';
 import { nowSeconds, type Attachment, type Message, type MessageContent, type MessageStatus, type Metadata } from '../types';
 
 /**
- * Thread messages (spec §2.3), in the thread's partition under `MSG#<id>`. Content,
+ * Thread messages, in the thread's partition under `MSG#<id>`. Content,
  * attachments and metadata are stored as JSON text so they round-trip exactly.
  */
 
@@ -46,7 +46,7 @@ interface MessageItem {
   metadata_json: string;
 }
 
-/** Caller input -> stored content parts (spec §2.3 text / image_url / image_file items). */
+/** Caller input -> stored content parts. */
 export function toContent(content: MessageInput['content'], field: string): MessageContent[] {
   const parts: MessageContent[] =
     typeof content === 'string'

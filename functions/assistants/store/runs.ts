@@ -5,20 +5,10 @@ import { ID_PREFIX, newId } from '../../shared/ids';
 import { asItem, fromJson, RUN_PREFIX, runKey, threadKey, threadPk, toJson, transact, txPut, txUpdate } from './db';
 import { messageItem, type NewMessage } from './messages';
 import { getThreadItem, threadFromItem, threadItem, writeInitialMessages, type ThreadFields } from './threads';
-import {
-  ACTIVE_RUN_STATUSES,
-  isTerminal,
-  nowSeconds,
-  type Metadata,
-  type Run,
-  type RunStatus,
-  type Thread,
-  type Tool,
-  type ToolChoice,
-} from '../types';
+import { ACTIVE_RUN_STATUSES, isTerminal, nowSeconds, type Metadata, type Run, type RunStatus, type Thread, type Tool, type ToolChoice } from '../types';
 
 /**
- * The run record and its state transitions (spec §2.4, §3; DESIGN.md §4-§5).
+ * The run record and its state transitions.
  *
  * - createRun / createThreadAndRun write the run `queued` and claim its thread in ONE
  *   transaction: the thread's `active_run_id` is set only if absent, so a second active
@@ -192,10 +182,7 @@ export async function createThreadAndRun(
   const tItem = threadItem(workspaceId, fields, createdAt);
   const rItem = runItem(workspaceId, tItem.id, spec, createdAt);
   await writeInitialMessages(workspaceId, tItem.id, messages, createdAt);
-  const outcome = await transact([
-    txPut('threads', { ...tItem, active_run_id: rItem.id, [CLAIM_EXPIRES]: rItem.expires_at }),
-    txPut('threads', asItem(rItem)),
-  ]);
+  const outcome = await transact([txPut('threads', { ...tItem, active_run_id: rItem.id, [CLAIM_EXPIRES]: rItem.expires_at }), txPut('threads', asItem(rItem))]);
   if (outcome !== 'ok') throw new Error(`thread-and-run write failed: ${outcome}`);
   return { thread: threadFromItem(tItem), record: fromItem(rItem) };
 }

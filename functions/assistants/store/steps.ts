@@ -89,10 +89,7 @@ export async function getStep(ref: RunRef, stepId: string): Promise<RunStep | un
 }
 
 export async function listSteps(ref: RunRef, page: PageRequest): Promise<Page<RunStep>> {
-  const result = await listPage<StepItem>(
-    { table: 'threads', partition: threadPk(ref.workspaceId, ref.threadId), prefix: stepPrefix(ref.runId) },
-    page,
-  );
+  const result = await listPage<StepItem>({ table: 'threads', partition: threadPk(ref.workspaceId, ref.threadId), prefix: stepPrefix(ref.runId) }, page);
   return { items: result.items.map(fromItem), hasMore: result.hasMore };
 }
 

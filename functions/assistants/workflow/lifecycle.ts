@@ -9,7 +9,7 @@ import { getRun, runRef, type RunRecord } from '../store/runs';
 import type { Run, ToolOutput } from '../types';
 
 /**
- * Where the API hands runs to the asynchronous lifecycle (DESIGN.md §5). The routes
+ * Where the API hands runs to the asynchronous lifecycle. The routes
  * validate, write the record (queued / cancelling) and then call these hooks. By default
  * they drive the runs workflow (SQS FIFO + Step Functions, infra/workflows/runs.ts):
  *
@@ -33,7 +33,7 @@ export interface LifecycleHooks {
    * Tool outputs for a run in `requires_action` (ids checked against required_action):
    * resume it. May return the run as it stands afterwards (the API returns that run).
    */
-  submitToolOutputs(record: RunRecord, outputs: ToolOutput[], ctx?: LogContext): Promise<Run | void>;
+  submitToolOutputs(record: RunRecord, outputs: ToolOutput[], ctx?: LogContext): Promise<Run | undefined>;
   /** A run moved to `cancelling`: stop it and finish it as `cancelled`. */
   cancelRun(record: RunRecord, ctx?: LogContext): Promise<void>;
 }

@@ -9,7 +9,7 @@ import { transitionRun, type RunRef, type TransitionGuard } from '../store/runs'
 import { isTerminal, nowSeconds, type RunStatus } from '../types';
 
 /**
- * The workflow side of a non-streamed run (DESIGN.md §5): one function per task of the runs
+ * The workflow side of a non-streamed run: one function per task of the runs
  * state machine (infra/workflows/runs.ts), called by the `run-step` worker, and the
  * finalizer of executions that end without succeeding. Every action is re-entrant (a retry,
  * a redelivery, an execution re-run after a local restart): it reads the run, acts with a

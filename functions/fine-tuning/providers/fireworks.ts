@@ -1,5 +1,5 @@
 /**
- * Fireworks AI fine-tuning. Its control plane is not OpenAI-shaped (contract §7): resources
+ * Fireworks AI fine-tuning. Its control plane is not OpenAI-shaped: resources
  * live under `https://api.fireworks.ai/v1/accounts/{account_id}/...`, files are *datasets*
  * and jobs are *supervisedFineTuningJobs*. What the gateway maps:
  * - `training_file` / `validation_file` are dataset resource names
@@ -62,10 +62,16 @@ export function fireworksAccount(datasetName: string): string | undefined {
 function checkSpec(spec: JobSpec): { message: string; param: string } | undefined {
   const account = fireworksAccount(spec.trainingFile);
   if (!account) {
-    return { message: 'Fireworks AI trains on datasets: `training_file` must be a dataset resource name, `accounts/<account_id>/datasets/<dataset_id>`.', param: 'training_file' };
+    return {
+      message: 'Fireworks AI trains on datasets: `training_file` must be a dataset resource name, `accounts/<account_id>/datasets/<dataset_id>`.',
+      param: 'training_file',
+    };
   }
   if (spec.validationFile && fireworksAccount(spec.validationFile) !== account) {
-    return { message: '`validation_file` must be a dataset of the same Fireworks account: `accounts/<account_id>/datasets/<dataset_id>`.', param: 'validation_file' };
+    return {
+      message: '`validation_file` must be a dataset of the same Fireworks account: `accounts/<account_id>/datasets/<dataset_id>`.',
+      param: 'validation_file',
+    };
   }
   return undefined;
 }
@@ -126,7 +132,9 @@ export const fireworksFineTuning: FineTuningAdapter = {
         ...(typeof j.epochs === 'number' ? { n_epochs: j.epochs } : {}),
         ...(typeof j.batchSize === 'number' ? { batch_size: j.batchSize } : {}),
       },
-      ...(status === 'failed' ? { error: failure('Fireworks AI', { code: str(obj(j.status).code) ?? 'provider_job_failed', message: str(obj(j.status).message) }) } : {}),
+      ...(status === 'failed'
+        ? { error: failure('Fireworks AI', { code: str(obj(j.status).code) ?? 'provider_job_failed', message: str(obj(j.status).message) }) }
+        : {}),
     };
   },
   /** No events API: a metrics event per progress percentage seen. */

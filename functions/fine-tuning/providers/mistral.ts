@@ -72,7 +72,10 @@ export const mistralFineTuning: FineTuningAdapter = {
       hyperparameters: typeof hp.epochs === 'number' ? { n_epochs: hp.epochs } : undefined,
       ...(status === 'failed'
         ? {
-            error: failure('Mistral AI', { code: providerStatus === 'FAILED_VALIDATION' ? 'invalid_training_file' : 'provider_job_failed', message: str(obj(failedEvent?.data).error) ?? str(obj(failedEvent?.data).message) }),
+            error: failure('Mistral AI', {
+              code: providerStatus === 'FAILED_VALIDATION' ? 'invalid_training_file' : 'provider_job_failed',
+              message: str(obj(failedEvent?.data).error) ?? str(obj(failedEvent?.data).message),
+            }),
           }
         : {}),
     };

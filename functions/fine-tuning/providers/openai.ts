@@ -1,7 +1,5 @@
 /**
- * OpenAI's fine-tuning API (contract §1.5, §1.6) and Azure OpenAI's copy of it (contract §4:
- * `{resource}.openai.azure.com/openai/{files|fine_tuning/jobs}?api-version=...`, `api-key`
- * auth). One factory; Azure's differences are options:
+ * OpenAI's fine-tuning API and Azure OpenAI's copy of it. One factory; Azure's differences are options:
  * - Azure statuses also include `pending` / `notRunning` (-> queued) and `canceled`;
  * - Azure's GA api-version takes supervised hyperparameters at the top level
  *   (`hyperparameters`), `method` only for DPO; it has no `metadata` or W&B integration;
@@ -80,7 +78,9 @@ export function parseOpenAIEvents(body: unknown): ProviderEvent[] {
     const createdAt = unixSeconds(e.created_at);
     if (!id || createdAt === null) return [];
     const data = e.data && typeof e.data === 'object' && !Array.isArray(e.data) ? (e.data as Record<string, unknown>) : null;
-    return [{ id, createdAt, level: level(e.level), message: str(e.message) ?? '', type: e.type === 'metrics' ? ('metrics' as const) : ('message' as const), data }];
+    return [
+      { id, createdAt, level: level(e.level), message: str(e.message) ?? '', type: e.type === 'metrics' ? ('metrics' as const) : ('message' as const), data },
+    ];
   });
 }
 
@@ -93,7 +93,8 @@ export function openAIStyleAdapter(o: OpenAIStyleOptions): FineTuningAdapter {
     retrieveFile: (e, fileId) => get(`${e.base}/files/${seg(fileId)}${o.query(e)}`, e),
     parseFile(body) {
       const f = obj(body);
-      if (o.azure && f.status === 'error') return { usable: false, reason: str(obj(f.status_details).message) ?? str(f.status_details) ?? 'the file failed processing at Azure OpenAI' };
+      if (o.azure && f.status === 'error')
+        return { usable: false, reason: str(obj(f.status_details).message) ?? str(f.status_details) ?? 'the file failed processing at Azure OpenAI' };
       return { usable: true };
     },
     createJob(e, spec) {

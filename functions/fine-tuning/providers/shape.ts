@@ -21,8 +21,7 @@ export function post(url: string, body: unknown, e: Endpoint): UpstreamRequest {
 /** A path segment from an id the caller chose (never lets it add segments or a query). */
 export const seg = (id: string) => encodeURIComponent(id);
 
-export const obj = (v: unknown): Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+export const obj = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 export const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 export const int = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? Math.round(v) : null);
@@ -38,8 +37,7 @@ export function unixSeconds(v: unknown): number | null {
 }
 
 /** A stable id for provider events that carry none (same content -> same id). */
-export const derivedEventId = (...parts: unknown[]) =>
-  createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 24);
+export const derivedEventId = (...parts: unknown[]) => createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 24);
 
 export function level(v: unknown): ProviderEvent['level'] {
   const s = String(v ?? '').toLowerCase();

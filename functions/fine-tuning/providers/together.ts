@@ -29,7 +29,9 @@ const STATUS: Record<string, JobStatus> = {
 };
 
 function lastError(events: unknown): string | undefined {
-  const errors = arr(events).map(obj).filter((e) => level(e.level) === 'error');
+  const errors = arr(events)
+    .map(obj)
+    .filter((e) => level(e.level) === 'error');
   return str(errors.at(-1)?.message);
 }
 
@@ -46,7 +48,8 @@ export const togetherFineTuning: FineTuningAdapter = {
     if (spec.suffix) body.suffix = spec.suffix;
     if (hp.n_epochs !== 'auto') body.n_epochs = hp.n_epochs;
     if (hp.batch_size !== 'auto') body.batch_size = hp.batch_size;
-    if (hp.learning_rate_multiplier !== 'auto') warnings.push('Together AI takes an absolute learning rate; `learning_rate_multiplier` was not sent (the provider default applies).');
+    if (hp.learning_rate_multiplier !== 'auto')
+      warnings.push('Together AI takes an absolute learning rate; `learning_rate_multiplier` was not sent (the provider default applies).');
     if (spec.method.type === 'dpo') {
       const beta = spec.method.dpo.hyperparameters.beta;
       body.training_method = { method: 'dpo', ...(beta !== 'auto' ? { dpo_beta: beta } : {}) };

@@ -151,10 +151,7 @@ export class MessagesStreamEncoder {
     const call = next.call;
     call.state = 'open';
     this.#open = { kind: 'tool', index, call };
-    return [
-      { type: 'content_block_start', index, content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} } },
-      ...this.#sendArgs(call),
-    ];
+    return [{ type: 'content_block_start', index, content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} } }, ...this.#sendArgs(call)];
   }
 
   #sendArgs(call: Call): MessagesStreamEvent[] {

@@ -48,7 +48,11 @@ function partOf(part: ResponsesContentPart, where: string, assistant: boolean): 
     case 'input_image':
       if (assistant) break;
       if (!part.image_url) {
-        throw badRequest('Images must be given as `image_url` (an http(s) or data URL) on this provider; `file_id` is not supported.', `${where}.image_url`, 'unsupported_value');
+        throw badRequest(
+          'Images must be given as `image_url` (an http(s) or data URL) on this provider; `file_id` is not supported.',
+          `${where}.image_url`,
+          'unsupported_value',
+        );
       }
       return { type: 'image_url', image_url: part.detail ? { url: part.image_url, detail: part.detail } : { url: part.image_url } };
     case 'input_file':
@@ -200,4 +204,3 @@ export function responsesToChat(body: ResponsesRequest, previousItems: readonly 
     stream_options: stream ? { include_usage: true } : undefined,
   }) as ChatRequest;
 }
-

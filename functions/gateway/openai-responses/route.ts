@@ -46,7 +46,10 @@ async function previousConversation(req: GatewayRequest, body: ResponsesRequest)
   if (!body.previous_response_id) return [];
   const stored = await loadResponse(req.auth.workspaceId, body.previous_response_id);
   if (!stored) {
-    throw notFound(`No stored response '${body.previous_response_id}' in this workspace (expired, deleted, or created with store: false).`, 'previous_response_id');
+    throw notFound(
+      `No stored response '${body.previous_response_id}' in this workspace (expired, deleted, or created with store: false).`,
+      'previous_response_id',
+    );
   }
   return stored.conversation;
 }
@@ -87,7 +90,12 @@ async function withReferencesResolved(req: GatewayRequest, body: ResponsesReques
   const input = body.input.map((item, i) => {
     if (item.type !== 'item_reference') return item;
     const found = items.get(String((item as { id?: unknown }).id ?? ''));
-    if (!found) throw badRequest(`No stored item '${String((item as { id?: unknown }).id)}' in this workspace (expired, or from a response created with store: false).`, `input[${i}].id`, 'item_not_found');
+    if (!found)
+      throw badRequest(
+        `No stored item '${String((item as { id?: unknown }).id)}' in this workspace (expired, or from a response created with store: false).`,
+        `input[${i}].id`,
+        'item_not_found',
+      );
     return found as typeof item;
   });
   return { ...body, input };

@@ -54,10 +54,7 @@ export const META_SCHEMA = {
     propertyNames: schema,
     enum: { type: 'array', minItems: 1, uniqueItems: true },
     type: {
-      anyOf: [
-        { $ref: '#/definitions/simpleTypes' },
-        { type: 'array', items: { $ref: '#/definitions/simpleTypes' }, minItems: 1, uniqueItems: true },
-      ],
+      anyOf: [{ $ref: '#/definitions/simpleTypes' }, { type: 'array', items: { $ref: '#/definitions/simpleTypes' }, minItems: 1, uniqueItems: true }],
     },
     format: { type: 'string' },
     contentMediaType: { type: 'string' },

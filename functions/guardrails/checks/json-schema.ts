@@ -172,7 +172,19 @@ function regex(source: string, at: string): void {
 }
 
 /** Keywords whose value is a subschema, an array of them, or a map of them. */
-const ONE = ['additionalItems', 'unevaluatedItems', 'items', 'contains', 'additionalProperties', 'unevaluatedProperties', 'propertyNames', 'not', 'if', 'then', 'else'];
+const ONE = [
+  'additionalItems',
+  'unevaluatedItems',
+  'items',
+  'contains',
+  'additionalProperties',
+  'unevaluatedProperties',
+  'propertyNames',
+  'not',
+  'if',
+  'then',
+  'else',
+];
 const LIST = ['items', 'prefixItems', 'allOf', 'anyOf', 'oneOf'];
 const MAP = ['properties', 'patternProperties', 'definitions', '$defs', 'dependentSchemas', 'dependencies'];
 
@@ -205,8 +217,19 @@ export interface SchemaError {
 const SUMMARIES = new Set(['anyOf', 'oneOf', 'contains', 'if', 'propertyNames']);
 /** Keywords that always list the errors of their subschemas right after their own. */
 const PARENTS = new Set([
-  'properties', 'patternProperties', 'additionalProperties', 'unevaluatedProperties', 'items', 'prefixItems',
-  'additionalItems', 'unevaluatedItems', 'propertyNames', 'dependentSchemas', '$ref', '$recursiveRef', 'allOf',
+  'properties',
+  'patternProperties',
+  'additionalProperties',
+  'unevaluatedProperties',
+  'items',
+  'prefixItems',
+  'additionalItems',
+  'unevaluatedItems',
+  'propertyNames',
+  'dependentSchemas',
+  '$ref',
+  '$recursiveRef',
+  'allOf',
 ]);
 
 /**
@@ -226,7 +249,6 @@ export function schemaErrors(units: readonly OutputUnit[]): SchemaError[] {
       // (its keywordLocation is the instance's: never a summary of what follows)
       out.push({ path: pointer(e.instanceLocation), keyword: 'false', message: 'no value is allowed here (false schema)' });
     } else if (next && !SUMMARIES.has(e.keyword) && next.keywordLocation.startsWith(`${e.keywordLocation}/`)) {
-      continue;
     } else {
       const keyword = e.keyword === 'format' && patternMessage(e.error) ? 'pattern' : e.keyword;
       out.push({ path: pointer(e.instanceLocation), keyword, message: message(e) });

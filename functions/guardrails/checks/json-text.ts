@@ -15,7 +15,10 @@ export function jsonOf(input: GuardrailInput): unknown {
     const inner = tryParse(fenced[1]!.trim());
     if (inner !== undefined) return inner;
   }
-  for (const [open, close] of [['{', '}'], ['[', ']']] as const) {
+  for (const [open, close] of [
+    ['{', '}'],
+    ['[', ']'],
+  ] as const) {
     const start = text.indexOf(open);
     const end = text.lastIndexOf(close);
     if (start !== -1 && end > start) {

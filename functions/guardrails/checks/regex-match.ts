@@ -19,7 +19,12 @@ export const regexMatch = defineCheck({
       z.maxLength(MAX_RULE_LENGTH),
       z.superRefine((rule, ctx) => {
         const problem = linearRegexProblem(rule);
-        if (problem) ctx.addIssue({ code: 'custom', message: `expected a valid regular expression (RE2 syntax: no backreferences or lookaround): ${problem}`, input: rule });
+        if (problem)
+          ctx.addIssue({
+            code: 'custom',
+            message: `expected a valid regular expression (RE2 syntax: no backreferences or lookaround): ${problem}`,
+            input: rule,
+          });
       }),
     ),
     not: z._default(z.boolean(), false),

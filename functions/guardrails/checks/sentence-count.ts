@@ -6,9 +6,7 @@ import { inRange, rangeSchema } from './util';
  * plus a trailing run without end punctuation. `3.14` and `e.g.x` do not split.
  */
 export function countSentences(text: string): number {
-  return text
-    .split(/(?<=[.!?\u2026])["'\u201d\u2019)\]]*(?:\s+|$)/u)
-    .filter((s) => /[\p{L}\p{N}]/u.test(s)).length;
+  return text.split(/(?<=[.!?\u2026])["'\u201d\u2019)\]]*(?:\s+|$)/u).filter((s) => /[\p{L}\p{N}]/u.test(s)).length;
 }
 
 /** `default.sentenceCount`: the number of sentences is within bounds. */

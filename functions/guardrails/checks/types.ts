@@ -31,7 +31,7 @@ export interface GuardrailCheck<P = unknown> {
 }
 
 /** A check whose parameter type is erased, for the registry. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the registry holds checks of every parameter type
 export type AnyCheck = GuardrailCheck<any>;
 
 /** Type the `run` parameters from the schema. */

@@ -6,8 +6,7 @@ export const operatorSchema = z._default(z.enum(['any', 'all', 'none']), 'any');
 export type Operator = 'any' | 'all' | 'none';
 
 /** A non-empty list of non-empty strings (words, keys, models, ...). */
-export const stringList = (max = 1000) =>
-  z.array(z.string().check(z.minLength(1), z.maxLength(1000))).check(z.minLength(1), z.maxLength(max));
+export const stringList = (max = 1000) => z.array(z.string().check(z.minLength(1), z.maxLength(1000))).check(z.minLength(1), z.maxLength(max));
 
 export const count = () => z.optional(z.int().check(z.gte(0)));
 
@@ -15,10 +14,7 @@ export const count = () => z.optional(z.int().check(z.gte(0)));
  * Parameters `{[min]?, [max]?}` of a counting check: non-negative integers, at least one
  * given, min <= max (the error names the max parameter).
  */
-export function rangeSchema<Min extends string, Max extends string>(
-  min: Min,
-  max: Max,
-): z.ZodMiniType<Partial<Record<Min | Max, number>>> {
+export function rangeSchema<Min extends string, Max extends string>(min: Min, max: Max): z.ZodMiniType<Partial<Record<Min | Max, number>>> {
   const shape: Record<string, ReturnType<typeof count>> = { [min]: count(), [max]: count() };
   return z.strictObject(shape).check(
     z.superRefine((value: Record<string, number | undefined>, ctx) => {
@@ -66,7 +62,10 @@ export function matchList(operator: Operator, wanted: readonly string[], has: (i
 
 /** Map with a size bound: the oldest entry goes when a new one would exceed it. */
 export class BoundedMap<K, V> extends Map<K, V> {
-  constructor(private readonly limit: number, private readonly onEvict?: (key: K, value: V) => void) {
+  constructor(
+    private readonly limit: number,
+    private readonly onEvict?: (key: K, value: V) => void,
+  ) {
     super();
   }
 

@@ -1,5 +1,5 @@
 /**
- * AWS binary event-stream framing (contract §5.1 "ConverseStream response"). Bytes arrive
+ * AWS binary event-stream framing. Bytes arrive
  * split anywhere; they are buffered until a whole frame (its total length is the first
  * 4 bytes, big-endian) is present, then decoded (CRC-checked) with EventStreamCodec.
  */

@@ -1,5 +1,5 @@
 /**
- * AWS settings and SigV4 signing (contract §5.1 "Auth") for any built request: the proxy
+ * AWS settings and SigV4 signing for any built request: the proxy
  * signs arbitrary paths, methods and bodies too (functions/shared/aws/sigv4.ts signs).
  */
 import { signHeaders, type AwsCredentials } from '../../shared/aws/sigv4';
@@ -10,8 +10,7 @@ import type { ProviderTarget, UpstreamRequest } from '../types';
 
 export type { AwsCredentials };
 
-export const awsRegion = (target: ProviderTarget): string =>
-  requireSetting(target.aws?.region, SETTING.aws_region, 'AWS region');
+export const awsRegion = (target: ProviderTarget): string => requireSetting(target.aws?.region, SETTING.aws_region, 'AWS region');
 
 /**
  * SigV4 credentials from the target; undefined when there are none but a Bedrock API key

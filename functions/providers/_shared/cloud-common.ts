@@ -47,7 +47,7 @@ export function parseDataUrl(url: string): { mimeType: string; data: string } | 
 
 /** JSON.parse of tool-call arguments; a 400 naming the field when they are not a JSON object. */
 export function parseArguments(args: string | undefined, param: string): Record<string, unknown> {
-  if (!args || !args.trim()) return {};
+  if (!args?.trim()) return {};
   try {
     const parsed: unknown = JSON.parse(args);
     if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;

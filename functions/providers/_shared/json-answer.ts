@@ -25,7 +25,10 @@ export function jsonAnswerTool(body: ChatRequest): JsonAnswerTool | undefined {
   if (!format || format.type === 'text') return undefined;
   for (const [i, tool] of (body.tools ?? []).entries()) {
     if (isJsonAnswerTool(tool.function?.name)) {
-      throw badRequest(`The tool name '${tool.function.name}' is reserved by the gateway for \`response_format\` on this provider.`, `tools[${i}].function.name`);
+      throw badRequest(
+        `The tool name '${tool.function.name}' is reserved by the gateway for \`response_format\` on this provider.`,
+        `tools[${i}].function.name`,
+      );
     }
   }
   const purpose = format.json_schema?.name ? ` (${format.json_schema.name})` : '';

@@ -1,5 +1,5 @@
 /**
- * One factory for every provider that speaks the OpenAI wire format (contract §7). The
+ * One factory for every provider that speaks the OpenAI wire format. The
  * request body passes through except for a provider's `mapRequest` quirks. A provider
  * with finish-reason fixes or a stream quirk also gets `response` fixes and a stream
  * translator; the others have no translator, so the pipeline pipes their bytes.
@@ -51,8 +51,7 @@ export function createOpenAICompatible(opts: CompatOptions): ProviderAdapter {
     if (opts.requiresKey === false && !t.apiKey) return {};
     return { authorization: `Bearer ${requireKey(t, opts.name)}` };
   };
-  const fixFinish = (reason: unknown) =>
-    typeof reason === 'string' && opts.finishReasons?.[reason] ? opts.finishReasons[reason] : reason;
+  const fixFinish = (reason: unknown) => (typeof reason === 'string' && opts.finishReasons?.[reason] ? opts.finishReasons[reason] : reason);
   const translates = Boolean(opts.finishReasons || opts.streamUsage);
 
   const adapter: ProviderAdapter = {

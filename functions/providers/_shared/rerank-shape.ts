@@ -1,5 +1,5 @@
 /**
- * Shared pieces of the unified rerank response (spec §2.7): results sorted by score,
+ * Shared pieces of the unified rerank response: results sorted by score,
  * `document` only when the caller asked for it (taken from the request when the
  * provider does not echo it), and one `search_units` fallback.
  */

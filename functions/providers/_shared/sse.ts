@@ -65,7 +65,7 @@ export function sseTranslator(handler: SseHandler): StreamTranslator {
     end() {
       out = { chunks: [] };
       // The blank lines dispatch a last event the upstream did not terminate.
-      feed(decoder.decode() + '\n\n');
+      feed(`${decoder.decode()}\n\n`);
       stopped = true;
       if (!failed) finish();
       return out;

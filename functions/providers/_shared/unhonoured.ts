@@ -10,7 +10,9 @@ import type { ChatRequest } from '../types';
 export function refuseUnhonoured(body: ChatRequest, providerName: string): void {
   if (typeof body.n === 'number' && body.n > 1) throw badRequest(`${providerName} returns one choice per request: \`n\` must be 1.`, 'n');
   if (body.logprobs === true) throw badRequest(`${providerName} does not return log probabilities: remove \`logprobs\`.`, 'logprobs', 'unsupported_parameter');
-  if (typeof body.top_logprobs === 'number') throw badRequest(`${providerName} does not return log probabilities: remove \`top_logprobs\`.`, 'top_logprobs', 'unsupported_parameter');
+  if (typeof body.top_logprobs === 'number')
+    throw badRequest(`${providerName} does not return log probabilities: remove \`top_logprobs\`.`, 'top_logprobs', 'unsupported_parameter');
   const bias = body.logit_bias;
-  if (bias && typeof bias === 'object' && Object.keys(bias).length) throw badRequest(`${providerName} has no logit bias: remove \`logit_bias\`.`, 'logit_bias', 'unsupported_parameter');
+  if (bias && typeof bias === 'object' && Object.keys(bias).length)
+    throw badRequest(`${providerName} has no logit bias: remove \`logit_bias\`.`, 'logit_bias', 'unsupported_parameter');
 }

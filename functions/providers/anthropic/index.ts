@@ -1,5 +1,5 @@
 /**
- * Anthropic Messages API (contract §2). Chat is translated both ways; the stream
+ * Anthropic Messages API. Chat is translated both ways; the stream
  * translator is in stream.ts. No embeddings, audio or rerank.
  *
  * `response_format` json_object/json_schema becomes a forced call of an answer tool whose
@@ -194,7 +194,12 @@ export const anthropic: ProviderAdapter = {
       const blocks = r.content ?? [];
       const answer = blocks.find((b) => b.type === 'tool_use' && isJsonAnswerTool(b.name));
       // The answer tool's input is the answer; any text around it is not JSON.
-      const text = answer ? jsonAnswerText(answer.name, answer.input) : blocks.filter((b) => b.type === 'text').map((b) => b.text ?? '').join('');
+      const text = answer
+        ? jsonAnswerText(answer.name, answer.input)
+        : blocks
+            .filter((b) => b.type === 'text')
+            .map((b) => b.text ?? '')
+            .join('');
       const toolCalls: ToolCall[] = blocks
         .filter((b) => b.type === 'tool_use' && !isJsonAnswerTool(b.name))
         .map((b) => ({ id: b.id ?? '', type: 'function', function: { name: b.name ?? '', arguments: JSON.stringify(b.input ?? {}) } }));

@@ -1,5 +1,5 @@
 /**
- * Anthropic Messages stream -> OpenAI chunks (contract §2 "Streaming"). Tool calls are
+ * Anthropic Messages stream -> OpenAI chunks. Tool calls are
  * numbered from 0 in the order their blocks start, not by Anthropic's block index.
  * Thinking, citations and server-tool blocks have no OpenAI chunk field and are dropped.
  */

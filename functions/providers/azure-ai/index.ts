@@ -1,6 +1,6 @@
 /**
  * Azure AI (Foundry) rerank for Cohere deployments (issue «Unified rerank» item 2). The
- * deployments speak Cohere's v2 rerank API, so the wire format is Cohere's (contract §6).
+ * deployments speak Cohere's v2 rerank API, so the wire format is Cohere's.
  *
  * URL:
  * - default: `https://{resource}.services.ai.azure.com/providers/cohere/v2/rerank`, the

@@ -1,5 +1,5 @@
 /**
- * Azure OpenAI (contract §4), classic deployment URLs:
+ * Azure OpenAI, classic deployment URLs:
  * https://{resource}.openai.azure.com/openai/deployments/{deployment}/{route}?api-version=…
  * Bodies are OpenAI-shaped; the stream translator only drops Azure's annotation-only
  * chunks (empty `choices`, choices without `delta`) and fills the blank id/model fields.
@@ -115,7 +115,11 @@ export const azureOpenAI: ProviderAdapter = {
     translations: true,
     url(route, target) {
       if (!target.azure?.deploymentId) {
-        throw badRequest('Azure audio routes need the deployment: send the `x-gateway-azure-deployment-id` header.', 'x-gateway-azure-deployment-id', 'missing_provider_setting');
+        throw badRequest(
+          'Azure audio routes need the deployment: send the `x-gateway-azure-deployment-id` header.',
+          'x-gateway-azure-deployment-id',
+          'missing_provider_setting',
+        );
       }
       return deploymentUrl(target, `audio/${route}`);
     },

@@ -1,5 +1,5 @@
 /**
- * OpenAI chat <-> Bedrock Converse (contract §5.1): system messages -> `system[]`, tool
+ * OpenAI chat <-> Bedrock Converse: system messages -> `system[]`, tool
  * calls -> `toolUse`, tool messages -> user `toolResult` blocks (consecutive ones merged
  * into one user turn, as Converse needs alternating roles), tools -> `toolConfig`,
  * sampling -> `inferenceConfig`, images from data: URLs -> `image.source.bytes`.
@@ -18,12 +18,25 @@ interface ConverseMessage {
 }
 
 const IMAGE_FORMATS: Record<string, string> = {
-  'image/png': 'png', 'image/jpeg': 'jpeg', 'image/jpg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp',
-  png: 'png', jpg: 'jpeg', jpeg: 'jpeg', gif: 'gif', webp: 'webp',
+  'image/png': 'png',
+  'image/jpeg': 'jpeg',
+  'image/jpg': 'jpeg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+  png: 'png',
+  jpg: 'jpeg',
+  jpeg: 'jpeg',
+  gif: 'gif',
+  webp: 'webp',
 };
 const DOCUMENT_FORMATS: Record<string, string> = {
-  'application/pdf': 'pdf', 'text/csv': 'csv', 'text/html': 'html', 'text/plain': 'txt', 'text/markdown': 'md',
-  'application/msword': 'doc', 'application/vnd.ms-excel': 'xls',
+  'application/pdf': 'pdf',
+  'text/csv': 'csv',
+  'text/html': 'html',
+  'text/plain': 'txt',
+  'text/markdown': 'md',
+  'application/msword': 'doc',
+  'application/vnd.ms-excel': 'xls',
   'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'docx',
   'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 'xlsx',
 };
@@ -45,10 +58,15 @@ function imageBlock(url: string, param: string): Block {
 function documentBlock(file: LoosePart['file'], param: string): Block {
   const inline = typeof file?.file_data === 'string' ? parseDataUrl(file.file_data) : undefined;
   const format = inline && DOCUMENT_FORMATS[inline.mimeType];
-  if (!inline || !format) throw badRequest(`${param}: Bedrock takes files as file_data data: URLs of a document type (pdf, csv, docx, …).`, param, 'unsupported_content');
+  if (!inline || !format)
+    throw badRequest(`${param}: Bedrock takes files as file_data data: URLs of a document type (pdf, csv, docx, …).`, param, 'unsupported_content');
   // Bedrock document names: letters, digits, spaces, hyphens, parentheses, brackets.
   const base = String(file?.filename ?? 'document').replace(/\.[^.]*$/, '');
-  const name = base.replace(/[^A-Za-z0-9 ()[\]-]+/g, '-').replace(/\s+/g, ' ').trim() || 'document';
+  const name =
+    base
+      .replace(/[^A-Za-z0-9 ()[\]-]+/g, '-')
+      .replace(/\s+/g, ' ')
+      .trim() || 'document';
   return { document: { format, name, source: { bytes: inline.data } } };
 }
 
@@ -131,10 +149,13 @@ function toolConfig(body: ChatRequest, usesTools: boolean): Block | undefined {
   });
   const choice = body.tool_choice;
   const toolChoice =
-    choice === 'required' ? { any: {} }
-    : choice === 'auto' ? { auto: {} }
-    : choice && typeof choice === 'object' ? { tool: { name: choice.function.name } }
-    : undefined;
+    choice === 'required'
+      ? { any: {} }
+      : choice === 'auto'
+        ? { auto: {} }
+        : choice && typeof choice === 'object'
+          ? { tool: { name: choice.function.name } }
+          : undefined;
   return { tools, ...(toolChoice ? { toolChoice } : {}) };
 }
 

@@ -21,24 +21,20 @@ export function validModelId(model: string, param = 'model'): string {
 export const modelSegment = (model: string): string => encodeURIComponent(validModelId(model));
 
 /** bedrock-runtime root (or the custom host). */
-export const runtimeRoot = (target: ProviderTarget): string =>
-  rootUrl(target, () => `https://bedrock-runtime.${awsRegion(target)}.amazonaws.com`);
+export const runtimeRoot = (target: ProviderTarget): string => rootUrl(target, () => `https://bedrock-runtime.${awsRegion(target)}.amazonaws.com`);
 
 /** The Bedrock control plane (ListFoundationModels), or the custom host. */
-export const controlRoot = (target: ProviderTarget): string =>
-  rootUrl(target, () => `https://bedrock.${awsRegion(target)}.amazonaws.com`);
+export const controlRoot = (target: ProviderTarget): string => rootUrl(target, () => `https://bedrock.${awsRegion(target)}.amazonaws.com`);
 
 /** bedrock-agent-runtime root (rerank), or the custom host. */
-export const agentRuntimeRoot = (target: ProviderTarget): string =>
-  rootUrl(target, () => `https://bedrock-agent-runtime.${awsRegion(target)}.amazonaws.com`);
+export const agentRuntimeRoot = (target: ProviderTarget): string => rootUrl(target, () => `https://bedrock-agent-runtime.${awsRegion(target)}.amazonaws.com`);
 
 /** `{}` with SigV4 credentials (`sign` adds them); a Bedrock API key goes in as Bearer. */
 export function bedrockAuthHeaders(target: ProviderTarget): Record<string, string> {
   return awsCredentials(target) ? {} : { authorization: `Bearer ${target.apiKey!.trim()}` };
 }
 
-export const bedrockPost = (url: string, body: unknown, target: ProviderTarget): UpstreamRequest =>
-  jsonPost(url, body, bedrockAuthHeaders(target), target);
+export const bedrockPost = (url: string, body: unknown, target: ProviderTarget): UpstreamRequest => jsonPost(url, body, bedrockAuthHeaders(target), target);
 
 /** SigV4 (service `bedrock` for both runtime hosts) over any final request. */
 export async function bedrockSign(req: UpstreamRequest, target: ProviderTarget): Promise<UpstreamRequest> {

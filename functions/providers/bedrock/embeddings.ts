@@ -46,11 +46,7 @@ export const bedrockEmbeddings: EmbeddingsAdapter = {
   },
   response(upstream, ctx, request): Embeddings {
     const res = (upstream ?? {}) as InvokeEmbeddingResponse;
-    const vectors = Array.isArray(res.embedding)
-      ? [res.embedding]
-      : Array.isArray(res.embeddings)
-        ? res.embeddings
-        : (res.embeddings?.float ?? []);
+    const vectors = Array.isArray(res.embedding) ? [res.embedding] : Array.isArray(res.embeddings) ? res.embeddings : (res.embeddings?.float ?? []);
     const tokens = res.inputTextTokenCount ?? 0;
     return {
       object: 'list',

@@ -1,5 +1,5 @@
 /**
- * AWS Bedrock (contract §5): chat through Converse / ConverseStream
+ * AWS Bedrock: chat through Converse / ConverseStream
  * (POST https://bedrock-runtime.{region}.amazonaws.com/model/{urlencoded id}/converse[-stream]),
  * embeddings through InvokeModel, rerank through bedrock-agent-runtime. Requests are signed
  * last by `sign` (SigV4, service `bedrock`), which also serves the generic proxy.

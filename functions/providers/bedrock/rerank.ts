@@ -1,5 +1,5 @@
 /**
- * Bedrock Rerank (contract §5.2): POST https://bedrock-agent-runtime.{region}.amazonaws.com/rerank,
+ * Bedrock Rerank: POST https://bedrock-agent-runtime.{region}.amazonaws.com/rerank,
  * SigV4 service `bedrock`. `top_n` -> numberOfResults; a bare model id becomes the
  * foundation-model ARN of the region. Bedrock reports no usage: search_units = ceil(docs/100).
  * Sent: query, documents (INLINE TEXT sources; objects as their `text`), top_n, and

@@ -1,5 +1,5 @@
 /**
- * ConverseStream (binary AWS event stream) -> OpenAI chunks (contract §5.1):
+ * ConverseStream (binary AWS event stream) -> OpenAI chunks:
  * messageStart -> role chunk; contentBlockStart(toolUse) -> tool call head (id, name);
  * contentBlockDelta -> content / argument fragments; messageStop -> finish_reason;
  * metadata -> usage (and the usage chunk when asked for). Exception frames inside the 200

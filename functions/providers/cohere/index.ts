@@ -1,5 +1,5 @@
 /**
- * Cohere (contract §6, §8). The generic proxy base is `https://api.cohere.com/v1`; the
+ * Cohere. The generic proxy base is `https://api.cohere.com/v1`; the
  * unified routes call the v2 API on the same host (`/v2/chat`, `/v2/embed`, `/v2/rerank`).
  * With a custom host, a trailing `/v1` or `/v2` segment is removed to find that host.
  *
@@ -133,7 +133,10 @@ export const cohere: ProviderAdapter = {
     request: (body, target) => jsonPost(v2(target, 'chat'), cohereChatBody(body), authHeaders(target), target),
     response(upstream, ctx) {
       const r = upstream as CohereChatResponse;
-      const text = (r.message?.content ?? []).filter((b) => b.type === 'text').map((b) => b.text ?? '').join('');
+      const text = (r.message?.content ?? [])
+        .filter((b) => b.type === 'text')
+        .map((b) => b.text ?? '')
+        .join('');
       const toolCalls = r.message?.tool_calls ?? [];
       return completion(ctx, {
         id: r.id,
@@ -163,7 +166,14 @@ export const cohere: ProviderAdapter = {
     request: (body, target) =>
       jsonPost(
         v2(target, 'rerank'),
-        compact({ model: body.model, query: body.query, documents: body.documents.map(docText), top_n: body.top_n, max_tokens_per_doc: body.max_tokens_per_doc, priority: body.priority }),
+        compact({
+          model: body.model,
+          query: body.query,
+          documents: body.documents.map(docText),
+          top_n: body.top_n,
+          max_tokens_per_doc: body.max_tokens_per_doc,
+          priority: body.priority,
+        }),
         authHeaders(target),
         target,
       ),

@@ -1,5 +1,5 @@
 /**
- * Cohere v2 chat stream -> OpenAI chunks (contract §8). Tool calls are numbered from 0
+ * Cohere v2 chat stream -> OpenAI chunks. Tool calls are numbered from 0
  * in the order they start. Thinking, tool plans, citations and debug events have no
  * OpenAI chunk field and are dropped.
  */

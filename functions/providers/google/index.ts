@@ -1,5 +1,5 @@
 /**
- * Gemini Developer API (contract §3a): https://generativelanguage.googleapis.com/v1beta,
+ * Gemini Developer API: https://generativelanguage.googleapis.com/v1beta,
  * `x-goog-api-key` auth. Chat is translated by _shared/gemini/format.ts, streams by
  * _shared/gemini/stream.ts; embeddings go through `:batchEmbedContents`.
  */
@@ -50,9 +50,7 @@ export const google: ProviderAdapter = {
   chat: {
     request(body, target) {
       const path = geminiModelPath(body.model);
-      const url = body.stream
-        ? `${root(target)}/${path}:streamGenerateContent?alt=sse`
-        : `${root(target)}/${path}:generateContent`;
+      const url = body.stream ? `${root(target)}/${path}:streamGenerateContent?alt=sse` : `${root(target)}/${path}:generateContent`;
       return post(url, toGeminiRequest(body), target);
     },
     response: fromGeminiResponse,

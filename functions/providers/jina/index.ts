@@ -1,5 +1,5 @@
 /**
- * Jina AI rerank (contract §6): POST {base}/rerank, Cohere-like body and response.
+ * Jina AI rerank: POST {base}/rerank, Cohere-like body and response.
  * Sent: model, query, documents (as text), top_n, return_documents. Dropped (Jina has no
  * such field): max_tokens_per_doc, priority, rank_fields, truncation, parameters.
  * `usage.total_tokens` is reported as `search_units` (as Portkey does).

@@ -1,5 +1,5 @@
 /**
- * Mistral: OpenAI-compatible with renamed fields (contract §7). Request: `seed` ->
+ * Mistral: OpenAI-compatible with renamed fields. Request: `seed` ->
  * `random_seed`, `tool_choice: "required"` -> `"any"`, `max_completion_tokens` ->
  * `max_tokens`, tool-call ids rewritten to the 9 alphanumerics Mistral insists on, and
  * `stream_options` dropped (Mistral always sends usage in its last chunk; the stream

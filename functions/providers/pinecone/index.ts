@@ -1,5 +1,5 @@
 /**
- * Pinecone inference rerank, API version 2025-04 (contract §6): POST {base}/rerank with an
+ * Pinecone inference rerank, API version 2025-04: POST {base}/rerank with an
  * `Api-Key` header. String documents become `{id: "doc_<i>", text}`; object documents
  * pass as given. Sent: model, query, documents, top_n, return_documents, rank_fields,
  * parameters, and `truncation` as `parameters.truncate` (END / NONE) unless the caller set

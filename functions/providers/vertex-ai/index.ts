@@ -1,10 +1,10 @@
 /**
- * Vertex AI Gemini (contract §3b):
+ * Vertex AI Gemini:
  * https://{region}-aiplatform.googleapis.com/v1/projects/{project}/locations/{region}/publishers/google/models/{model}:generateContent
  * (`global` -> aiplatform.googleapis.com), `Authorization: Bearer <OAuth access token>`.
  * The body is the Gemini one (_shared/gemini/format.ts), with a role on every content. The model
  * may be a bare id, `publishers/google/models/x` or `projects/p/locations/l/…/models/x`
- * (spec §4.1); the full form supplies project and region. Embeddings use `:predict`.
+ *; the full form supplies project and region. Embeddings use `:predict`.
  */
 import { badRequest } from '../../shared/errors';
 import { SETTING } from '../../shared/provider-table';
@@ -81,7 +81,7 @@ interface PredictResponse {
 export const vertexAI: ProviderAdapter = {
   slug: 'vertex-ai',
   name: 'Google Vertex AI',
-  // Selects dedicated vs shared (Provisioned Throughput) capacity; spec §5.4.
+  // Selects dedicated vs shared (Provisioned Throughput) capacity; docs/api.md
   callerHeaders: ['x-vertex-ai-llm-request-type'],
   baseUrl: (target) => locationUrl(target),
   authHeaders,
@@ -89,9 +89,7 @@ export const vertexAI: ProviderAdapter = {
   models: false,
   chat: {
     request(body, target) {
-      const url = body.stream
-        ? `${modelUrl(target, body.model, 'streamGenerateContent')}?alt=sse`
-        : modelUrl(target, body.model, 'generateContent');
+      const url = body.stream ? `${modelUrl(target, body.model, 'streamGenerateContent')}?alt=sse` : modelUrl(target, body.model, 'generateContent');
       return post(url, toGeminiRequest(body), target);
     },
     response: fromGeminiResponse,

@@ -1,5 +1,5 @@
 /**
- * Voyage AI rerank (contract §6): POST {base}/rerank. `top_n` is sent as `top_k`, results
+ * Voyage AI rerank: POST {base}/rerank. `top_n` is sent as `top_k`, results
  * come back under `data` with `document` as a string. Sent: model, query, documents (as
  * text), top_k, return_documents, truncation. Dropped (Voyage has no such field):
  * max_tokens_per_doc, priority, rank_fields, parameters. `usage.total_tokens` is reported

@@ -55,7 +55,10 @@ export async function authenticate(headers: Record<string, string>, required: Sc
   }
   const { secret, header } = found;
   if (header !== 'x-gateway-api-key') delete headers[header];
-  const invalid = header === 'x-gateway-api-key' ? 'Invalid gateway API key.' : `Invalid gateway API key (read from \`${header}\` because no \`x-gateway-api-key\` was sent).`;
+  const invalid =
+    header === 'x-gateway-api-key'
+      ? 'Invalid gateway API key.'
+      : `Invalid gateway API key (read from \`${header}\` because no \`x-gateway-api-key\` was sent).`;
   if (secret.length > 512) throw unauthorized(invalid);
   const record = await lookup(secret);
   if (!record) throw unauthorized(invalid);

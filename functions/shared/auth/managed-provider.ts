@@ -35,15 +35,20 @@ const CLOUD_NAMES: Record<SettingGroup, string> = { azure: 'Azure', vertex: 'Ver
 const PER_REQUEST_HEADERS: ReadonlyArray<[header: string, why: (boundTo: string) => string]> = [
   ['x-gateway-config', (to) => `x-gateway-config cannot be bound to a ${to}`],
   ['x-gateway-custom-host', (to) => `a per-request custom host cannot be bound to a ${to} (set \`custom_host\` on the managed provider)`],
-  ...CLOUD_SETTINGS.filter((row) => row.secret).map(
-    (row): [string, (to: string) => string] => [row.header, (to) => `${CLOUD_NAMES[row.group]} credentials in headers cannot be bound to a ${to}`],
-  ),
+  ...CLOUD_SETTINGS.filter((row) => row.secret).map((row): [string, (to: string) => string] => [
+    row.header,
+    (to) => `${CLOUD_NAMES[row.group]} credentials in headers cannot be bound to a ${to}`,
+  ]),
 ];
 
 /** `x-gateway-provider` and `x-gateway-virtual-key` may both be sent only when they name the same managed provider. */
 export function assertOneProvider(provider: string | undefined, virtualKey: string | undefined): void {
   if (provider && virtualKey && provider !== `@${virtualKey}`) {
-    throw badRequest('x-gateway-provider and x-gateway-virtual-key name different providers; send one of them.', 'x-gateway-virtual-key', 'contradictory_provider');
+    throw badRequest(
+      'x-gateway-provider and x-gateway-virtual-key name different providers; send one of them.',
+      'x-gateway-virtual-key',
+      'contradictory_provider',
+    );
   }
 }
 

@@ -74,7 +74,7 @@ export function parseAwsError(status: number, headers: IncomingHttpHeaders, text
   }
   const header = headers['x-amzn-errortype'];
   const raw = [typeof header === 'string' ? header : undefined, body.code, body.__type].find((v): v is string => typeof v === 'string' && v !== '');
-  const name = raw?.split(',')[0]!.split(':')[0]!.split('#').pop() || 'UnknownError';
+  const name = (raw ? raw.split(',')[0]!.split(':')[0]!.split('#').pop() : undefined) || 'UnknownError';
   const message = typeof body.message === 'string' ? body.message : typeof body.Message === 'string' ? body.Message : name;
   const requestId = headers['x-amzn-requestid'];
   const err = new AwsServiceError(name, message, status, typeof requestId === 'string' ? requestId : undefined);
@@ -269,7 +269,10 @@ export function createAwsJsonClient(service: AwsJsonService, opts: AwsJsonClient
         }
         // A clock error whose answer moved our offset far enough: worth one more try, re-signed.
         const skewCorrected =
-          failure instanceof AwsServiceError && CLOCK_SKEW_ERRORS.has(failure.name) && clockOffsetMs !== offsetBefore && Math.abs(clockOffsetMs) >= CLOCK_SKEW_THRESHOLD_MS;
+          failure instanceof AwsServiceError &&
+          CLOCK_SKEW_ERRORS.has(failure.name) &&
+          clockOffsetMs !== offsetBefore &&
+          Math.abs(clockOffsetMs) >= CLOCK_SKEW_THRESHOLD_MS;
         const kind = retryKind(failure) ?? (skewCorrected ? 'transient' : undefined);
         if (!kind || attemptNo >= maxAttempts || retryTokens < RETRY_COST[kind]) {
           if (failure instanceof AwsServiceError) failure.$metadata.attempts = attemptNo;

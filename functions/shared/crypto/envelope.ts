@@ -3,7 +3,7 @@ import { createAwsJsonClient, KMS } from '../aws/json-client';
 import { config } from '../config';
 
 /**
- * Envelope encryption for secrets at rest (DESIGN.md §8): KMS makes a fresh AES-256 data
+ * Envelope encryption for secrets at rest: KMS makes a fresh AES-256 data
  * key per secret bundle, bound to an encryption context; the bundle is sealed locally with
  * AES-256-GCM and only the KMS-wrapped data key is stored beside it. Reading asks KMS to
  * unwrap the data key with the same context, so a sealed value copied to another record

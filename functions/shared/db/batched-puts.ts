@@ -42,7 +42,10 @@ export function batchedPuts(table: TableName, options: BatchedPutsOptions = {}):
 
   async function send(group: Pending[]): Promise<void> {
     try {
-      await batchWrite(table, group.map((p) => ({ PutRequest: { Item: p.item } })));
+      await batchWrite(
+        table,
+        group.map((p) => ({ PutRequest: { Item: p.item } })),
+      );
       for (const p of group) p.resolve();
     } catch (err) {
       if (group.length === 1) {

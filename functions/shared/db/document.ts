@@ -12,7 +12,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
  * An item, key or set of expression values as JavaScript values. `any` as in the SDK's
  * types: typed items are interfaces, which have no index signature to match `unknown`.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: item attributes are whatever the caller stored
 export type Attributes = Record<string, any>;
 
 /** What reads return: the caller states the item type it expects. */
@@ -180,9 +180,7 @@ function inputToWire(input: { Key?: Attributes; Item?: Attributes; ExpressionAtt
 }
 
 function requestToWire(request: WriteRequest): object {
-  return 'PutRequest' in request
-    ? { PutRequest: { Item: toWire(request.PutRequest.Item) } }
-    : { DeleteRequest: { Key: toWire(request.DeleteRequest.Key) } };
+  return 'PutRequest' in request ? { PutRequest: { Item: toWire(request.PutRequest.Item) } } : { DeleteRequest: { Key: toWire(request.DeleteRequest.Key) } };
 }
 
 function requestFromWire(request: { PutRequest?: { Item: WireMap }; DeleteRequest?: { Key: WireMap } }): WriteRequest {
@@ -226,7 +224,10 @@ export class DocumentClient {
   }
 
   async batchWrite(input: BatchWriteInput): Promise<BatchWriteOutput> {
-    const out = await this.sendOperation('BatchWriteItem', { ...input, RequestItems: mapValues(input.RequestItems, (requests) => requests.map(requestToWire)) });
+    const out = await this.sendOperation('BatchWriteItem', {
+      ...input,
+      RequestItems: mapValues(input.RequestItems, (requests) => requests.map(requestToWire)),
+    });
     const unprocessed = out.UnprocessedItems as Record<string, Array<Parameters<typeof requestFromWire>[0]>> | undefined;
     return { ...out, UnprocessedItems: unprocessed && mapValues(unprocessed, (requests) => requests.map(requestFromWire)) };
   }

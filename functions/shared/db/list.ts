@@ -1,6 +1,5 @@
 import { GSI1, KEY, type IndexKeys, type TableName } from '../tables';
 import { ddb, tableName } from './client';
-import type { Item } from './ops';
 
 export interface PageRequest {
   limit: number;

@@ -110,7 +110,7 @@ function sendBody(body: ResponseBody | undefined, out: Writable): Promise<void> 
  * to the caller as it is produced; work queued with `afterResponse` (request logs, usage)
  * runs once the response has been sent, and the invocation waits for it.
  *
- * Not middy (DESIGN.md §6 names it): with no middleware in the stack, all middy did here
+ * Not middy: with no middleware in the stack, all middy did here
  * was wrap string bodies in `Readable.from` and pipe every body with
  * `stream/promises.pipeline`, which on Node 20/22 builds an AbortController per request
  * and aborts it at the end (a DOMException with a stack trace). That came to about 100 µs

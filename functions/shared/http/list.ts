@@ -14,10 +14,7 @@ function cursor(value: string | undefined, name: string): string | undefined {
 }
 
 /** `limit`, `order`, `after`, `before` from the query string (OpenAI list conventions). */
-export function pageFromQuery(
-  query: Record<string, string>,
-  defaults: { limit?: number; maxLimit?: number; order?: 'asc' | 'desc' } = {},
-): PageRequest {
+export function pageFromQuery(query: Record<string, string>, defaults: { limit?: number; maxLimit?: number; order?: 'asc' | 'desc' } = {}): PageRequest {
   return {
     limit: queryInt(query.limit, 'limit', 1, defaults.maxLimit ?? 100, defaults.limit ?? 20),
     order: queryEnum(query.order, 'order', ['asc', 'desc'] as const, defaults.order ?? 'desc'),

@@ -3,7 +3,7 @@ import { badRequest } from '../errors';
 import type { RequestContext } from '../telemetry/context';
 import type { GatewayRequest } from './types';
 
-const TRACE_ID_PATTERN = /^[A-Za-z0-9._:\-]{1,128}$/;
+const TRACE_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export function normaliseHeaders(event: Pick<APIGatewayProxyEvent, 'headers' | 'multiValueHeaders'>): Record<string, string> {
   const headers: Record<string, string> = {};

@@ -70,15 +70,9 @@ function matchSegments(c: CompiledRoute, parts: string[]): Record<string, string
   return params;
 }
 
-export const routeNotFound = (method: string, path: string) =>
-  notFound(`Unknown route: ${method} ${path}. See the API reference for the paths under /v1.`);
+export const routeNotFound = (method: string, path: string) => notFound(`Unknown route: ${method} ${path}. See the API reference for the paths under /v1.`);
 
 export const methodNotAllowed = (method: string, path: string, allowed: HttpMethod[]) =>
-  new GatewayError(
-    405,
-    'invalid_request_error',
-    `Method ${method} is not allowed on ${path}. Allowed: ${allowed.join(', ')}.`,
-    null,
-    'method_not_allowed',
-    { allow: allowed.join(', ') },
-  );
+  new GatewayError(405, 'invalid_request_error', `Method ${method} is not allowed on ${path}. Allowed: ${allowed.join(', ')}.`, null, 'method_not_allowed', {
+    allow: allowed.join(', '),
+  });

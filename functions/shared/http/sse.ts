@@ -30,7 +30,7 @@ export class SseWriter {
   send(data: unknown, event?: string): boolean {
     if (this.closed) return false;
     const payload = typeof data === 'string' ? data : JSON.stringify(data);
-    const frame = (event ? `event: ${event}\n` : '') + dataLines(payload) + '\n';
+    const frame = `${(event ? `event: ${event}\n` : '') + dataLines(payload)}\n`;
     return this.stream.write(frame);
   }
 
@@ -64,5 +64,10 @@ export class SseWriter {
 
 function dataLines(payload: string): string {
   // A payload with newlines must be split into several data lines (SSE framing).
-  return payload.includes('\n') ? payload.split('\n').map((l) => `data: ${l}\n`).join('') : `data: ${payload}\n`;
+  return payload.includes('\n')
+    ? payload
+        .split('\n')
+        .map((l) => `data: ${l}\n`)
+        .join('')
+    : `data: ${payload}\n`;
 }

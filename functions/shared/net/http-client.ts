@@ -255,8 +255,7 @@ export function readBody(res: Readable & { headers?: http.IncomingHttpHeaders },
     let settled = false;
     const chunks: Buffer[] = [];
     let size = 0;
-    const tooLarge = () =>
-      upstreamError(`The upstream response body exceeds the limit of ${limitBytes} bytes.`, 'upstream_response_too_large');
+    const tooLarge = () => upstreamError(`The upstream response body exceeds the limit of ${limitBytes} bytes.`, 'upstream_response_too_large');
     const finish = (err: Error | null) => {
       if (settled) return;
       settled = true;
@@ -281,11 +280,7 @@ export function readBody(res: Readable & { headers?: http.IncomingHttpHeaders },
     res.on('data', onData);
     res.once('end', () => finish(null));
     res.once('error', (err) =>
-      finish(
-        err instanceof AbortError || err instanceof GatewayError
-          ? err
-          : upstreamError(`The upstream response ended early: ${describeError(err)}.`),
-      ),
+      finish(err instanceof AbortError || err instanceof GatewayError ? err : upstreamError(`The upstream response ended early: ${describeError(err)}.`)),
     );
     res.once('close', () => {
       if (!settled) finish(upstreamError('The upstream response ended before it was complete.'));

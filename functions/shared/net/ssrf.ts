@@ -5,7 +5,7 @@ import { badRequest, type GatewayError } from '../errors';
 
 /**
  * Server-side request forgery guard for every outbound call to a caller-chosen URL
- * (custom hosts, DESIGN.md §8; spec §5.2 item 4). Two layers:
+ * (custom hosts; docs/api.md item 4). Two layers:
  *
  * 1. `assertSafeUrl` checks the URL itself: http/https only, no userinfo, and the host,
  *    when it is an IP literal, must be ordinary public unicast. The host is parsed by the
@@ -152,9 +152,7 @@ const BLOCKED_SUFFIXES = ['.localhost', '.internal', '.local'];
 function nameReason(name: string): string | null {
   if (name === '') return 'the host is empty';
   if (BLOCKED_NAMES.has(name) || BLOCKED_SUFFIXES.some((s) => name.endsWith(s))) {
-    return name === 'metadata.google.internal'
-      ? 'it names the cloud metadata service'
-      : 'it names a local or internal host';
+    return name === 'metadata.google.internal' ? 'it names the cloud metadata service' : 'it names a local or internal host';
   }
   return null;
 }
@@ -196,11 +194,7 @@ export function assertSafeUrl(url: string, opts: SafeUrlOptions = {}): URL {
     parsed = new URL(url);
   } catch {
     // The input is not echoed: it may carry credentials.
-    throw badRequest(
-      'The custom host is not a valid absolute http(s) URL.',
-      opts.param ?? null,
-      BLOCKED_HOST_CODE,
-    );
+    throw badRequest('The custom host is not a valid absolute http(s) URL.', opts.param ?? null, BLOCKED_HOST_CODE);
   }
   const host = normaliseHost(parsed.hostname);
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
@@ -257,7 +251,7 @@ function familyOf(options: number | (LookupOptions & { all?: boolean }) | undefi
  */
 export function createGuardedLookup(opts: GuardedLookupOptions = {}): LookupFn {
   const resolve = opts.resolve ?? systemResolver;
-  const trusted = () => (typeof opts.trustedHosts === 'function' ? opts.trustedHosts() : opts.trustedHosts ?? []);
+  const trusted = () => (typeof opts.trustedHosts === 'function' ? opts.trustedHosts() : (opts.trustedHosts ?? []));
   const guard = opts.guard ?? true;
 
   function lookup(hostname: string, optionsOrCallback: number | (LookupOptions & { all?: boolean }) | LookupCallback, maybeCallback?: LookupCallback): void {

@@ -4,7 +4,7 @@ import { tableName } from '../db/client';
 import { getItem, transactWrite, updateItem } from '../db/ops';
 import { createWithUniqueSlug } from '../db/slug-claim';
 import { listPage, type Page, type PageRequest } from '../db/list';
-import { badRequest, conflict } from '../errors';
+import { badRequest } from '../errors';
 import { ID_PREFIX, newId } from '../ids';
 import { WorkspaceCache } from './ttl-cache';
 import { slugify } from './workspaces';
@@ -133,10 +133,7 @@ function slugFromName(name: string): string {
  * Create. A given slug that is taken is a 409; without one the slug comes from the name,
  * with a short suffix from the id when that is taken.
  */
-export async function createConfig(
-  workspaceId: string,
-  input: { name: string; slug?: string; config: Record<string, unknown> },
-): Promise<SavedConfig> {
+export async function createConfig(workspaceId: string, input: { name: string; slug?: string; config: Record<string, unknown> }): Promise<SavedConfig> {
   const id = newId(ID_PREFIX.config);
   const base = input.slug ?? slugFromName(input.name);
   return createWithUniqueSlug({

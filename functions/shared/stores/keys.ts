@@ -82,10 +82,7 @@ export async function findKeyBySecret(secret: string): Promise<ApiKeyRecord | un
 }
 
 export async function listKeys(workspaceId: string, page: PageRequest): Promise<Page<ApiKeyRecord>> {
-  return listPage<KeyItem>(
-    { table: 'control', index: 'gsi1', partition: workspaceKeysPartition(workspaceId), prefix: '' },
-    page,
-  );
+  return listPage<KeyItem>({ table: 'control', index: 'gsi1', partition: workspaceKeysPartition(workspaceId), prefix: '' }, page);
 }
 
 export async function getKeyById(workspaceId: string, keyId: string): Promise<KeyItem | undefined> {

@@ -171,10 +171,7 @@ export async function getProvider(workspaceId: string, slug: string): Promise<Ma
 }
 
 export async function listProviders(workspaceId: string, page: PageRequest): Promise<Page<ManagedProvider>> {
-  const result = await listPage<ProviderItem>(
-    { table: 'control', index: 'gsi1', partition: workspaceProvidersPartition(workspaceId), prefix: '' },
-    page,
-  );
+  const result = await listPage<ProviderItem>({ table: 'control', index: 'gsi1', partition: workspaceProvidersPartition(workspaceId), prefix: '' }, page);
   return { items: result.items.map(fromItem), hasMore: result.hasMore };
 }
 

@@ -1,6 +1,6 @@
 /**
  * A small per-container cache for control-plane reads on the data plane's warm path
- * (DESIGN.md §9): entries live `ttlMs` (misses a shorter time), concurrent loads of one
+ *: entries live `ttlMs` (misses a shorter time), concurrent loads of one
  * key share a single storage round-trip, and writers in the same container `delete` the
  * entries they change. Other containers see a change within the TTL.
  *

@@ -44,12 +44,7 @@ export async function getOrganisation(id: string): Promise<Organisation | undefi
   return getItem<Organisation & { pk: string; sk: string }>('control', { pk: `ORG#${id}`, sk: 'ORG' });
 }
 
-export async function createWorkspace(input: {
-  organisationId: string;
-  name: string;
-  slug?: string;
-  description?: string | null;
-}): Promise<Workspace> {
+export async function createWorkspace(input: { organisationId: string; name: string; slug?: string; description?: string | null }): Promise<Workspace> {
   const slug = input.slug ?? slugify(input.name);
   const ws: Workspace = {
     object: 'workspace',

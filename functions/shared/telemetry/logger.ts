@@ -70,5 +70,5 @@ export function infoLine(message: string, extra: Extra, ctx: LogContext | undefi
     xray_trace_id: getXRayTraceIdFromEnv(),
   });
   putPresent(line, withContext(extra, ctx));
-  return JSON.stringify(line) + '\n';
+  return `${JSON.stringify(line)}\n`;
 }

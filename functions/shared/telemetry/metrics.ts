@@ -50,14 +50,12 @@ export function requestMetricsLine(m: RequestMetrics): string {
   const document: Record<string, unknown> = {
     _aws: {
       Timestamp: Date.now(),
-      CloudWatchMetrics: [
-        { Namespace: metricsNamespace, Dimensions: [Object.keys(dimensions)], Metrics: metrics.map(([Name, Unit]) => ({ Name, Unit })) },
-      ],
+      CloudWatchMetrics: [{ Namespace: metricsNamespace, Dimensions: [Object.keys(dimensions)], Metrics: metrics.map(([Name, Unit]) => ({ Name, Unit })) }],
     },
     ...dimensions,
   };
   for (const [name, , value] of metrics) document[name] = value;
-  return JSON.stringify(document) + '\n';
+  return `${JSON.stringify(document)}\n`;
 }
 
 /**

@@ -185,7 +185,13 @@ export class Executions {
   private async invoke(worker: WorkerSpec, event: unknown): Promise<unknown> {
     const handler = await this.handlerFor(worker);
     const { placement } = this.opts;
-    const context = lambdaContext({ functionName: functionName(placement, worker.name), timeoutSeconds: worker.timeoutSeconds, memoryMb: 1024, region: placement.region, accountId: placement.accountId });
+    const context = lambdaContext({
+      functionName: functionName(placement, worker.name),
+      timeoutSeconds: worker.timeoutSeconds,
+      memoryMb: 1024,
+      region: placement.region,
+      accountId: placement.accountId,
+    });
     return viaJson(await handler(viaJson(event), context));
   }
 

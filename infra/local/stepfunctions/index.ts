@@ -7,7 +7,7 @@ import { executionFile } from './persistence';
 import { TaskTokens } from './task-tokens';
 
 /**
- * A local Step Functions (DESIGN.md §7, aws-stack-notes §4(d)): the AWS JSON 1.0 API the
+ * A local Step Functions): the AWS JSON 1.0 API the
  * production code calls through @aws-sdk/client-sfn (AWS_ENDPOINT_URL_SFN) — StartExecution,
  * DescribeExecution, StopExecution, SendTaskSuccess/Failure/Heartbeat (api.ts) — over
  * aws-local-stepfunctions, running the same ASL as CDK (infra/workflows; machines.ts). Task

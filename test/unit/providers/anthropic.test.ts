@@ -124,7 +124,10 @@ describe('anthropic request', () => {
     expect(bodyOf({ model: 'm', messages: msgs, tools, tool_choice: 'none' }).tool_choice).toEqual({ type: 'none' });
     expect(bodyOf({ model: 'm', messages: msgs, tools, parallel_tool_calls: false }).tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true });
     expect(bodyOf({ model: 'm', messages: msgs, tools }).tools).toEqual([{ name: 'f', input_schema: { type: 'object', properties: {} } }]);
-    const pdf = bodyOf({ model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:application/pdf;base64,JVBERi0=' } }] }] });
+    const pdf = bodyOf({
+      model: 'm',
+      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:application/pdf;base64,JVBERi0=' } }] }],
+    });
     expect(pdf.messages[0].content[0]).toEqual({ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' } });
   });
 
@@ -142,7 +145,11 @@ describe('anthropic request', () => {
     expect(body.tool_choice).toEqual({ type: 'tool', name: 'json_answer' });
     const object = bodyOf({ model: 'm', messages: [{ role: 'user', content: 'x' }], response_format: { type: 'json_object' } });
     expect(object.tools).toEqual([expect.objectContaining({ name: 'json_answer', input_schema: { type: 'object' } })]);
-    const array = bodyOf({ model: 'm', messages: [{ role: 'user', content: 'x' }], response_format: { type: 'json_schema', json_schema: { name: 'l', schema: { type: 'array' } } } });
+    const array = bodyOf({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'l', schema: { type: 'array' } } },
+    });
     expect(array.tools).toEqual([expect.objectContaining({ name: 'json_answer_value', input_schema: expect.objectContaining({ required: ['value'] }) })]);
   });
 
@@ -160,7 +167,10 @@ describe('anthropic request', () => {
     expect(status(() => chat.request({ ...m, n: 2 }, target))).toBe(400);
     expect(
       status(() =>
-        chat.request({ model: 'm', messages: [{ role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{oops' } }] }] }, target),
+        chat.request(
+          { model: 'm', messages: [{ role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{oops' } }] }] },
+          target,
+        ),
       ),
     ).toBe(400);
     expect(status(() => chat.request({ model: 'm', messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: {} }] }] }, target))).toBe(400);
@@ -169,7 +179,11 @@ describe('anthropic request', () => {
   it('honours a custom host and forwarded headers without sending x-gateway-*', () => {
     const req = chat.request(
       { model: 'm', messages: [{ role: 'user', content: 'x' }] },
-      { ...target, customHost: 'https://claude-proxy.example/v1/', forwardHeaders: { 'anthropic-beta': 'prompt-caching-2024-07-31', 'x-gateway-trace-id': 't' } },
+      {
+        ...target,
+        customHost: 'https://claude-proxy.example/v1/',
+        forwardHeaders: { 'anthropic-beta': 'prompt-caching-2024-07-31', 'x-gateway-trace-id': 't' },
+      },
     );
     expect(req.url).toBe('https://claude-proxy.example/v1/messages');
     expect(req.headers['anthropic-beta']).toBe('prompt-caching-2024-07-31');
@@ -237,7 +251,16 @@ describe('anthropic response', () => {
 const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
 const wire =
   ev('message_start', {
-    message: { id: 'msg_01Stream', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 25, output_tokens: 1 } },
+    message: {
+      id: 'msg_01Stream',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-sonnet-4-5',
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 25, output_tokens: 1 },
+    },
   }) +
   ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
   ev('ping', {}) +
@@ -271,12 +294,19 @@ describe('anthropic stream', () => {
 
   it('round-trips the streamed tool call back into a tool_use block', () => {
     const out = translateEveryWay(() => chat.stream!(ctx()), wire);
-    const args = out.chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []).map((t) => t.function?.arguments ?? '').join('');
+    const args = out.chunks
+      .flatMap((c) => c.choices[0]?.delta.tool_calls ?? [])
+      .map((t) => t.function?.arguments ?? '')
+      .join('');
     const body = bodyOf({
       model: 'm',
       messages: [
         { role: 'user', content: 'Weather?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', type: 'function', function: { name: 'get_weather', arguments: args } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', type: 'function', function: { name: 'get_weather', arguments: args } }],
+        },
         { role: 'tool', tool_call_id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', content: '21C' },
       ],
     });
@@ -312,7 +342,9 @@ describe('anthropic stream', () => {
 
   it('keeps message_start input and cache counts when message_delta sends nulls; tolerates a proxy [DONE]', () => {
     const text =
-      ev('message_start', { message: { id: 'msg_c', usage: { input_tokens: 10, cache_read_input_tokens: 90, cache_creation_input_tokens: 0, output_tokens: 1 } } }) +
+      ev('message_start', {
+        message: { id: 'msg_c', usage: { input_tokens: 10, cache_read_input_tokens: 90, cache_creation_input_tokens: 0, output_tokens: 1 } },
+      }) +
       ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'ok' } }) +
       ev('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { input_tokens: null, cache_read_input_tokens: null, output_tokens: 7 } }) +
       'data: [DONE]\n\n' +

@@ -72,7 +72,10 @@ describe('azure-openai requests', () => {
   });
 
   it('builds embeddings, audio and proxy URLs', () => {
-    const emb = azureOpenAI.embeddings!.request({ model: 'text-embedding-3-small', input: 'hi' }, { ...target, azure: { ...target.azure, deploymentId: 'emb' } });
+    const emb = azureOpenAI.embeddings!.request(
+      { model: 'text-embedding-3-small', input: 'hi' },
+      { ...target, azure: { ...target.azure, deploymentId: 'emb' } },
+    );
     expect(emb.url).toBe('https://my-resource.openai.azure.com/openai/deployments/emb/embeddings?api-version=2024-10-21');
     expect(JSON.parse(emb.body as string)).toEqual({ model: 'text-embedding-3-small', input: 'hi' });
     expect(azureOpenAI.embeddings!.response).toBeUndefined();

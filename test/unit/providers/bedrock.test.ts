@@ -52,7 +52,14 @@ describe('bedrock converse requests', () => {
       stop: ['END'],
       tool_choice: 'required',
       tools: [
-        { type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } },
+        {
+          type: 'function',
+          function: {
+            name: 'get_weather',
+            description: 'Weather',
+            parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+          },
+        },
         { type: 'function', function: { name: 'now' } },
       ],
       messages: [
@@ -105,7 +112,13 @@ describe('bedrock converse requests', () => {
       inferenceConfig: { maxTokens: 300, temperature: 0.5, topP: 0.9, stopSequences: ['END'] },
       toolConfig: {
         tools: [
-          { toolSpec: { name: 'get_weather', description: 'Weather', inputSchema: { json: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } } },
+          {
+            toolSpec: {
+              name: 'get_weather',
+              description: 'Weather',
+              inputSchema: { json: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+            },
+          },
           { toolSpec: { name: 'now', inputSchema: { json: { type: 'object', properties: {} } } } },
         ],
         toolChoice: { any: {} },
@@ -123,13 +136,17 @@ describe('bedrock converse requests', () => {
       { role: 'assistant', tool_calls: [{ id: 't1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
       { role: 'tool', tool_call_id: 't1', content: 'ok' },
     ];
-    expect(bodyOf({ ...hello, messages: history, tools, tool_choice: 'none' }).toolConfig).toEqual({ tools: [{ toolSpec: { name: 'f', inputSchema: { json: { type: 'object' } } } }] });
+    expect(bodyOf({ ...hello, messages: history, tools, tool_choice: 'none' }).toolConfig).toEqual({
+      tools: [{ toolSpec: { name: 'f', inputSchema: { json: { type: 'object' } } } }],
+    });
   });
 
   it('rejects remote image URLs, bad arguments and unsafe model ids', () => {
     const img = gatewayError(() => bodyOf({ ...hello, messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x/y.png' } }] }] }));
     expect([img.status, img.param]).toEqual([400, 'messages[0].content[0].image_url.url']);
-    const args = gatewayError(() => bodyOf({ ...hello, messages: [{ role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '[1' } }] }] }));
+    const args = gatewayError(() =>
+      bodyOf({ ...hello, messages: [{ role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '[1' } }] }] }),
+    );
     expect(args.param).toBe('messages[0].tool_calls[0].function.arguments');
     for (const model of ['..', '../converse', '', 'a b', 'x?y']) expect(gatewayError(() => chat.request({ ...hello, model }, target)).param).toBe('model');
   });
@@ -256,14 +273,22 @@ function awkwardCuts(): number[] {
 
 function runSplit(bytes: Buffer, cuts: number[], includeUsage = false): Run {
   const points = [0, ...cuts, bytes.length];
-  return run(chat.stream!(ctx({ includeUsage })), points.slice(1).map((end, i) => bytes.subarray(points[i], end)));
+  return run(
+    chat.stream!(ctx({ includeUsage })),
+    points.slice(1).map((end, i) => bytes.subarray(points[i], end)),
+  );
 }
 
 describe('bedrock converse stream', () => {
   it('decodes frames split mid-length, mid-header and mid-payload into OpenAI chunks', () => {
     const whole = runSplit(wire, []);
     expect(runSplit(wire, awkwardCuts())).toEqual(whole);
-    expect(runSplit(wire, Array.from({ length: wire.length - 1 }, (_, i) => i + 1))).toEqual(whole);
+    expect(
+      runSplit(
+        wire,
+        Array.from({ length: wire.length - 1 }, (_, i) => i + 1),
+      ),
+    ).toEqual(whole);
     expect(whole.error).toBeUndefined();
     expect(contentOf(whole.chunks)).toBe('Névé check ⛄');
     expect(whole.chunks.map((c) => c.choices[0]!.delta)).toEqual([
@@ -320,7 +345,16 @@ const sha256 = (data: string | Buffer) => createHash('sha256').update(data).dige
 const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data).digest();
 
 /** SigV4 written out from the contract's description, with the canonical URI given by hand. */
-function independentSignature(opts: { method: string; canonicalUri: string; canonicalQuery: string; headers: Record<string, string>; signed: string[]; body: string; secret: string; region: string }): string {
+function independentSignature(opts: {
+  method: string;
+  canonicalUri: string;
+  canonicalQuery: string;
+  headers: Record<string, string>;
+  signed: string[];
+  body: string;
+  secret: string;
+  region: string;
+}): string {
   const amzDate = opts.headers['x-amz-date']!;
   const day = amzDate.slice(0, 8);
   const canonicalHeaders = opts.signed.map((n) => `${n}:${opts.headers[n]!.trim()}\n`).join('');
@@ -344,7 +378,15 @@ describe('bedrock SigV4', () => {
     expect(signed.url).toBe(req.url); // the wire path keeps the single encoding
     expect(signed.headers.host).toBe('bedrock-runtime.us-east-1.amazonaws.com');
     expect(signed.headers['x-amz-date']).toBe('20240501T123456Z');
-    const common = { method: 'POST', canonicalQuery: '', headers: signed.headers, signed: ['content-type', 'host', 'x-amz-date'], body: req.body as string, secret: creds.secretAccessKey, region: 'us-east-1' };
+    const common = {
+      method: 'POST',
+      canonicalQuery: '',
+      headers: signed.headers,
+      signed: ['content-type', 'host', 'x-amz-date'],
+      body: req.body as string,
+      secret: creds.secretAccessKey,
+      region: 'us-east-1',
+    };
     const expected = independentSignature({ ...common, canonicalUri: '/model/anthropic.claude-3-5-sonnet-20240620-v1%253A0/converse' });
     expect(signed.headers.authorization).toBe(
       `AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20240501/us-east-1/bedrock/aws4_request, SignedHeaders=content-type;host;x-amz-date, Signature=${expected}`,
@@ -365,7 +407,8 @@ describe('bedrock SigV4', () => {
     const signedNames = ['content-type', 'host', 'x-amz-date', 'x-amz-security-token'];
     const expected = independentSignature({
       method: 'POST',
-      canonicalUri: '/model/arn%253Aaws%253Abedrock%253Aeu-central-1%253A123456789012%253Ainference-profile%252Feu.anthropic.claude-3-5-sonnet-20240620-v1%253A0/converse-stream',
+      canonicalUri:
+        '/model/arn%253Aaws%253Abedrock%253Aeu-central-1%253A123456789012%253Ainference-profile%252Feu.anthropic.claude-3-5-sonnet-20240620-v1%253A0/converse-stream',
       canonicalQuery: '',
       headers: signed.headers,
       signed: signedNames,
@@ -428,7 +471,10 @@ describe('bedrock rerank', () => {
   const rerank = bedrock.rerank!;
 
   it('posts to bedrock-agent-runtime /rerank with the foundation-model ARN and top_n', () => {
-    const req = rerank.request({ model: 'amazon.rerank-v1:0', query: 'capital of France?', documents: ['Paris', { text: 'Berlin', id: 7 }, 'Lyon'], top_n: 2, parameters: { k: 1 } }, { ...target, aws: { ...creds, region: 'us-west-2' } });
+    const req = rerank.request(
+      { model: 'amazon.rerank-v1:0', query: 'capital of France?', documents: ['Paris', { text: 'Berlin', id: 7 }, 'Lyon'], top_n: 2, parameters: { k: 1 } },
+      { ...target, aws: { ...creds, region: 'us-west-2' } },
+    );
     expect(req.url).toBe('https://bedrock-agent-runtime.us-west-2.amazonaws.com/rerank');
     expect(JSON.parse(req.body as string)).toEqual({
       queries: [{ type: 'TEXT', textQuery: { text: 'capital of France?' } }],
@@ -448,7 +494,16 @@ describe('bedrock rerank', () => {
 
   it('maps results, documents and search units', () => {
     const body = { model: 'amazon.rerank-v1:0', query: 'q', documents: Array.from({ length: 101 }, (_, i) => `doc ${i}`), return_documents: true };
-    const out = rerank.response({ results: [{ index: 3, relevanceScore: 0.2 }, { index: 0, relevanceScore: 0.9 }] }, body, ctx());
+    const out = rerank.response(
+      {
+        results: [
+          { index: 3, relevanceScore: 0.2 },
+          { index: 0, relevanceScore: 0.9 },
+        ],
+      },
+      body,
+      ctx(),
+    );
     expect(out).toEqual({
       object: 'list',
       id: 'chatcmpl-gw1',
@@ -464,6 +519,8 @@ describe('bedrock rerank', () => {
 
   it('rejects empty documents and a missing region', () => {
     expect(gatewayError(() => rerank.request({ model: 'amazon.rerank-v1:0', query: 'q', documents: [] }, target)).param).toBe('documents');
-    expect(gatewayError(() => rerank.request({ model: 'amazon.rerank-v1:0', query: 'q', documents: ['a'] }, { provider: 'bedrock', aws: creds })).param).toBe('x-gateway-aws-region');
+    expect(gatewayError(() => rerank.request({ model: 'amazon.rerank-v1:0', query: 'q', documents: ['a'] }, { provider: 'bedrock', aws: creds })).param).toBe(
+      'x-gateway-aws-region',
+    );
   });
 });

@@ -28,7 +28,7 @@ describe('cohere URLs and auth', () => {
 });
 
 describe('cohere chat request', () => {
-  it('maps messages, tools and parameters (contract §8)', () => {
+  it('maps messages, tools and parameters', () => {
     const body = bodyOf({
       model: 'command-a-03-2025',
       stream: true,
@@ -42,11 +42,26 @@ describe('cohere chat request', () => {
       user: 'dropped',
       tool_choice: 'required',
       response_format: { type: 'json_object' },
-      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { location: { type: 'string' } } }, strict: true } }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { location: { type: 'string' } } }, strict: true },
+        },
+      ],
       messages: [
         { role: 'developer', content: 'Be brief.' },
-        { role: 'user', content: [{ type: 'text', text: 'Weather in Paris?' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'get_weather_1byjy32y4hvq', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Weather in Paris?' },
+            { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'get_weather_1byjy32y4hvq', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } }],
+        },
         { role: 'tool', tool_call_id: 'get_weather_1byjy32y4hvq', content: '18C' },
       ],
     });
@@ -54,11 +69,25 @@ describe('cohere chat request', () => {
       model: 'command-a-03-2025',
       messages: [
         { role: 'system', content: 'Be brief.' },
-        { role: 'user', content: [{ type: 'text', text: 'Weather in Paris?' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] },
-        { role: 'assistant', tool_calls: [{ id: 'get_weather_1byjy32y4hvq', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Weather in Paris?' },
+            { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+          ],
+        },
+        {
+          role: 'assistant',
+          tool_calls: [{ id: 'get_weather_1byjy32y4hvq', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } }],
+        },
         { role: 'tool', tool_call_id: 'get_weather_1byjy32y4hvq', content: '18C' },
       ],
-      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { location: { type: 'string' } } } } }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { location: { type: 'string' } } } },
+        },
+      ],
       tool_choice: 'REQUIRED',
       response_format: { type: 'json_object' },
       max_tokens: 300,
@@ -122,7 +151,17 @@ describe('cohere chat response', () => {
     expect(out.usage).toEqual({ prompt_tokens: 37, completion_tokens: 28, total_tokens: 65 });
 
     const text = chat.response(
-      { id: 'x', finish_reason: 'MAX_TOKENS', message: { role: 'assistant', content: [{ type: 'thinking', thinking: 'hmm' }, { type: 'text', text: 'Hello' }] } },
+      {
+        id: 'x',
+        finish_reason: 'MAX_TOKENS',
+        message: {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'hmm' },
+            { type: 'text', text: 'Hello' },
+          ],
+        },
+      },
       ctx(),
     );
     expect(text.choices[0]!.message.content).toBe('Hello');
@@ -132,17 +171,25 @@ describe('cohere chat response', () => {
 
 const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
 const textWire =
-  ev('message-start', { id: '29f14a5a-11de-4cae-9800-25e4747408ea', delta: { message: { role: 'assistant', content: [], tool_plan: '', tool_calls: [], citations: [] } } }) +
+  ev('message-start', {
+    id: '29f14a5a-11de-4cae-9800-25e4747408ea',
+    delta: { message: { role: 'assistant', content: [], tool_plan: '', tool_calls: [], citations: [] } },
+  }) +
   ev('content-start', { index: 0, delta: { message: { content: { type: 'text', text: '' } } } }) +
   ev('content-delta', { index: 0, delta: { message: { content: { text: 'Grüße ' } } } }) +
   ev('content-delta', { index: 0, delta: { message: { content: { text: 'aus 東京' } } } }) +
   ev('content-end', { index: 0 }) +
-  ev('message-end', { delta: { finish_reason: 'COMPLETE', usage: { billed_units: { input_tokens: 5, output_tokens: 10 }, tokens: { input_tokens: 71, output_tokens: 10 } } } });
+  ev('message-end', {
+    delta: { finish_reason: 'COMPLETE', usage: { billed_units: { input_tokens: 5, output_tokens: 10 }, tokens: { input_tokens: 71, output_tokens: 10 } } },
+  });
 
 const toolWire =
   ev('message-start', { id: 'tool-msg-1', delta: { message: { role: 'assistant' } } }) +
   ev('tool-plan-delta', { delta: { message: { tool_plan: 'I will check.' } } }) +
-  ev('tool-call-start', { index: 0, delta: { message: { tool_calls: { id: 'get_weather_nsz5zm3w56q3', type: 'function', function: { name: 'get_weather', arguments: '' } } } } }) +
+  ev('tool-call-start', {
+    index: 0,
+    delta: { message: { tool_calls: { id: 'get_weather_nsz5zm3w56q3', type: 'function', function: { name: 'get_weather', arguments: '' } } } },
+  }) +
   ev('tool-call-delta', { index: 0, delta: { message: { tool_calls: { function: { arguments: '{"location":' } } } } }) +
   ev('tool-call-delta', { index: 0, delta: { message: { tool_calls: { function: { arguments: '"Zürich"}' } } } } }) +
   ev('tool-call-end', { index: 0 }) +
@@ -200,12 +247,19 @@ describe('cohere embeddings', () => {
       embedding_types: ['float'],
       output_dimension: 256,
     });
-    expect(JSON.parse(cohere.embeddings!.request({ model: 'e', input: 'q', input_type: 'search_query' }, target).body as string).input_type).toBe('search_query');
+    expect(JSON.parse(cohere.embeddings!.request({ model: 'e', input: 'q', input_type: 'search_query' }, target).body as string).input_type).toBe(
+      'search_query',
+    );
 
     const upstream = {
       id: 'da6e531f-54c6-4a73-bf92-f60566d8d753',
       response_type: 'embeddings_by_type',
-      embeddings: { float: [[0.016296387, -0.008354187], [0.5, 0.25]] },
+      embeddings: {
+        float: [
+          [0.016296387, -0.008354187],
+          [0.5, 0.25],
+        ],
+      },
       texts: ['hello', 'world'],
       meta: { api_version: { version: '2' }, billed_units: { input_tokens: 2 } },
     };
@@ -230,7 +284,15 @@ describe('cohere embeddings', () => {
 
 describe('cohere rerank', () => {
   it('maps the unified request and response (search units from billed units)', () => {
-    const body = { model: 'rerank-v3.5', query: 'capital of the US?', documents: ['Carson City is the capital of Nevada.', { text: 'Washington, D.C. is the capital.', id: 'x' }], top_n: 2, return_documents: true, max_tokens_per_doc: 512, rank_fields: ['text'] };
+    const body = {
+      model: 'rerank-v3.5',
+      query: 'capital of the US?',
+      documents: ['Carson City is the capital of Nevada.', { text: 'Washington, D.C. is the capital.', id: 'x' }],
+      top_n: 2,
+      return_documents: true,
+      max_tokens_per_doc: 512,
+      rank_fields: ['text'],
+    };
     const req = cohere.rerank!.request(body, target);
     expect(JSON.parse(req.body as string)).toEqual({
       model: 'rerank-v3.5',

@@ -110,10 +110,7 @@ describe('google (Gemini Developer API) requests', () => {
         },
         {
           role: 'model',
-          parts: [
-            { functionCall: { name: 'get_weather', args: { location: 'Boston' } } },
-            { functionCall: { name: 'get_time', args: { location: 'Paris' } } },
-          ],
+          parts: [{ functionCall: { name: 'get_weather', args: { location: 'Boston' } } }, { functionCall: { name: 'get_time', args: { location: 'Paris' } } }],
         },
         {
           role: 'user',
@@ -206,7 +203,9 @@ describe('google responses', () => {
   it('maps text, finish reasons and usage (thoughts count as completion)', () => {
     const out = chat.response(
       {
-        candidates: [{ content: { role: 'model', parts: [{ text: 'thinking…', thought: true }, { text: 'Hello' }, { text: ' there' }] }, finishReason: 'STOP', index: 0 }],
+        candidates: [
+          { content: { role: 'model', parts: [{ text: 'thinking…', thought: true }, { text: 'Hello' }, { text: ' there' }] }, finishReason: 'STOP', index: 0 },
+        ],
         usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 2, thoughtsTokenCount: 3, cachedContentTokenCount: 1, totalTokenCount: 10 },
         modelVersion: 'gemini-2.5-flash',
         responseId: 'resp-1',
@@ -227,7 +226,8 @@ describe('google responses', () => {
         completion_tokens_details: { reasoning_tokens: 3 },
       },
     });
-    const finish = (finishReason: string) => chat.response({ candidates: [{ content: { parts: [{ text: 'x' }] }, finishReason }] }, ctx()).choices[0]!.finish_reason;
+    const finish = (finishReason: string) =>
+      chat.response({ candidates: [{ content: { parts: [{ text: 'x' }] }, finishReason }] }, ctx()).choices[0]!.finish_reason;
     expect([finish('MAX_TOKENS'), finish('SAFETY'), finish('PROHIBITED_CONTENT'), finish('RECITATION'), finish('OTHER')]).toEqual([
       'length',
       'content_filter',
@@ -236,7 +236,9 @@ describe('google responses', () => {
       'stop',
     ]);
     const blocked = chat.response({ promptFeedback: { blockReason: 'SAFETY' } }, ctx());
-    expect(blocked.choices).toEqual([{ index: 0, message: { role: 'assistant', content: null, refusal: null }, logprobs: null, finish_reason: 'content_filter' }]);
+    expect(blocked.choices).toEqual([
+      { index: 0, message: { role: 'assistant', content: null, refusal: null }, logprobs: null, finish_reason: 'content_filter' },
+    ]);
     expect(blocked.id).toBe('chatcmpl-gw1');
   });
 
@@ -325,7 +327,14 @@ describe('google stream', () => {
   it('emits the usage chunk at the end when asked for', () => {
     const out = translateEveryWay(() => chat.stream!(ctx({ includeUsage: true })), geminiWire);
     expect(out.chunks).toHaveLength(4);
-    expect(out.chunks[3]).toEqual({ id: 'chatcmpl-gw1', object: 'chat.completion.chunk', created: 1700000000, model: 'caller-model', choices: [], usage: out.usage });
+    expect(out.chunks[3]).toEqual({
+      id: 'chatcmpl-gw1',
+      object: 'chat.completion.chunk',
+      created: 1700000000,
+      model: 'caller-model',
+      choices: [],
+      usage: out.usage,
+    });
     expect(out.chunks.slice(0, 3).every((c) => c.usage === null)).toBe(true);
   });
 

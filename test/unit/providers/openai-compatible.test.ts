@@ -95,9 +95,7 @@ describe('ollama', () => {
     const req = ollama.chat!.request(hello, { provider: 'ollama' });
     expect(req.url).toBe('http://localhost:11434/v1/chat/completions');
     expect(req.headers).toEqual({ 'content-type': 'application/json' });
-    expect(ollama.embeddings!.request({ model: 'nomic-embed-text', input: 'x' }, { provider: 'ollama' }).url).toBe(
-      'http://localhost:11434/v1/embeddings',
-    );
+    expect(ollama.embeddings!.request({ model: 'nomic-embed-text', input: 'x' }, { provider: 'ollama' }).url).toBe('http://localhost:11434/v1/embeddings');
   });
 
   it('sends a key when given, adds /v1 to a bare custom host and keeps a custom path', () => {
@@ -239,7 +237,11 @@ describe('groq', () => {
   });
 
   it('turns a mid-stream error object into a StreamError and stops', () => {
-    const wire3 = sse([c('x', { content: 'par' }), { error: { message: 'Rate limit reached', type: 'tokens', code: 'rate_limit_exceeded' } }, c('x', { content: 'tial' })]);
+    const wire3 = sse([
+      c('x', { content: 'par' }),
+      { error: { message: 'Rate limit reached', type: 'tokens', code: 'rate_limit_exceeded' } },
+      c('x', { content: 'tial' }),
+    ]);
     const out = translateEveryWay(() => groq.chat!.stream!(ctx()), wire3);
     expect(contentOf(out.chunks)).toBe('par');
     expect(out.error).toEqual({ status: 502, message: 'Rate limit reached', type: 'tokens', code: 'rate_limit_exceeded' });
@@ -259,7 +261,13 @@ describe('groq', () => {
 describe('together-ai', () => {
   it('maps eos to stop in responses and streams; final chunk usage moves to the usage chunk', () => {
     const resp = togetherAi.chat!.response(
-      { id: 'r1', object: 'chat.completion', created: 1, model: 'meta-llama/Llama-3.3-70B-Instruct-Turbo', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'eos' }] },
+      {
+        id: 'r1',
+        object: 'chat.completion',
+        created: 1,
+        model: 'meta-llama/Llama-3.3-70B-Instruct-Turbo',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'eos' }],
+      },
       ctx(),
     );
     expect(resp.choices[0]!.finish_reason).toBe('stop');

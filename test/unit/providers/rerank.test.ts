@@ -30,7 +30,13 @@ describe('jina', () => {
     const req = jina.rerank!.request(full, { provider: 'jina', apiKey: 'jina_key' });
     expect(req.url).toBe('https://api.jina.ai/v1/rerank');
     expect(req.headers).toEqual({ 'content-type': 'application/json', authorization: 'Bearer jina_key' });
-    expect(sendOf(req)).toEqual({ model: 'model-x', query: full.query, documents: [documents[0], 'Washington, D.C. is the capital of the United States.', documents[2]], top_n: 2, return_documents: true });
+    expect(sendOf(req)).toEqual({
+      model: 'model-x',
+      query: full.query,
+      documents: [documents[0], 'Washington, D.C. is the capital of the United States.', documents[2]],
+      top_n: 2,
+      return_documents: true,
+    });
     expect(sendOf(jina.rerank!.request({ model: 'm', query: 'q', documents: ['a'] }, { provider: 'jina', apiKey: 'k' })).return_documents).toBe(false);
   });
 

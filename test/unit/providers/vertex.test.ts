@@ -44,7 +44,10 @@ describe('vertex-ai requests', () => {
   });
 
   it('accepts the model as a full resource name (project and region come from it) or publisher path', () => {
-    const full = chat.request({ ...hello, model: 'projects/other-proj/locations/europe-west4/publishers/google/models/gemini-2.5-pro' }, { provider: 'vertex-ai', apiKey: 't' });
+    const full = chat.request(
+      { ...hello, model: 'projects/other-proj/locations/europe-west4/publishers/google/models/gemini-2.5-pro' },
+      { provider: 'vertex-ai', apiKey: 't' },
+    );
     expect(full.url).toBe(
       'https://europe-west4-aiplatform.googleapis.com/v1/projects/other-proj/locations/europe-west4/publishers/google/models/gemini-2.5-pro:generateContent',
     );
@@ -135,7 +138,9 @@ describe('vertex-ai embeddings (:predict)', () => {
   it('builds the predict request and maps predictions', () => {
     const emb = vertexAI.embeddings!;
     const req = emb.request({ model: 'text-embedding-005', input: ['a', 'b'], dimensions: 2 }, target);
-    expect(req.url).toBe('https://us-central1-aiplatform.googleapis.com/v1/projects/my-project/locations/us-central1/publishers/google/models/text-embedding-005:predict');
+    expect(req.url).toBe(
+      'https://us-central1-aiplatform.googleapis.com/v1/projects/my-project/locations/us-central1/publishers/google/models/text-embedding-005:predict',
+    );
     expect(JSON.parse(req.body as string)).toEqual({ instances: [{ content: 'a' }, { content: 'b' }], parameters: { outputDimensionality: 2 } });
     const out = emb.response!(
       {

@@ -1,5 +1,5 @@
 /**
- * OpenAI chat <-> Gemini `generateContent` (contract §3), shared by the Gemini Developer
+ * OpenAI chat <-> Gemini `generateContent`, shared by the Gemini Developer
  * API (google/) and Vertex AI (vertex-ai/). JSON Schema cleaning is in schema.ts,
  * the stream translator in stream.ts.
  */
@@ -59,9 +59,20 @@ export function toolCallId(part: GeminiPart): string {
 const signatureOf = (id: string): string | undefined => id.split(SIGNATURE_SEPARATOR)[1] || undefined;
 
 const MIME_BY_EXTENSION: Record<string, string> = {
-  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif',
-  heic: 'image/heic', heif: 'image/heif', pdf: 'application/pdf', txt: 'text/plain',
-  mp3: 'audio/mp3', wav: 'audio/wav', flac: 'audio/flac', mp4: 'video/mp4', mov: 'video/mov',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+  gif: 'image/gif',
+  heic: 'image/heic',
+  heif: 'image/heif',
+  pdf: 'application/pdf',
+  txt: 'text/plain',
+  mp3: 'audio/mp3',
+  wav: 'audio/wav',
+  flac: 'audio/flac',
+  mp4: 'video/mp4',
+  mov: 'video/mov',
 };
 
 function mediaPart(url: string, param: string, mimeHint?: string): GeminiPart {
@@ -150,7 +161,11 @@ function contentsOf(body: ChatRequest): { contents: GeminiContent[]; system: Gem
       case 'tool': {
         const name = toolNames.get(m.tool_call_id);
         if (!name) {
-          throw badRequest(`${param}.tool_call_id '${m.tool_call_id}' matches no earlier assistant tool call.`, `${param}.tool_call_id`, 'invalid_tool_call_id');
+          throw badRequest(
+            `${param}.tool_call_id '${m.tool_call_id}' matches no earlier assistant tool call.`,
+            `${param}.tool_call_id`,
+            'invalid_tool_call_id',
+          );
         }
         push('user', [{ functionResponse: { name, response: toolResponse(textOf(m.content)) } }]);
         break;
@@ -178,11 +193,15 @@ function toolFields(body: ChatRequest): Record<string, unknown> {
   });
   const choice = body.tool_choice;
   const functionCallingConfig =
-    choice === 'none' ? { mode: 'NONE' }
-    : choice === 'required' ? { mode: 'ANY' }
-    : choice === 'auto' ? { mode: 'AUTO' }
-    : choice && typeof choice === 'object' ? { mode: 'ANY', allowedFunctionNames: [choice.function.name] }
-    : undefined;
+    choice === 'none'
+      ? { mode: 'NONE' }
+      : choice === 'required'
+        ? { mode: 'ANY' }
+        : choice === 'auto'
+          ? { mode: 'AUTO' }
+          : choice && typeof choice === 'object'
+            ? { mode: 'ANY', allowedFunctionNames: [choice.function.name] }
+            : undefined;
   return { tools: [{ functionDeclarations }], ...(functionCallingConfig ? { toolConfig: { functionCallingConfig } } : {}) };
 }
 
@@ -251,7 +270,10 @@ export function usageOf(m: GeminiUsage | undefined): Usage | undefined {
 /** Answer text (thought parts excluded) and tool calls of one candidate. */
 export function candidateOutput(c: GeminiCandidate) {
   const parts = c.content?.parts ?? [];
-  const text = parts.filter((p) => typeof p.text === 'string' && !p.thought).map((p) => p.text).join('');
+  const text = parts
+    .filter((p) => typeof p.text === 'string' && !p.thought)
+    .map((p) => p.text)
+    .join('');
   const toolCalls = parts
     .filter((p) => p.functionCall)
     .map((p) => ({
@@ -283,7 +305,12 @@ export function fromGeminiResponse(upstream: unknown, ctx: TranslateContext): Ch
   if (choices.length === 0) {
     // A blocked prompt has no candidates at all.
     const blocked = !!res.promptFeedback?.blockReason;
-    choices.push({ index: 0, message: { role: 'assistant', content: null, refusal: null }, logprobs: null, finish_reason: blocked ? 'content_filter' : 'stop' });
+    choices.push({
+      index: 0,
+      message: { role: 'assistant', content: null, refusal: null },
+      logprobs: null,
+      finish_reason: blocked ? 'content_filter' : 'stop',
+    });
   }
   const usage = usageOf(res.usageMetadata);
   return {

@@ -1,6 +1,6 @@
 /**
  * JSON Schema (OpenAI tool parameters, response_format.json_schema) -> the OpenAPI subset
- * Gemini's `Schema` accepts (contract §3): unknown keys (`additionalProperties`, `$schema`,
+ * Gemini's `Schema` accepts: unknown keys (`additionalProperties`, `$schema`,
  * `strict`, …) are dropped, `$ref` into `$defs`/`definitions` is inlined, `type: [x, "null"]`
  * and `anyOf` with a null branch become `nullable`, `const` becomes a one-value enum.
  */
@@ -9,9 +9,28 @@ import { badRequest } from '../../../shared/errors';
 type Schema = Record<string, unknown>;
 
 const KEPT = new Set([
-  'type', 'format', 'title', 'description', 'nullable', 'enum', 'maxItems', 'minItems',
-  'properties', 'required', 'minProperties', 'maxProperties', 'minLength', 'maxLength',
-  'pattern', 'example', 'anyOf', 'propertyOrdering', 'default', 'items', 'minimum', 'maximum',
+  'type',
+  'format',
+  'title',
+  'description',
+  'nullable',
+  'enum',
+  'maxItems',
+  'minItems',
+  'properties',
+  'required',
+  'minProperties',
+  'maxProperties',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'example',
+  'anyOf',
+  'propertyOrdering',
+  'default',
+  'items',
+  'minimum',
+  'maximum',
 ]);
 /** String formats Gemini accepts; others (email, uri, …) are rejected upstream, so dropped. */
 const STRING_FORMATS = new Set(['enum', 'date-time']);
