@@ -36,8 +36,8 @@ export const LAMBDA_HANDLER = 'index.handler';
 
 /**
  * `@smithy/eventstream-codec` re-exports the whole of `@smithy/core/event-streams` (stream
- * marshallers and serdes the gateway never uses), and esbuild keeps them: 8 KB of the
- * gateway's cold start. The codec class alone is all the Bedrock stream decoder needs.
+ * marshallers and serdes the gateway never uses), and esbuild keeps them in the gateway's
+ * cold start (bench/README.md). The codec class alone is all the Bedrock stream decoder needs.
  */
 const EVENT_STREAM_CODEC_ONLY = {
   '@smithy/eventstream-codec': resolve(

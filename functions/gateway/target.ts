@@ -61,8 +61,8 @@ export async function resolveConfig(req: CallerRequest): Promise<ResolvedConfig>
   const managed = Boolean(virtualKey) || Boolean(provider?.startsWith('@'));
   const virtualKeyOnly = Boolean(virtualKey) && !provider;
   // Both names are always present (one may be undefined): a literal that opens with a
-  // spread of one of two shapes and then spreads the cloud settings cost 22 µs a request in V8,
-  // this one 1 µs (bench/README.md).
+  // spread of one of two shapes and then spreads the cloud settings is an order of magnitude
+  // slower in V8 (bench/README.md).
   const leaf: ConfigNode = {
     provider: virtualKeyOnly ? undefined : provider,
     virtual_key: virtualKeyOnly ? virtualKey : undefined,

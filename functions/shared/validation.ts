@@ -8,7 +8,7 @@ zod.config(en());
  * The zod/mini API the functions use, as `z`. It is an object of named members, not the
  * namespace: re-exporting `import * as z` (`export { z }`) makes esbuild materialise the
  * whole zod/mini namespace, every locale and the JSON-Schema code included, in each
- * bundle that imports it (about 420 KB of a 1.1 MB gateway bundle; bench/README.md).
+ * bundle that imports it (a third of the gateway bundle when it was measured; bench/README.md).
  * Named members keep tree-shaking. A builder missing here is a type error where it is
  * first used: add it to the list (and its type to the namespace below if needed).
  */

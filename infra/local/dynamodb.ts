@@ -19,8 +19,8 @@ import { javaStartFailure, locateJava, StartupProblem } from './startup-checks';
  * The emulator shares the machine with the gateway (and, in tests and benchmarks, with the
  * fakes and the load generator). The JVM's default collector on a multi-core host (G1)
  * runs young collections on every core at once, stalling the others; the serial collector
- * keeps to one thread, which is plenty for the emulator's small heap. At 650 req/s paced on
- * 2 cores, the gateway's p99 went from 9.9 and 18.5 ms to 7.8 and 8.6 ms (alternating runs).
+ * keeps to one thread, which is plenty for the emulator's small heap, and the gateway's p99
+ * under paced load drops (bench/README.md, "DynamoDB Local on the serial collector").
  * A caller's own JAVA_TOOL_OPTIONS still apply (after ours).
  */
 const EMULATOR_JAVA_OPTIONS = '-XX:+UseSerialGC';

@@ -6,8 +6,8 @@ import { signHeaders } from './sigv4';
 /**
  * A client for AWS services that speak the JSON protocol (DynamoDB, KMS): every operation
  * is a signed `POST /` of a JSON document naming the operation in `X-Amz-Target`. It replaces
- * the AWS SDK in the functions (340 KB of the 745 KB gateway bundle, and more than half the
- * CPU of a storage call in its middleware) and keeps the SDK's observable behaviour: its
+ * the AWS SDK in the functions (most of the bundle and more than half the CPU of a storage
+ * call went to the SDK's middleware; figures in bench/README.md) and keeps the SDK's observable behaviour: its
  * endpoint settings, its retry rules (3 attempts, its retry quota), its clock-skew correction
  * and its error shape (`name`, `message`, modelled members such as `CancellationReasons`,
  * `$metadata.httpStatusCode`).

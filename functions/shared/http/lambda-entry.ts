@@ -113,8 +113,8 @@ function sendBody(body: ResponseBody | undefined, out: Writable): Promise<void> 
  * Not middy: with no middleware in the stack, all middy did here
  * was wrap string bodies in `Readable.from` and pipe every body with
  * `stream/promises.pipeline`, which on Node 20/22 builds an AbortController per request
- * and aborts it at the end (a DOMException with a stack trace). That came to about 100 µs
- * of CPU per JSON response, against about 2 µs for one write (bench/README.md).
+ * and aborts it at the end (a DOMException with a stack trace): many times the CPU of one
+ * write per JSON response (bench/README.md, "No middy").
  */
 export function createHttpHandler(routes: readonly Route[], options: GroupOptions = {}) {
   const group = groupRouter(routes, options);

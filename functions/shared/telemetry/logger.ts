@@ -53,7 +53,8 @@ function putPresent(out: Extra, attributes: Extra): void {
 /**
  * The line `log.info(message, extra, ctx)` prints, as text ending in a newline ('' when INFO
  * is not logged), for the one line written per request. Powertools' generic path (merged
- * attribute objects, and a JSON replacer called on every value) cost 14 µs a line; this is
+ * attribute objects, and a JSON replacer called on every value) was measurably slower per line
+ * (bench/README.md, "Changes made for speed"); this is
  * the same JSON for plain data: strings, numbers, booleans, null and plain objects. Errors,
  * Maps or BigInts, which Powertools' replacer converts, go through `log` instead.
  * test/unit/request-telemetry.test.ts holds it to Powertools' output.

@@ -9,8 +9,8 @@ import { infoLine, SERVICE_NAME, type LogContext } from './logger';
  * The settings are Powertools' (POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_METRICS_DISABLED and
  * dev mode), read by config() under Powertools' rules; the per-request document is built here in one step, in exactly the shape Powertools
  * publishes (test/unit/request-telemetry.test.ts holds it to `publishStoredMetrics`).
- * Adding eight metrics one by one and publishing them through Powertools cost 23 µs a
- * request, more than half of the request's telemetry (bench/README.md).
+ * Adding eight metrics one by one and publishing them through Powertools was more than half
+ * of a request's telemetry CPU (figures in bench/README.md, "Changes made for speed").
  */
 
 export interface RequestMetrics {
