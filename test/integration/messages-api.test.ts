@@ -2,34 +2,18 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import Anthropic, { APIError, BadRequestError } from '@anthropic-ai/sdk';
 import type { LocalGateway } from '../../infra/local/server';
 import { startAllFakes, type AllFakes, type FakeServer } from '../fakes';
+import { FAKE_AWS, manageFakes } from '../support/managed-fakes';
 import { call, startTestGateway } from '../support/gateway';
 
 // The Anthropic Messages API on every provider with chat, through the real @anthropic-ai/sdk:
 // Anthropic passed through natively, every other provider translated through chat.
 let gw: LocalGateway;
 let fakes: AllFakes;
-const AWS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' };
 
 beforeAll(async () => {
-  fakes = await startAllFakes({}, { credentials: AWS });
+  fakes = await startAllFakes({}, { credentials: FAKE_AWS });
   gw = await startTestGateway({ env: { AUTH_CACHE_TTL_MS: '0' } });
-  const managed = [
-    { slug: 'm-claude', provider: 'anthropic', api_key: 'sk-ant', custom_host: `${fakes.anthropic.url}/v1` },
-    { slug: 'm-gemini', provider: 'google', api_key: 'gemini-key', custom_host: `${fakes.gemini.url}/v1beta` },
-    {
-      slug: 'm-bedrock',
-      provider: 'bedrock',
-      aws_access_key_id: AWS.accessKeyId,
-      aws_secret_access_key: AWS.secretAccessKey,
-      aws_region: 'us-east-1',
-      custom_host: fakes.bedrock.url,
-    },
-    { slug: 'm-openai', provider: 'openai', api_key: 'sk-openai', custom_host: `${fakes.openai.url}/v1` },
-  ];
-  for (const body of managed) {
-    const created = await call(gw, 'POST', '/v1/providers', { body });
-    expect(created.status, created.text).toBe(200);
-  }
+  await manageFakes(gw, fakes, 'm');
 });
 afterAll(async () => {
   await gw?.stop();

@@ -2,36 +2,22 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import type { LocalGateway } from '../../infra/local/server';
 import { FAKE_ANTHROPIC_MODELS, FAKE_BEDROCK_MODELS, FAKE_COHERE_MODELS, FAKE_GEMINI_MODELS, FAKE_OPENAI_MODELS, startAllFakes, type AllFakes } from '../fakes';
+import { FAKE_AWS, manageFakes } from '../support/managed-fakes';
 import { call, errorOf, logsOf, startTestGateway } from '../support/gateway';
 
 // GET /v1/models: each provider's own list, read through its own API and answered in
 // OpenAI's shape, so `client.models.list()` works whatever the provider.
 let gw: LocalGateway;
 let fakes: AllFakes;
-const AWS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' };
 
 beforeAll(async () => {
-  fakes = await startAllFakes({}, { credentials: AWS });
+  fakes = await startAllFakes({}, { credentials: FAKE_AWS });
   gw = await startTestGateway();
-  const managed = [
-    { slug: 'm-openai', provider: 'openai', api_key: 'sk-openai', custom_host: `${fakes.openai.url}/v1` },
-    { slug: 'm-claude', provider: 'anthropic', api_key: 'sk-ant', custom_host: `${fakes.anthropic.url}/v1` },
-    { slug: 'm-gemini', provider: 'google', api_key: 'gemini-key', custom_host: `${fakes.gemini.url}/v1beta` },
-    {
-      slug: 'm-bedrock',
-      provider: 'bedrock',
-      aws_access_key_id: AWS.accessKeyId,
-      aws_secret_access_key: AWS.secretAccessKey,
-      aws_region: 'us-east-1',
-      custom_host: fakes.bedrock.url,
-    },
-    { slug: 'm-cohere', provider: 'cohere', api_key: 'co-key', custom_host: fakes.cohere.url },
-    { slug: 'm-down', provider: 'openai', api_key: 'sk-down', custom_host: 'http://127.0.0.1:9/v1' },
-  ];
-  for (const body of managed) {
-    const res = await call(gw, 'POST', '/v1/providers', { body });
-    expect(res.status, res.text).toBe(200);
-  }
+  await manageFakes(gw, fakes, 'm');
+  const down = await call(gw, 'POST', '/v1/providers', {
+    body: { slug: 'm-down', provider: 'openai', api_key: 'sk-down', custom_host: 'http://127.0.0.1:9/v1' },
+  });
+  expect(down.status, down.text).toBe(200);
 });
 afterAll(async () => {
   await gw?.stop();

@@ -4,31 +4,18 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { generateObject, generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import type { LocalGateway } from '../../infra/local/server';
 import { startAllFakes, type AllFakes } from '../fakes';
+import { FAKE_AWS, manageFakes } from '../support/managed-fakes';
 import { call, errorOf, startTestGateway } from '../support/gateway';
 
 // POST /v1/responses on every provider, through the clients that call it by default: the
 // openai SDK's responses API and the Vercel AI SDK's default OpenAI model.
 let gw: LocalGateway;
 let fakes: AllFakes;
-const AWS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' };
 
 beforeAll(async () => {
-  fakes = await startAllFakes({}, { credentials: AWS });
+  fakes = await startAllFakes({}, { credentials: FAKE_AWS });
   gw = await startTestGateway();
-  const managed = [
-    { slug: 'r-openai', provider: 'openai', api_key: 'sk-openai', custom_host: `${fakes.openai.url}/v1` },
-    { slug: 'r-claude', provider: 'anthropic', api_key: 'sk-ant', custom_host: `${fakes.anthropic.url}/v1` },
-    { slug: 'r-gemini', provider: 'google', api_key: 'gemini-key', custom_host: `${fakes.gemini.url}/v1beta` },
-    {
-      slug: 'r-bedrock',
-      provider: 'bedrock',
-      aws_access_key_id: AWS.accessKeyId,
-      aws_secret_access_key: AWS.secretAccessKey,
-      aws_region: 'us-east-1',
-      custom_host: fakes.bedrock.url,
-    },
-  ];
-  for (const body of managed) expect((await call(gw, 'POST', '/v1/providers', { body })).status).toBe(200);
+  await manageFakes(gw, fakes, 'r');
 });
 afterAll(async () => {
   await gw?.stop();

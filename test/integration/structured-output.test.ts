@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import type { LocalGateway } from '../../infra/local/server';
 import { startAllFakes, type AllFakes } from '../fakes';
+import { FAKE_AWS, manageFakes } from '../support/managed-fakes';
 import { call, startTestGateway } from '../support/gateway';
 
 // response_format on translated providers: each provider is held to the schema by its own
@@ -9,25 +10,11 @@ import { call, startTestGateway } from '../support/gateway';
 // response_format), and the answer comes back as JSON message content that parses.
 let gw: LocalGateway;
 let fakes: AllFakes;
-const AWS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' };
 
 beforeAll(async () => {
-  fakes = await startAllFakes({}, { credentials: AWS });
+  fakes = await startAllFakes({}, { credentials: FAKE_AWS });
   gw = await startTestGateway();
-  const managed = [
-    { slug: 's-claude', provider: 'anthropic', api_key: 'sk-ant', custom_host: `${fakes.anthropic.url}/v1` },
-    { slug: 's-gemini', provider: 'google', api_key: 'gemini-key', custom_host: `${fakes.gemini.url}/v1beta` },
-    {
-      slug: 's-bedrock',
-      provider: 'bedrock',
-      aws_access_key_id: AWS.accessKeyId,
-      aws_secret_access_key: AWS.secretAccessKey,
-      aws_region: 'us-east-1',
-      custom_host: fakes.bedrock.url,
-    },
-    { slug: 's-cohere', provider: 'cohere', api_key: 'co-key', custom_host: fakes.cohere.url },
-  ];
-  for (const body of managed) expect((await call(gw, 'POST', '/v1/providers', { body })).status).toBe(200);
+  await manageFakes(gw, fakes, 's');
 });
 afterAll(async () => {
   await gw?.stop();
