@@ -53,8 +53,12 @@ export async function startDynamoDbLocal(dbPath: string | null, signal?: AbortSi
   const child = spawnWithJava(java, () => spawn({ port, path: dbPath, sharedDb: true, stdio: 'pipe' }));
   let exited = false;
   let spawnError: Error | undefined;
+  // Both pipes are drained: a full pipe blocks the JVM's writes, and with them whatever
+  // thread logs (a long test run once stalled an index build this way). Only the end of
+  // stderr is kept, for a start-up failure's message.
   let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout?.resume();
+  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-16_384)));
   const ended = new Promise<void>((resolve) => child.once('close', () => resolve()));
   child.once('exit', () => (exited = true));
   // Without a listener, a failed spawn (e.g. `java` removed since it was located) throws.
