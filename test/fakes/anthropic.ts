@@ -44,6 +44,28 @@ export function startAnthropicFake(options: FakeOptions = {}): Promise<FakeServe
   return startFake('anthropic', options, anthropicError, handle);
 }
 
+const MESSAGES_FIELDS = new Set([
+  'model',
+  'messages',
+  'max_tokens',
+  'system',
+  'metadata',
+  'stop_sequences',
+  'stream',
+  'temperature',
+  'top_k',
+  'top_p',
+  'tools',
+  'tool_choice',
+  'thinking',
+  'service_tier',
+  'container',
+  'mcp_servers',
+  'context_management',
+  'output_config',
+  'anthropic_version',
+]);
+
 const VERTEX = /^\/v1(?:beta1)?\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/anthropic\/models\/([^/:]+):(rawPredict|streamRawPredict)$/;
 
 async function handle(ex: Exchange): Promise<void> {
@@ -110,6 +132,9 @@ async function messages(ex: Exchange, model: string, stream: boolean): Promise<v
   if (!(await ex.begin(model, stream))) return;
   const body = obj(ex.rec.body);
   if (typeof body.max_tokens !== 'number') return ex.error(400, 'max_tokens: Field required');
+  // The Messages API refuses fields it does not know (Vertex adds `anthropic_version`).
+  const unknown = Object.keys(body).filter((k) => !MESSAGES_FIELDS.has(k));
+  if (unknown.length) return ex.error(400, `${unknown[0]}: Extra inputs are not permitted`);
   const msgs = arr(body.messages);
   if (msgs.length === 0) return ex.error(400, 'messages: at least one message is required');
   for (const m of msgs) {

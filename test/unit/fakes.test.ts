@@ -247,6 +247,9 @@ describe('anthropic fake', () => {
     expect(noMax.status).toBe(400);
     const system = await post(url(), { model: 'c', max_tokens: 5, messages: [{ role: 'system', content: 'x' }] }, headers);
     expect((await j(system)).error.type).toBe('invalid_request_error');
+    const extra = await post(url(), { model: 'c', max_tokens: 5, seed: 1, messages: [{ role: 'user', content: 'x' }] }, headers);
+    expect(extra.status).toBe(400);
+    expect((await j(extra)).error.message).toBe('seed: Extra inputs are not permitted');
   });
 
   it('answers JSON with tool_use after a text block, and tool_result', async () => {
