@@ -164,9 +164,12 @@ describe('the well-known metadata keys', () => {
 describe('a logs table kept from before the metadata indexes (local data dir)', () => {
   it('gets the missing indexes at start-up', { timeout: 120_000 }, async () => {
     const { CreateTableCommand, DescribeTableCommand, DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
-    const { createTables } = await import('../../infra/local/dynamodb');
+    const { createTables, startDynamoDbLocal } = await import('../../infra/local/dynamodb');
     const { TABLE_NAMES } = await import('../../functions/shared/tables');
-    const client = new DynamoDBClient({ endpoint: gw.dynamodbEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    // Its own emulator, as a data dir from an older version would have: on the JVM every
+    // test file shares, an index added late was still CREATING two minutes on.
+    const dynamo = await startDynamoDbLocal(null);
+    const client = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     const names = Object.fromEntries(TABLE_NAMES.map((t) => [t, `old-${run}-${t}`]));
     try {
       await client.send(
@@ -190,13 +193,14 @@ describe('a logs table kept from before the metadata indexes (local data dir)', 
           ],
         }),
       );
-      await createTables(gw.dynamodbEndpoint, names);
+      await createTables(dynamo.endpoint, names);
       const described = await client.send(new DescribeTableCommand({ TableName: names.logs }));
       expect((described.Table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName).sort()).toEqual(
         ['gsi1', 'meta_environment', 'meta_organisation', 'meta_prompt', 'meta_user'].sort(),
       );
     } finally {
       client.destroy();
+      await dynamo.stop();
     }
   });
 });
