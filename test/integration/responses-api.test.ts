@@ -16,6 +16,9 @@ beforeAll(async () => {
   fakes = await startAllFakes({}, { credentials: FAKE_AWS });
   gw = await startTestGateway();
   await manageFakes(gw, fakes, 'r');
+  // An OpenAI-shaped provider without the Responses API: translated through chat like the rest.
+  const mistral = await call(gw, 'POST', '/v1/providers', { body: { slug: 'r-mistral', provider: 'mistral-ai', api_key: 'sk-mistral', custom_host: `${fakes.openai.url}/v1` } });
+  expect(mistral.status, mistral.text).toBe(200);
 });
 afterAll(async () => {
   await gw?.stop();
@@ -27,6 +30,7 @@ const MODELS: Record<string, string> = {
   'r-claude': 'claude-sonnet-4-5',
   'r-gemini': 'gemini-2.5-flash',
   'r-bedrock': 'anthropic.claude-3-5-sonnet-20240620-v1:0',
+  'r-mistral': 'mistral-large-latest',
 };
 const client = (slug: string) =>
   new OpenAI({ baseURL: gw.baseUrl, apiKey: 'unused', maxRetries: 0, defaultHeaders: { 'x-gateway-api-key': gw.adminKey, 'x-gateway-provider': `@${slug}` } });
