@@ -72,7 +72,8 @@ export async function startDynamoDbLocal(dbPath: string | null, signal?: AbortSi
     process.removeListener('exit', killOnExit);
     if (exited) return;
     child.kill('SIGTERM');
-    const forceKill = setTimeout(() => child.kill('SIGKILL'), 3000);
+    // DynamoDB Local writes its file database on the way out; a loaded machine needs more than a few seconds.
+    const forceKill = setTimeout(() => child.kill('SIGKILL'), 15_000);
     forceKill.unref();
     await ended;
     clearTimeout(forceKill);
