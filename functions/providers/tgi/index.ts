@@ -6,6 +6,7 @@ export const tgi = createOpenAICompatible({
   slug: 'tgi',
   name: 'Hugging Face TGI',
   defaultBaseUrl: 'http://localhost:3000/v1',
+  models: false,
   requiresKey: false,
   customHostRequired: 'http://my-tgi:3000/v1',
 });
