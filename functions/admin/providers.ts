@@ -20,7 +20,12 @@ import { parseInput, z } from '../shared/validation';
 
 /** Managed providers: `/v1/providers`. Credentials go in, only `has_*` flags come out. */
 
-const slug = z.string().check(z.regex(MANAGED_PROVIDER_SLUG, 'expected 1-64 lower-case letters, digits and dashes, starting with a letter or digit'));
+/** `catalog` names the provider catalog route under `/v1/providers/`, so no managed provider may take it. */
+const RESERVED_SLUGS = new Set(['catalog']);
+const slug = z.string().check(
+  z.regex(MANAGED_PROVIDER_SLUG, 'expected 1-64 lower-case letters, digits and dashes, starting with a letter or digit'),
+  z.refine((s) => !RESERVED_SLUGS.has(s), 'reserved: `/v1/providers/catalog` is the provider catalog'),
+);
 const text = (max: number) => z.string().check(z.minLength(1), z.maxLength(max));
 
 /** Custom hosts: http(s) only, no userinfo. Private addresses are refused where the host is called. */
@@ -145,9 +150,20 @@ async function remove(req: GatewayRequest) {
   return ok({ object: 'provider.deleted', id: deleted.id, slug: deleted.slug, deleted: true });
 }
 
+/**
+ * `GET /v1/providers/catalog`: every provider the gateway speaks to, its routes and required
+ * settings, read off the registry. Loaded on first use: the adapters stay out of the admin
+ * group's cold start. (`catalog` is not a valid managed-provider slug lookup: it is matched first.)
+ */
+async function catalog() {
+  const { providerCatalog } = await import('../providers/catalog');
+  return ok({ object: 'list', data: providerCatalog() });
+}
+
 export const providerRoutes: Route[] = [
   { method: 'POST', path: '/v1/providers', scope: 'admin', handler: create },
   { method: 'GET', path: '/v1/providers', scope: 'admin', handler: list },
+  { method: 'GET', path: '/v1/providers/catalog', scope: 'admin', handler: catalog },
   { method: 'GET', path: '/v1/providers/{slug}', scope: 'admin', handler: get },
   { method: 'PUT', path: '/v1/providers/{slug}', scope: 'admin', handler: update },
   { method: 'DELETE', path: '/v1/providers/{slug}', scope: 'admin', handler: remove },

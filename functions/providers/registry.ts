@@ -12,6 +12,34 @@ import { openrouter } from './openrouter';
 import { pinecone } from './pinecone';
 import { togetherAi } from './together-ai';
 import { voyage } from './voyage';
+// OpenAI-compatible declarations added for breadth: one folder each.
+import { xai } from './xai';
+import { perplexity } from './perplexity';
+import { cerebras } from './cerebras';
+import { sambanova } from './sambanova';
+import { nebius } from './nebius';
+import { novita } from './novita';
+import { hyperbolic } from './hyperbolic';
+import { deepinfra } from './deepinfra';
+import { huggingface } from './huggingface';
+import { nvidiaNim } from './nvidia-nim';
+import { githubModels } from './github-models';
+import { moonshot } from './moonshot';
+import { zhipu } from './zhipu';
+import { dashscope } from './dashscope';
+import { siliconflow } from './siliconflow';
+import { ai21 } from './ai21';
+import { upstage } from './upstage';
+import { nscale } from './nscale';
+import { featherless } from './featherless';
+import { ovhcloud } from './ovhcloud';
+import { scaleway } from './scaleway';
+import { cloudflareWorkersAi } from './cloudflare-workers-ai';
+import { wandb } from './wandb';
+import { vllm } from './vllm';
+import { llamaCpp } from './llama-cpp';
+import { lmStudio } from './lm-studio';
+import { tgi } from './tgi';
 import type { ProviderAdapter } from './types';
 import type { ProviderSlug } from '../shared/provider-table';
 // Cloud adapters (azure-openai, vertex-ai, google, bedrock): one import line each here.
@@ -42,6 +70,34 @@ const ADAPTERS: Record<ProviderSlug, ProviderAdapter> = {
   google,
   'vertex-ai': vertexAI,
   bedrock,
+  // OpenAI-compatible declarations.
+  xai,
+  perplexity,
+  cerebras,
+  sambanova,
+  nebius,
+  novita,
+  hyperbolic,
+  deepinfra,
+  huggingface,
+  'nvidia-nim': nvidiaNim,
+  'github-models': githubModels,
+  moonshot,
+  zhipu,
+  dashscope,
+  siliconflow,
+  ai21,
+  upstage,
+  nscale,
+  featherless,
+  ovhcloud,
+  scaleway,
+  'cloudflare-workers-ai': cloudflareWorkersAi,
+  wandb,
+  vllm,
+  'llama-cpp': llamaCpp,
+  'lm-studio': lmStudio,
+  tgi,
 };
 
 export function getAdapter(slug: string): ProviderAdapter | undefined {

@@ -5,7 +5,7 @@
  * and translate responses. Adapters are pure: no I/O except `sign`, which only computes.
  */
 import type { UpstreamRequest } from '../shared/net/upstream-request';
-import type { TargetSettings } from '../shared/provider-table';
+import type { ProviderSettingName, TargetSettings } from '../shared/provider-table';
 
 /**
  * Everything known about where and how to call a provider for one request: the settings
@@ -208,6 +208,10 @@ export interface ProviderAdapter {
   slug: string;
   /** Human name for messages. */
   name: string;
+  /** A declaration for the OpenAI-compatible layer, or an adapter with its own wire format. Absent: native. */
+  shape?: 'openai-compatible' | 'native';
+  /** Settings a request must carry (besides `model`); absent: just `api_key`. Listed by the provider catalog. */
+  requiredSettings?: readonly ProviderSettingName[];
   /**
    * Base URL the generic proxy appends the caller's path (after /v1) to, honouring
    * `target.customHost`. Throws a GatewayError 400 when required settings are missing.

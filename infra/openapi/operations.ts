@@ -146,6 +146,7 @@ export const OPERATIONS: readonly Operation[] = [
   op('DELETE', '/v1/api-keys/{id}', 'admin', 'Revoke a gateway key', 'deleted', { query: [workspaceId] }),
   op('POST', '/v1/providers', 'admin', 'Create a managed provider (credentials encrypted, never returned)', 'object', body('ProviderCreate', providerCreate)),
   op('GET', '/v1/providers', 'admin', 'List managed providers', 'list', { query: page }),
+  op('GET', '/v1/providers/catalog', 'admin', 'List every provider the gateway speaks to: its routes, auth and required settings', 'list'),
   op('GET', '/v1/providers/{slug}', 'admin', 'Retrieve a managed provider', 'object'),
   op('PUT', '/v1/providers/{slug}', 'admin', 'Update a managed provider', 'object', body('ProviderUpdate', providerUpdate)),
   op('DELETE', '/v1/providers/{slug}', 'admin', 'Delete a managed provider', 'deleted'),

@@ -4,6 +4,8 @@
  * with finish-reason fixes or a stream quirk also gets `response` fixes and a stream
  * translator; the others have no translator, so the pipeline pipes their bytes.
  */
+import { badRequest } from '../../shared/errors';
+import type { ProviderSettingName } from '../../shared/provider-table';
 import { invalidChunk, jsonPost, parseJson, requireKey, resolveBase } from './openai-shape';
 import { sseTranslator } from './sse';
 import type {
@@ -30,6 +32,13 @@ export interface CompatOptions {
   audio?: ProviderAdapter['audio'];
   /** False when the provider needs no key (Ollama); a key, if given, is still sent. */
   requiresKey?: boolean;
+  /**
+   * Set for servers with no public address (self-hosted, or a per-account URL): the
+   * request must name one with `x-gateway-custom-host`. The text is an example base URL.
+   */
+  customHostRequired?: string;
+  /** False when the provider has no model list the gateway can read. */
+  models?: false;
   /** Overrides how the base URL is derived from the target. */
   baseUrl?(target: ProviderTarget): string;
   /** Provider-specific rewrite of the (OpenAI) chat request body. */
@@ -46,7 +55,10 @@ export interface CompatOptions {
 type StreamUsageHook = CompatOptions['streamUsage'];
 
 export function createOpenAICompatible(opts: CompatOptions): ProviderAdapter {
-  const baseUrl = (t: ProviderTarget) => (opts.baseUrl ? opts.baseUrl(t) : resolveBase(t, opts.defaultBaseUrl));
+  const baseUrl = (t: ProviderTarget) => {
+    if (opts.customHostRequired && !t.customHost?.trim()) throw missingCustomHost(opts.name, opts.customHostRequired);
+    return opts.baseUrl ? opts.baseUrl(t) : resolveBase(t, opts.defaultBaseUrl);
+  };
   const authHeaders = (t: ProviderTarget): Record<string, string> => {
     if (opts.requiresKey === false && !t.apiKey) return {};
     return { authorization: `Bearer ${requireKey(t, opts.name)}` };
@@ -54,9 +66,15 @@ export function createOpenAICompatible(opts: CompatOptions): ProviderAdapter {
   const fixFinish = (reason: unknown) => (typeof reason === 'string' && opts.finishReasons?.[reason] ? opts.finishReasons[reason] : reason);
   const translates = Boolean(opts.finishReasons || opts.streamUsage);
 
+  const requiredSettings: ProviderSettingName[] = [];
+  if (opts.requiresKey !== false) requiredSettings.push('api_key');
+  if (opts.customHostRequired) requiredSettings.push('custom_host');
+
   const adapter: ProviderAdapter = {
     slug: opts.slug,
     name: opts.name,
+    shape: 'openai-compatible',
+    requiredSettings,
     baseUrl,
     authHeaders,
     chat: {
@@ -77,7 +95,16 @@ export function createOpenAICompatible(opts: CompatOptions): ProviderAdapter {
     adapter.embeddings = { request: (body, target) => jsonPost(baseUrl(target) + path, body, authHeaders(target), target) };
   }
   if (opts.audio) adapter.audio = opts.audio;
+  if (opts.models === false) adapter.models = false;
   return adapter;
+}
+
+function missingCustomHost(name: string, example: string) {
+  return badRequest(
+    `${name} has no public address: name your server with the \`x-gateway-custom-host\` header (e.g. ${example}).`,
+    'x-gateway-custom-host',
+    'missing_custom_host',
+  );
 }
 
 /** An OpenAI-style error object found in a stream (`data: {"error":{...}}`). */

@@ -67,6 +67,7 @@ type CohereRerankResponse = {
 export const azureAI: ProviderAdapter = {
   slug: 'azure-ai',
   name: 'Azure AI',
+  requiredSettings: ['api_key', 'azure_resource_name'],
   baseUrl,
   authHeaders,
   rerank: {

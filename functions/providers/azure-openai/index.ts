@@ -89,6 +89,7 @@ export function azureStream(ctx: TranslateContext): StreamTranslator {
 export const azureOpenAI: ProviderAdapter = {
   slug: 'azure-openai',
   name: 'Azure OpenAI',
+  requiredSettings: ['api_key', 'azure_resource_name'],
   baseUrl: root,
   models: {
     request: (target) => jsonGet(`${root(target)}/models?api-version=${apiVersion(target)}`, authHeaders(target), target),

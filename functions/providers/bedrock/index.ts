@@ -15,6 +15,7 @@ import type { ProviderAdapter } from '../types';
 export const bedrock: ProviderAdapter = {
   slug: 'bedrock',
   name: 'AWS Bedrock',
+  requiredSettings: ['aws_region', 'aws_access_key_id', 'aws_secret_access_key'],
   baseUrl: runtimeRoot,
   authHeaders: bedrockAuthHeaders,
   sign: bedrockSign,

@@ -81,6 +81,7 @@ interface PredictResponse {
 export const vertexAI: ProviderAdapter = {
   slug: 'vertex-ai',
   name: 'Google Vertex AI',
+  requiredSettings: ['api_key', 'vertex_project_id', 'vertex_region'],
   // Selects dedicated vs shared (Provisioned Throughput) capacity; docs/api.md
   callerHeaders: ['x-vertex-ai-llm-request-type'],
   baseUrl: (target) => locationUrl(target),

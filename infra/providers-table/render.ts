@@ -1,0 +1,45 @@
+/**
+ * The README's provider table, rendered from the provider catalog (the registry), between
+ * the `<!-- providers:start -->` and `<!-- providers:end -->` markers. `npm run
+ * providers-table` rewrites it; test/unit/providers-table.test.ts fails when it is stale.
+ */
+import { providerCatalog } from '../../functions/providers/catalog';
+import { SETTING } from '../../functions/shared/provider-table';
+
+export const START_MARKER = '<!-- providers:start -->';
+export const END_MARKER = '<!-- providers:end -->';
+
+/** How a request supplies a setting: its header (`api_key` comes as `Authorization: Bearer`). */
+const settingLabel = (field: keyof typeof SETTING) => {
+  const row = SETTING[field];
+  return 'header' in row ? `\`${row.header}\`` : 'provider key';
+};
+
+export function renderProvidersTable(): string {
+  const entries = providerCatalog();
+  const rows = entries.map((e) =>
+    [
+      `\`${e.slug}\``,
+      e.name,
+      e.kind === 'openai-compatible' ? 'OpenAI-compatible' : 'native',
+      e.routes.join(', '),
+      e.auth.length ? e.auth.map((h) => (h === 'signed' ? 'SigV4 signature' : `\`${h}\``)).join(', ') : 'none',
+      e.required_settings.map(settingLabel).join(', ') || 'none',
+    ].join(' | '),
+  );
+  return [
+    `${entries.length} providers (generated from the registry by \`npm run providers-table\`; \`GET /v1/providers/catalog\` serves the same list).`,
+    '',
+    '| slug | provider | wire format | routes | auth | required |',
+    '|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r} |`),
+  ].join('\n');
+}
+
+/** The README with its marked section replaced by `table`; throws when the markers are missing. */
+export function withProvidersTable(readme: string, table: string): string {
+  const start = readme.indexOf(START_MARKER);
+  const end = readme.indexOf(END_MARKER);
+  if (start < 0 || end < start) throw new Error(`README.md needs ${START_MARKER} and ${END_MARKER} markers`);
+  return `${readme.slice(0, start + START_MARKER.length)}\n${table}\n${readme.slice(end)}`;
+}

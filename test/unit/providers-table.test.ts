@@ -1,0 +1,36 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { providerCatalog } from '../../functions/providers/catalog';
+import { END_MARKER, renderProvidersTable, START_MARKER, withProvidersTable } from '../../infra/providers-table/render';
+import { PROVIDER_SLUGS } from '../../functions/shared/provider-table';
+
+describe('the README provider table', () => {
+  it('is what `npm run providers-table` renders from the registry (run it after adding a provider)', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    expect(readme).toBe(withProvidersTable(readme, renderProvidersTable()));
+  });
+
+  it('has one row per provider slug', () => {
+    const table = renderProvidersTable();
+    for (const slug of PROVIDER_SLUGS) expect(table).toContain(`| \`${slug}\` |`);
+    expect(table.split('\n').filter((l) => l.startsWith('| `'))).toHaveLength(PROVIDER_SLUGS.length);
+  });
+
+  it('replaces only the marked section and refuses a README without markers', () => {
+    const doc = `a\n${START_MARKER}\nold\n${END_MARKER}\nb`;
+    expect(withProvidersTable(doc, 'new')).toBe(`a\n${START_MARKER}\nnew\n${END_MARKER}\nb`);
+    expect(() => withProvidersTable('no markers', 'x')).toThrow(/markers/);
+  });
+});
+
+describe('the provider catalog', () => {
+  it('lists at least 45 providers, each with routes and its required settings', () => {
+    const catalog = providerCatalog();
+    expect(catalog.length).toBeGreaterThanOrEqual(45);
+    for (const e of catalog) expect(e.routes.length, e.slug).toBeGreaterThan(0);
+    const bySlug = Object.fromEntries(catalog.map((e) => [e.slug, e]));
+    expect(bySlug.vllm).toMatchObject({ kind: 'openai-compatible', required_settings: ['custom_host'] });
+    expect(bySlug.scaleway).toMatchObject({ routes: ['chat', 'embeddings', 'models'], required_settings: ['api_key'] });
+    expect(bySlug.bedrock).toMatchObject({ kind: 'native', auth: ['signed'] });
+  });
+});
