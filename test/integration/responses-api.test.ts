@@ -17,7 +17,9 @@ beforeAll(async () => {
   gw = await startTestGateway();
   await manageFakes(gw, fakes, 'r');
   // An OpenAI-shaped provider without the Responses API: translated through chat like the rest.
-  const mistral = await call(gw, 'POST', '/v1/providers', { body: { slug: 'r-mistral', provider: 'mistral-ai', api_key: 'sk-mistral', custom_host: `${fakes.openai.url}/v1` } });
+  const mistral = await call(gw, 'POST', '/v1/providers', {
+    body: { slug: 'r-mistral', provider: 'mistral-ai', api_key: 'sk-mistral', custom_host: `${fakes.openai.url}/v1` },
+  });
   expect(mistral.status, mistral.text).toBe(200);
 });
 afterAll(async () => {

@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import type { LocalGateway } from '../../infra/local/server';
 import { startAllFakes, type AllFakes } from '../fakes';
 import { FAKE_AWS, manageFakes } from '../support/managed-fakes';
-import { call, startTestGateway } from '../support/gateway';
+import { startTestGateway } from '../support/gateway';
 
 // response_format on translated providers: each provider is held to the schema by its own
 // means (Anthropic and Bedrock: a forced answer tool; Gemini: responseSchema; Cohere:
