@@ -35,7 +35,7 @@ import { dispatch, gatewayHeaders, type Dispatched } from './pipeline';
 import { proxyRequest } from './proxy';
 import { watchUsage } from './messages-usage';
 import { withRequestLog, type RequestFacts } from './request-log';
-import { resolveConfig, resolveLeaf } from './target';
+import { reachableProviders, resolveConfig } from './target';
 
 /** A provider error body larger than this is not read for its message. */
 const MAX_ERROR_BODY = 64 * 1024;
@@ -68,8 +68,7 @@ function allNodes(node: ConfigNode): ConfigNode[] {
 async function reachable(req: GatewayRequest): Promise<{ providers: string[]; guarded: boolean }> {
   const { config } = await resolveConfig(req);
   const nodes = allNodes(config);
-  const leaves = nodes.filter((n) => !n.targets?.length);
-  const providers = await Promise.all(leaves.map(async (leaf) => (await resolveLeaf(leaf, req.auth.workspaceId)).adapter.slug));
+  const providers = await reachableProviders(req, config);
   const guarded = nodes.some((n) => Boolean(n.input_guardrails?.length || n.output_guardrails?.length));
   return { providers, guarded };
 }

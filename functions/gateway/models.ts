@@ -8,7 +8,7 @@ import { jsonGet, openAIModelList } from '../providers/_shared/openai-shape';
 import type { ModelEntry, ProviderAdapter, ProviderTarget, UpstreamRequest } from '../providers/types';
 import { parseGatewayOptions, responseHeadersFrom } from './headers';
 import { withRequestLog } from './request-log';
-import { resolveConfig, resolveLeaf } from './target';
+import { configLeaves, resolveConfig, resolveLeaf } from './target';
 
 /** A model list larger than this is not a model list. */
 const MAX_LIST_BYTES = 8 * 1024 * 1024;
@@ -16,11 +16,6 @@ const MAX_LIST_BYTES = 8 * 1024 * 1024;
 type Listed =
   | { provider: string; models: ModelEntry[] }
   | { provider: string; failure: { status: number; headers: Record<string, string>; body: Buffer | string } };
-
-/** Every provider target of a config tree: a list covers all of them, whatever the strategy. */
-function leavesOf(node: ConfigNode): ConfigNode[] {
-  return node.targets?.length ? node.targets.flatMap(leavesOf) : [node];
-}
 
 function listRequest(adapter: ProviderAdapter, target: ProviderTarget): UpstreamRequest {
   if (adapter.models === false) {
@@ -62,7 +57,8 @@ export const listModels = (req: GatewayRequest): Promise<HttpResponse> =>
   withRequestLog(req, 'models', async (facts) => {
     const { timeoutMs } = parseGatewayOptions(req.headers);
     const { config: tree } = await resolveConfig(req);
-    const leaves = leavesOf(tree);
+    // A list covers every target, whatever the strategy would choose.
+    const leaves = configLeaves(tree);
     const settled = await Promise.allSettled(
       leaves.map((leaf) =>
         listOne(leaf, req.auth.workspaceId, Math.min(timeoutMs ?? Infinity, leaf.request_timeout ?? Infinity, config().defaultUpstreamTimeoutMs)),

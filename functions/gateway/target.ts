@@ -146,3 +146,12 @@ function explicitSettings(node: ConfigNode): Partial<ConfigNode> {
 function toTarget(n: ConfigNode, provider: string): ProviderTarget {
   return { provider, ...targetSettings(n) };
 }
+
+/** Every provider target of a config tree, whatever its strategies would choose at run time. */
+export const configLeaves = (node: ConfigNode): ConfigNode[] => (node.targets?.length ? node.targets.flatMap(configLeaves) : [node]);
+
+/** The provider slugs a request can reach: each leaf of its config, managed providers resolved. */
+export async function reachableProviders(req: CallerRequest, config?: GatewayConfigSpec): Promise<string[]> {
+  const tree = config ?? (await resolveConfig(req)).config;
+  return Promise.all(configLeaves(tree).map(async (leaf) => (await resolveLeaf(leaf, req.auth.workspaceId)).adapter.slug));
+}

@@ -1,3 +1,4 @@
+import { namesAnyProvider } from '../shared/auth/managed-provider';
 import { badRequest } from '../shared/errors';
 import { json, ok } from '../shared/http/response';
 import type { GatewayRequest, HttpResponse, ResponseBody } from '../shared/http/types';
@@ -25,14 +26,12 @@ export async function render(req: GatewayRequest): Promise<HttpResponse> {
   return ok({ success: true, data: renderBody(version, body) });
 }
 
-const PROVIDER_HEADERS = ['x-gateway-provider', 'x-gateway-virtual-key', 'x-gateway-config'] as const;
-
 /**
  * The request the chat pipeline sees: the rendered body, and the version's managed
  * provider as `x-gateway-provider: @slug` unless the caller named a provider themselves.
  */
 function chatRequest(req: GatewayRequest, version: PromptVersion, body: ChatBody): GatewayRequest {
-  const callerNamedProvider = PROVIDER_HEADERS.some((h) => req.headers[h]?.trim());
+  const callerNamedProvider = namesAnyProvider(req.headers);
   if (!callerNamedProvider && !version.virtual_key) {
     throw badRequest(
       'This prompt template version has no `virtual_key` (managed provider); set one on the template or send `x-gateway-provider`, `x-gateway-virtual-key` or `x-gateway-config`.',

@@ -6,7 +6,7 @@ import { responsesRequestSchema, type ResponsesRequest } from '../../formats/res
 import { ResponsesStreamEncoder } from '../../formats/responses/stream';
 import type { ResponseObject } from '../../formats/responses/types';
 import { badRequest, notFound } from '../../shared/errors';
-import type { ConfigNode } from '../../shared/gateway-config';
+import { namesAnyProvider } from '../../shared/auth/managed-provider';
 import { listObject } from '../../shared/http/list';
 import { json, mergeHeaders, ok } from '../../shared/http/response';
 import { SSE_HEADERS } from '../../shared/http/sse';
@@ -17,7 +17,7 @@ import { chatCall } from '../chat-core';
 import { genericProxy } from '../proxy';
 import { withRequestLog, type RequestFacts } from '../request-log';
 import { failureResponse } from '../responses';
-import { resolveConfig, resolveLeaf } from '../target';
+import { reachableProviders } from '../target';
 import { deleteResponse, loadItems, loadResponse, storeResponse } from './store';
 
 /**
@@ -30,13 +30,9 @@ import { deleteResponse, loadItems, loadResponse, storeResponse } from './store'
 
 const NATIVE = new Set(['openai', 'azure-openai']);
 
-const leavesOf = (node: ConfigNode): ConfigNode[] => (node.targets?.length ? node.targets.flatMap(leavesOf) : [node]);
-
 /** Every target of the request's provider or config speaks the Responses API itself. */
 async function everyTargetNative(req: GatewayRequest): Promise<boolean> {
-  const { config } = await resolveConfig(req);
-  const slugs = await Promise.all(leavesOf(config).map(async (leaf) => (await resolveLeaf(leaf, req.auth.workspaceId)).adapter.slug));
-  return slugs.every((slug) => NATIVE.has(slug));
+  return (await reachableProviders(req)).every((slug) => NATIVE.has(slug));
 }
 
 /** The proxy's path for this request: the part after /v1. */
@@ -143,7 +139,7 @@ export async function createResponse(req: GatewayRequest): Promise<HttpResponse>
  * provider reaches that provider's own store; otherwise the gateway's.
  */
 async function nativeOrStored(req: GatewayRequest, stored: () => Promise<HttpResponse>): Promise<HttpResponse> {
-  const namesProvider = ['x-gateway-provider', 'x-gateway-virtual-key', 'x-gateway-config'].some((h) => req.headers[h]) || req.auth.defaultConfig;
+  const namesProvider = namesAnyProvider(req.headers) || Boolean(req.auth.defaultConfig);
   if (namesProvider && (await everyTargetNative(req))) return proxied(req);
   return stored();
 }
