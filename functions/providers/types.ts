@@ -66,8 +66,8 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
-  prompt_tokens_details?: { cached_tokens?: number };
-  completion_tokens_details?: { reasoning_tokens?: number };
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number; audio_tokens?: number };
+  completion_tokens_details?: { reasoning_tokens?: number; audio_tokens?: number };
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call';
@@ -150,6 +150,12 @@ export interface ChatAdapter {
    * chunks: the pipeline then pipes the bytes through untouched and only observes usage.
    */
   stream?(ctx: TranslateContext): StreamTranslator;
+  /**
+   * The provider streams usage only when asked (`stream_options.include_usage`): the
+   * gateway asks, so every stream can be priced, and hides the usage from a caller who
+   * did not ask (the stream is then re-framed rather than piped).
+   */
+  streamUsageOnRequest?: boolean;
 }
 
 export interface EmbeddingsRequest {

@@ -20,7 +20,9 @@ import { chatSchema } from '../../functions/gateway/chat';
 import { embeddingsSchema } from '../../functions/gateway/embeddings';
 import { messagesRequestSchema } from '../../functions/formats/messages/schema';
 import { createSchema as guardrailCreate, updateSchema as guardrailUpdate } from '../../functions/guardrails/routes';
+import { createBudgetSchema as budgetCreate, updateBudgetSchema as budgetUpdate } from '../../functions/policies/budget-model';
 import { createSchema as policyCreate, updateSchema as policyUpdate } from '../../functions/policies/model';
+import { createOverrideSchema as priceCreate, updateOverrideSchema as priceUpdate } from '../../functions/spend/price-overrides';
 import { createSchema as promptCreate, runSchema as promptRun, updateSchema as promptUpdate } from '../../functions/prompts/schemas';
 import { rerankBodySchema } from '../../functions/rerank/schema';
 import { gatewayConfigSchema } from '../../functions/shared/gateway-config';
@@ -201,6 +203,26 @@ export const OPERATIONS: readonly Operation[] = [
   }),
   op('DELETE', '/v1/policies/rate-limits/{id}', 'admin', 'Delete a rate-limit policy', 'object', { query: [workspaceId] }),
   op('POST', '/v1/policies/rate-limits/{id}/archive', 'admin', 'Archive a rate-limit policy', 'object', { query: [workspaceId] }),
+  op('POST', '/v1/policies/budgets', 'admin', 'Create a budget', 'object', body('BudgetCreate', budgetCreate)),
+  op('GET', '/v1/policies/budgets', 'admin', 'List budgets', 'object', {
+    query: [
+      workspaceId,
+      { name: 'status', type: 'string', description: '`active` or `archived`.' },
+      { name: 'page_size', type: 'integer', description: 'Page size.' },
+      { name: 'current_page', type: 'integer', description: 'Page number, from 0.' },
+    ],
+  }),
+  op('GET', '/v1/policies/budgets/{id}', 'admin', 'Retrieve a budget', 'object', { query: [workspaceId] }),
+  op('PUT', '/v1/policies/budgets/{id}', 'admin', 'Update a budget', 'object', { ...body('BudgetUpdate', budgetUpdate), query: [workspaceId] }),
+  op('DELETE', '/v1/policies/budgets/{id}', 'admin', 'Delete a budget', 'object', { query: [workspaceId] }),
+  op('POST', '/v1/policies/budgets/{id}/archive', 'admin', 'Archive a budget', 'object', { query: [workspaceId] }),
+
+  // prices
+  op('POST', '/v1/prices', 'admin', 'Create a price override for a provider and model', 'object', body('PriceOverrideCreate', priceCreate)),
+  op('GET', '/v1/prices', 'admin', "List a workspace's price overrides", 'list', { query: [workspaceId] }),
+  op('GET', '/v1/prices/{id}', 'admin', 'Retrieve a price override', 'object', { query: [workspaceId] }),
+  op('PUT', '/v1/prices/{id}', 'admin', "Replace a price override's prices", 'object', { ...body('PriceOverrideUpdate', priceUpdate), query: [workspaceId] }),
+  op('DELETE', '/v1/prices/{id}', 'admin', 'Delete a price override', 'deleted', { query: [workspaceId] }),
 
   // prompts
   op('POST', '/v1/prompts', 'admin', 'Create a prompt template', 'object', body('PromptCreate', promptCreate)),

@@ -50,6 +50,8 @@ export interface CompatOptions {
    * returns it and takes it off the chunk. Declaring it makes the stream translated.
    */
   streamUsage?(chunk: Record<string, unknown>): Usage | undefined;
+  /** Streams carry usage only with `stream_options.include_usage` (see ChatAdapter). */
+  streamUsageOnRequest?: boolean;
 }
 
 type StreamUsageHook = CompatOptions['streamUsage'];
@@ -87,6 +89,7 @@ export function createOpenAICompatible(opts: CompatOptions): ProviderAdapter {
         if (!opts.finishReasons || !Array.isArray(out?.choices)) return out;
         return { ...out, choices: out.choices.map((c) => ({ ...c, finish_reason: fixFinish(c.finish_reason) as FinishReason })) };
       },
+      streamUsageOnRequest: opts.streamUsageOnRequest,
     },
   };
   if (translates) adapter.chat!.stream = (ctx) => compatStream(opts.name, ctx, fixFinish, opts.streamUsage);
