@@ -4,6 +4,7 @@ import { INDEXED_METADATA_KEYS, LOG_METADATA_INDEXES } from '../shared/tables';
 import { ID_PREFIX, newId } from '../shared/ids';
 import type { CallerRequest, GatewayRequest } from '../shared/http/types';
 import { afterResponse } from '../shared/telemetry/context';
+import { recordSpend } from '../spend/counters';
 import { writeRequestTelemetry } from '../shared/telemetry/metrics';
 import type { Usage } from '../providers/types';
 import type { AttemptRecord } from './routing';
@@ -54,6 +55,9 @@ export interface RequestLogRecord {
   metadata: Record<string, string>;
   error: string | null;
   created_at: number;
+  /** USD in whole nano-dollars; null when the price is unknown. (Optional until pricing fills it.) */
+  cost_usd?: number | null;
+  pricing_unknown?: boolean;
   [extra: string]: unknown;
 }
 
@@ -150,6 +154,7 @@ export function recordRequest(req: CallerRequest, facts: RequestFacts): void {
       req.context,
     );
     await putLogRecord(requestLogItem(record));
+    await recordSpend(record);
   });
 }
 
