@@ -67,7 +67,10 @@ describe('time parameters', () => {
 
   it('refuse anything else with a 400 naming the parameter', () => {
     for (const bad of ['yesterday', '2026-02-30', '2026-13-01', '11/01/2026', '-5', '1.5', '2026-11-01T25:00Z'])
-      expect(refusal(() => parseInstant(bad, 'to')), bad).toEqual({ status: 400, param: 'to', code: 'invalid_value' });
+      expect(
+        refusal(() => parseInstant(bad, 'to')),
+        bad,
+      ).toEqual({ status: 400, param: 'to', code: 'invalid_value' });
   });
 });
 
@@ -113,7 +116,10 @@ describe('group_by', () => {
 
   it('refuses anything else with a 400 naming group_by', () => {
     for (const bad of ['user', 'metadata.', `metadata.${'k'.repeat(65)}`, 'Model'])
-      expect(refusal(() => parseGroupBy(bad)), bad).toEqual({ status: 400, param: 'group_by', code: 'invalid_value' });
+      expect(
+        refusal(() => parseGroupBy(bad)),
+        bad,
+      ).toEqual({ status: 400, param: 'group_by', code: 'invalid_value' });
   });
 });
 
