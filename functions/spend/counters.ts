@@ -8,14 +8,14 @@ import { DAY_SECONDS, HOUR_SECONDS, floorTo } from './periods';
 /** At most this many UpdateItem calls of one flush in flight. */
 const MAX_PARALLEL_UPDATES = 16;
 
-interface Pending {
+export interface PendingIncrement {
   key: CounterKey;
   amounts: SpendAmounts;
   ttl: number;
 }
 
 interface Generation {
-  items: Map<string, Pending>;
+  items: Map<string, PendingIncrement>;
   done: Promise<void>;
   settle: (err?: unknown) => void;
 }
@@ -30,7 +30,7 @@ function newGeneration(): Generation {
   return { items: new Map(), done, settle };
 }
 
-async function addToCounter(table: TableName, item: Pending): Promise<void> {
+async function addToCounter(table: TableName, item: PendingIncrement): Promise<void> {
   const add: Record<string, number> = {};
   for (const attribute of COUNTER_ATTRIBUTES) if (item.amounts[attribute] !== 0) add[attribute] = item.amounts[attribute];
   add.requests ??= 0;
@@ -45,7 +45,11 @@ async function addToCounter(table: TableName, item: Pending): Promise<void> {
  * increments, so an after-response task that awaits it loses nothing when Lambda freezes the
  * container. A Lambda container (one request at a time) writes each counter once, at once.
  */
-export function counterWriter(table: TableName): (keys: readonly CounterKey[], amounts: SpendAmounts, ttl: number) => Promise<void> {
+export function counterWriter(
+  table: TableName,
+  /** One counter's summed increments, written (injected by tests). */
+  write: (table: TableName, item: PendingIncrement) => Promise<void> = addToCounter,
+): (keys: readonly CounterKey[], amounts: SpendAmounts, ttl: number) => Promise<void> {
   let next = newGeneration();
   let flushing = false;
   let scheduled = false;
@@ -57,7 +61,7 @@ export function counterWriter(table: TableName): (keys: readonly CounterKey[], a
     const lane = async () => {
       while (i < items.length) {
         const item = items[i++]!;
-        await addToCounter(table, item).catch((err: unknown) => {
+        await write(table, item).catch((err: unknown) => {
           failure ??= err;
         });
       }

@@ -330,6 +330,51 @@ describe('many concurrent requests', () => {
   });
 });
 
+describe('cost', () => {
+  it('is summed exactly in nano-dollars, and unpriced requests are counted apart', async () => {
+    // Records as the pricing step writes them (cost_usd in whole nano-dollars, null when the
+    // price is unknown), added to the counters the way the request log does.
+    const { recordSpend } = await import('../../functions/spend/counters');
+    const d = await workspace('spend-d', 1);
+    const record = (cost_usd: number | null, model: string) => ({
+      object: 'request_log' as const,
+      id: `log_${model}`,
+      trace_id: 't',
+      workspace_id: d.id,
+      organisation_id: gw.organisationId,
+      api_key_id: d.keys[0]!.id,
+      method: 'POST',
+      path: '/v1/chat/completions',
+      route: 'chat',
+      provider: 'openai',
+      managed_provider: null,
+      model,
+      status: 200,
+      stream: false,
+      latency_ms: 1,
+      upstream_latency_ms: 1,
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      cache_status: null,
+      retry_count: 0,
+      attempts: [],
+      metadata: {},
+      error: null,
+      created_at: Math.floor(Date.now() / 1000),
+      cost_usd,
+      pricing_unknown: cost_usd === null,
+    });
+    const costs = [0.1, 0.2, 0.000000001, 0.000123456, null];
+    await Promise.all(costs.map((cost, i) => recordSpend(record(cost, cost === null ? 'custom-model' : `m${i % 2}`))));
+    const res = await spend(d.keys[0]!.secret, `group_by=model&${RANGE()}`);
+    expect(res.body.totals).toMatchObject({ requests: 5, cost_usd: 0.300123457, unpriced_requests: 1, total_tokens: 10 });
+    expect(res.body.data.map((r: Sums & { group: string }) => [r.group, r.cost_usd, r.unpriced_requests])).toEqual([
+      ['custom-model', 0, 1],
+      ['m0', 0.100000001, 0],
+      ['m1', 0.200123456, 0],
+    ]);
+  });
+});
+
 describe('bad parameters', () => {
   it.each([
     ['group_by=user', 'group_by'],

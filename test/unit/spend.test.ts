@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../functions/shared/errors';
+import { counterWriter, type PendingIncrement } from '../../functions/spend/counters';
 import {
   amountsOf,
   counterSortKey,
@@ -178,5 +179,65 @@ describe('the counters of a request', () => {
     });
     // 0.1 + 0.2 in nano-dollars is exact.
     expect(amountsOf({ ...base, cost_usd: 0.1 }).cost_nano_usd + amountsOf({ ...base, cost_usd: 0.2 }).cost_nano_usd).toBe(300_000_000);
+  });
+});
+
+describe('the counter writer', () => {
+  const amounts = (requests: number, cost = 0) => ({
+    requests,
+    prompt_tokens: 2 * requests,
+    completion_tokens: requests,
+    total_tokens: 3 * requests,
+    cost_nano_usd: cost,
+    unpriced_requests: 0,
+  });
+  const ws = { pk: 'WS#w#SPEND#workspace', sk: '2026-11-25T19#w' };
+  const model = (i: number) => ({ pk: 'WS#w#SPEND#model', sk: `2026-11-25T19#m${i}` });
+
+  function recordingWriter() {
+    const writes: PendingIncrement[] = [];
+    let gate: Promise<void> = Promise.resolve();
+    const add = counterWriter('usage', async (_table, item) => {
+      await gate;
+      writes.push(structuredClone(item));
+    });
+    return { writes, add, hold: (until: Promise<void>) => (gate = until) };
+  }
+
+  it('sums the increments of concurrent requests into one write per counter', async () => {
+    const { writes, add } = recordingWriter();
+    await Promise.all(Array.from({ length: 50 }, (_, i) => add([ws, model(i % 5)], amounts(1, 7), 100 + i)));
+    expect(writes).toHaveLength(6);
+    expect(writes.find((w) => w.key.sk === ws.sk)).toEqual({ key: ws, amounts: amounts(50, 350), ttl: 149 });
+    for (let m = 0; m < 5; m++) expect(writes.find((w) => w.key.sk === model(m).sk)!.amounts).toEqual(amounts(10, 70));
+  });
+
+  it('resolves a caller only once its own increments are written; arrivals during a flush share the next one', async () => {
+    const { writes, add, hold } = recordingWriter();
+    let release!: () => void;
+    hold(new Promise<void>((r) => (release = r)));
+    let firstDone = false;
+    const first = add([ws], amounts(1), 1).then(() => (firstDone = true));
+    await new Promise((r) => setImmediate(r)); // the first flush has started and waits on the gate
+    const later = Array.from({ length: 10 }, () => add([ws], amounts(1), 1));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(firstDone).toBe(false);
+    expect(writes).toHaveLength(0);
+    release();
+    await Promise.all([first, ...later]);
+    expect(writes.map((w) => w.amounts.requests)).toEqual([1, 10]);
+  });
+
+  it('a failed write fails the callers of that flush, not the next one', async () => {
+    let fail = true;
+    const writes: number[] = [];
+    const add = counterWriter('usage', async (_table, item) => {
+      if (fail) throw new Error('throttled');
+      writes.push(item.amounts.requests);
+    });
+    await expect(add([ws], amounts(1), 1)).rejects.toThrow('throttled');
+    fail = false;
+    await add([ws], amounts(2), 1);
+    expect(writes).toEqual([2]);
   });
 });
