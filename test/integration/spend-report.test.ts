@@ -313,6 +313,8 @@ describe('many concurrent requests', () => {
   it('are counted exactly', async () => {
     const key = c.keys[0]!.secret;
     const N = 60;
+    const { storageCalls } = await import('../../functions/shared/db/client');
+    const updatesBefore = storageCalls.UpdateItemCommand ?? 0;
     await Promise.all(
       Array.from({ length: N }, (_, i) =>
         chat({ key, provider: 'openai', model: 'gpt-4o-mini', stream: i % 5 === 0, metadata: { _user: `u${i % 4}` }, words: 1 + (i % 7) }),
@@ -327,6 +329,11 @@ describe('many concurrent requests', () => {
     const again = await spend(key, `group_by=workspace&${RANGE()}`);
     expect(again.body.totals).toEqual(totalsOf(expected(records, (r) => r.workspace_id, 86_400)));
     expect(again.body.totals.requests).toBe(N);
+    // Each request adds to 5 counters (workspace, key, provider, model, _user: 8 distinct
+    // ones here); requests that end together share one UpdateItem per counter.
+    const updates = (storageCalls.UpdateItemCommand ?? 0) - updatesBefore;
+    expect(updates).toBeGreaterThanOrEqual(8);
+    expect(updates).toBeLessThan(N * 5);
   });
 });
 
