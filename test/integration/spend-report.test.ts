@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
@@ -379,6 +380,20 @@ describe('cost', () => {
       ['m0', 0.100000001, 0],
       ['m1', 0.200123456, 0],
     ]);
+  });
+});
+
+describe('the README examples', () => {
+  it('are valid requests (the workspace slug is one of this organisation)', async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('### Spend reports'), readme.indexOf('\n## ', readme.indexOf('### Spend reports')));
+    const queries = [...section.matchAll(/\/v1\/analytics\/spend\?([^"\s]+)"/g)].map((m) => m[1]!.replace('workspace_id=my-team', `workspace_id=${a.slug}`));
+    expect(queries.length).toBeGreaterThanOrEqual(4);
+    for (const query of queries) {
+      const res = await spend(gw.adminKey, query);
+      expect(res.status, `${query}: ${res.text}`).toBe(200);
+      expect(Object.keys(res.body)).toEqual(['object', 'group_by', 'granularity', 'from', 'to', 'organisation_id', 'workspace_id', 'data', 'totals']);
+    }
   });
 });
 
