@@ -1,4 +1,5 @@
 import { ddb, tableName } from '../shared/db/client';
+import { badRequest } from '../shared/errors';
 import {
   addAmounts,
   COUNTER_ATTRIBUTES,
@@ -12,6 +13,12 @@ import {
 import { floorTo, GRANULARITY_SECONDS, hourLabel, HOUR_SECONDS, isoSeconds, parseHourLabel, type Granularity, type ReportRange } from './periods';
 
 const SPEND_TABLE = 'usage';
+
+/**
+ * At most this many counters summed by one report (about 15 MB read): a high-cardinality
+ * group (metadata._user over a year) is refused with a 400 rather than timing out.
+ */
+export const MAX_REPORT_COUNTERS = 100_000;
 
 /** At most this many workspaces read at once for an organisation-wide report. */
 const MAX_PARALLEL_QUERIES = 8;
@@ -36,6 +43,8 @@ export interface SpendQuery {
   /** The workspaces whose counters are summed (one, or every workspace of an organisation). */
   workspaceIds: readonly string[];
   nowSeconds: number;
+  /** Default MAX_REPORT_COUNTERS. */
+  maxCounters?: number;
 }
 
 export interface SpendReport {
@@ -48,7 +57,13 @@ interface CounterItem extends Partial<Record<(typeof COUNTER_ATTRIBUTES)[number]
 }
 
 /** One workspace's counters of one dimension over the range's hours: one Query, paged. */
-async function readCounters(workspaceId: string, dimension: Dimension, range: ReportRange, nowSeconds: number): Promise<CounterItem[]> {
+async function readCounters(
+  workspaceId: string,
+  dimension: Dimension,
+  range: ReportRange,
+  nowSeconds: number,
+  budget: { left: number; max: number },
+): Promise<CounterItem[]> {
   const { lo, hi } = hourRangeBounds(hourLabel(range.from), hourLabel(range.to - HOUR_SECONDS));
   const items: CounterItem[] = [];
   let start: Record<string, unknown> | undefined;
@@ -63,6 +78,14 @@ async function readCounters(workspaceId: string, dimension: Dimension, range: Re
       ExclusiveStartKey: start,
     });
     items.push(...((out.Items ?? []) as unknown as CounterItem[]));
+    budget.left -= out.ScannedCount ?? out.Items?.length ?? 0;
+    if (budget.left < 0) {
+      throw badRequest(
+        `This report would sum more than ${budget.max} counters: narrow \`from\`/\`to\`, or group by a dimension with fewer values.`,
+        'from',
+        'report_too_large',
+      );
+    }
     start = out.LastEvaluatedKey;
   } while (start);
   return items;
@@ -93,9 +116,11 @@ const compareGroups = (a: string | null, b: string | null) => (a === b ? 0 : a =
 export async function spendReport(query: SpendQuery): Promise<SpendReport> {
   const { dimension, granularity, range, nowSeconds } = query;
   const step = GRANULARITY_SECONDS[granularity];
+  const max = query.maxCounters ?? MAX_REPORT_COUNTERS;
+  const budget = { left: max, max };
   const perWorkspace = await inLanes(query.workspaceIds, MAX_PARALLEL_QUERIES, async (ws) => ({
     ws,
-    items: await readCounters(ws, dimension, range, nowSeconds),
+    items: await readCounters(ws, dimension, range, nowSeconds, budget),
   }));
   const rows = new Map<string, { period: number; group: string | null; amounts: SpendAmounts }>();
   const totals = zeroAmounts();

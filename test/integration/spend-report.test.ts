@@ -383,6 +383,23 @@ describe('cost', () => {
   });
 });
 
+describe('a report over too many counters', () => {
+  it('is refused with a 400 instead of reading on (the bound lowered here to 3 counters)', async () => {
+    const { spendReport } = await import('../../functions/spend/report');
+    const now = Math.floor(Date.now() / 1000);
+    const query = {
+      dimension: 'model' as const,
+      granularity: 'day' as const,
+      range: { from: startedAt - 86_400, to: now + 86_400 },
+      workspaceIds: [a.id],
+      nowSeconds: now,
+    };
+    await expect(spendReport({ ...query, maxCounters: 3 })).rejects.toMatchObject({ status: 400, param: 'from', code: 'report_too_large' });
+    const whole = await spendReport(query);
+    expect(whole.totals.requests).toBe(sentA);
+  });
+});
+
 describe('the README examples', () => {
   it('are valid requests (the workspace slug is one of this organisation)', async () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
