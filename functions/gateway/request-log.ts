@@ -8,7 +8,7 @@ import { logPartition, metadataPartition, tracePartition } from './log-keys';
 import { writeRequestTelemetry } from '../shared/telemetry/metrics';
 import type { Usage } from '../providers/types';
 import type { BudgetGrant } from '../policies/budgets';
-import { priceFacts, type RequestCost } from '../spend/load';
+import { accountFor, priceFacts, type RequestCost } from '../spend/load';
 import type { AttemptRecord } from './routing';
 
 /** Facts about one request, filled in as it proceeds; read once the response has been sent. */
@@ -160,13 +160,8 @@ export function recordRequest(req: CallerRequest, facts: RequestFacts): void {
       },
       req.context,
     );
-    await Promise.all([
-      putLogRecord(requestLogItem(record)),
-      facts.budgets &&
-        import('../policies/budget-spend').then((m) =>
-          m.recordBudgetSpend(facts.budgets!, record.cost_usd, { workspaceId: record.workspace_id, context: req.context }),
-        ),
-    ]);
+    const stored = putLogRecord(requestLogItem(record));
+    await Promise.all([stored, accountFor(record, stored, facts.budgets, req.context)]);
   });
 }
 

@@ -1,5 +1,7 @@
-import type { RequestFacts } from '../gateway/request-log';
+import type { RequestFacts, RequestLogRecord } from '../gateway/request-log';
+import type { BudgetGrant } from '../policies/budgets';
 import type { CallerRequest } from '../shared/http/types';
+import type { RequestContext } from '../shared/telemetry/context';
 import type { RequestCost } from './pricing';
 
 /**
@@ -28,5 +30,9 @@ export function warmPricing(workspaceId: string): void {
 
 /** What a request cost, from its log facts. */
 export const priceFacts = async (req: CallerRequest, facts: RequestFacts): Promise<RequestCost> => (await loadPricing()).priceFacts(req, facts);
+
+/** Once a record is priced: its spend counters (after it is stored) and its budgets. */
+export const accountFor = async (record: RequestLogRecord, stored: Promise<void>, budgets: BudgetGrant | undefined, context: RequestContext): Promise<void> =>
+  (await loadPricing()).accountFor(record, stored, budgets, context);
 
 export type { RequestCost } from './pricing';

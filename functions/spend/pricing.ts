@@ -1,4 +1,8 @@
-import type { RequestFacts } from '../gateway/request-log';
+import type { RequestFacts, RequestLogRecord } from '../gateway/request-log';
+import { recordBudgetSpend } from '../policies/budget-spend';
+import type { BudgetGrant } from '../policies/budgets';
+import type { RequestContext } from '../shared/telemetry/context';
+import { recordSpend } from './counters';
 import type { Usage } from '../providers/types';
 import type { CallerRequest } from '../shared/http/types';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
@@ -6,6 +10,7 @@ import { config } from '../shared/config';
 import { log, SERVICE_NAME, type LogContext } from '../shared/telemetry/logger';
 import { catalogueProviderFor, loadCatalogue, warmCatalogue } from './catalogue';
 import { findOverride, warmOverrides } from './override-lookup';
+
 import type { Prices } from './price-fields';
 
 /**
@@ -176,4 +181,15 @@ function costMetricLine(workspaceId: string, provider: string | undefined, model
     CostUSD: costUsd,
   };
   return `${JSON.stringify(document)}\n`;
+}
+
+/**
+ * Once a record is priced: the spend counters count it after it is stored (so they count
+ * exactly the stored records), and its cost is charged to the budgets it was admitted under.
+ */
+export async function accountFor(record: RequestLogRecord, stored: Promise<void>, budgets: BudgetGrant | undefined, context: RequestContext): Promise<void> {
+  await Promise.all([
+    stored.then(() => recordSpend(record)),
+    budgets && recordBudgetSpend(budgets, record.cost_usd, { workspaceId: record.workspace_id, context }),
+  ]);
 }

@@ -28,6 +28,7 @@ import { rerankBodySchema } from '../../functions/rerank/schema';
 import { gatewayConfigSchema } from '../../functions/shared/gateway-config';
 import type { HttpMethod, Scope } from '../../functions/shared/http/types';
 import { INDEXED_METADATA_KEYS } from '../../functions/shared/tables';
+import { GRANULARITIES } from '../../functions/spend/periods';
 
 export interface QueryParameter {
   name: string;
@@ -174,6 +175,34 @@ export const OPERATIONS: readonly Operation[] = [
     ],
   }),
   op('GET', '/v1/logs/{id}', 'admin', 'Retrieve a request log record', 'object'),
+  op('GET', '/v1/analytics/spend', 'gateway', 'Spend report: requests, tokens and cost per period and group', 'object', {
+    description:
+      'Summed from hourly counters kept as requests are logged. A key with the admin scope reads its organisation (or the workspace `workspace_id` names); any other key reads its own workspace. `data` has one row per period and group with requests (sparse), `totals` their sums.',
+    query: [
+      {
+        name: 'group_by',
+        type: 'string',
+        description: '`workspace` (default), `api_key`, `provider`, `model` or `metadata.<key>` (requests that carry the key).',
+      },
+      { name: 'granularity', type: 'string', enum: GRANULARITIES, description: 'Bucket size (default `day`, UTC).' },
+      {
+        name: 'from',
+        type: 'string',
+        description: 'Start: ISO 8601 or Unix seconds, rounded down to the bucket (default: the start of the current UTC month).',
+      },
+      {
+        name: 'to',
+        type: 'string',
+        description: 'End: ISO 8601 or Unix seconds, rounded up to the bucket (default: now). At most 31 days after `from` for hours, 366 for days.',
+      },
+      {
+        name: 'workspace_id',
+        type: 'string',
+        description:
+          "Admin keys: one workspace of the key's organisation (id or slug) instead of the whole organisation. Other keys: their own workspace only.",
+      },
+    ],
+  }),
   op('GET', '/v1/openapi.json', 'gateway', 'This OpenAPI document', 'object', { description: 'Needs a gateway key of any scope.' }),
 
   // guardrails
