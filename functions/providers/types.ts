@@ -6,6 +6,7 @@
  */
 import type { UpstreamRequest } from '../shared/net/upstream-request';
 import type { ProviderSettingName, TargetSettings } from '../shared/provider-table';
+import type { ParamRule } from './_shared/param-rules';
 
 /**
  * Everything known about where and how to call a provider for one request: the settings
@@ -227,6 +228,8 @@ export interface ProviderAdapter {
    */
   sign?(req: UpstreamRequest, target: ProviderTarget): Promise<UpstreamRequest>;
   chat?: ChatAdapter;
+  /** Chat fields an OpenAI-shaped provider rejects or renames (declared with their source). */
+  paramRules?: readonly ParamRule[];
   embeddings?: EmbeddingsAdapter;
   /** Relative paths (after /v1) for audio routes the provider serves OpenAI-style. */
   audio?: {

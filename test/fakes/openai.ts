@@ -10,9 +10,12 @@
  * - GET  …/models                  model list
  * - anything else                  echo `{method, path, query, headers, body}` (no auth)
  * Auth: `Authorization: Bearer <key>` or Azure `api-key`; 401 when missing (or not `apiKey`).
+ * Under `/<provider slug>/…` the fake also refuses, with that provider's own error, the chat
+ * fields the provider documents as rejected (./provider-rules.ts).
  */
 import { answer, embed, embedBase64, partsText, promptTokens, wordCount, type Conversation, type Turn } from './answer';
 import { arr, bearer, obj, startFake, str, type ErrorShaper, type Exchange, type FakeOptions, type FakeServer, type Frame } from './behaviour';
+import { refusedByProvider } from './provider-rules';
 import { SSE_CONTENT_TYPE, SSE_DONE, sseData } from './sse';
 
 export const openaiError: ErrorShaper = (status, message, type) => {
@@ -101,6 +104,8 @@ async function chat(ex: Exchange, deployment?: string): Promise<void> {
   if (!(await ex.begin(model, stream))) return;
   if (!model) return ex.error(400, 'you must provide a model parameter');
   if (!Array.isArray(body.messages) || body.messages.length === 0) return ex.error(400, "Missing required parameter: 'messages'.");
+  const refused = refusedByProvider(ex.rec.path.split('/')[1] ?? '', body);
+  if (refused) return ex.json(refused.status, refused.body);
 
   const conv = openaiConversation(body, model);
   const a = answer(conv);

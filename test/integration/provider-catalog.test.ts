@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { startOpenAIFake, type FakeServer } from '../fakes';
+import { FAKE_PROVIDER_RULES } from '../fakes/provider-rules';
 import { call, errorOf, startTestGateway } from '../support/gateway';
 
 // One table for every OpenAI-shaped provider, read from the catalog route itself: each slug
@@ -149,5 +150,97 @@ describe('every OpenAI-shaped provider, through the gateway to its fake', () => 
     } finally {
       await keyless.close();
     }
+  });
+});
+
+// Each field a provider documents as rejected (the fake refuses it under /<slug>/ with the
+// provider's own error), sent with a value that asks for something. The gateway must never
+// forward it: it refuses those whose loss would change the answer with a 400 naming the
+// field, and drops (or renames) the others.
+const ASKING: Record<string, unknown> = {
+  logprobs: true,
+  top_logprobs: 2,
+  logit_bias: { '50256': -100 },
+  n: 2,
+  stop: ['\n\n'],
+  frequency_penalty: 0.5,
+  presence_penalty: 0.5,
+  parallel_tool_calls: false,
+  service_tier: 'auto',
+  seed: 7,
+  max_completion_tokens: 64,
+  stream_options: { include_usage: true },
+};
+const REFUSED = new Set(['n', 'logprobs', 'top_logprobs', 'logit_bias', 'stop']);
+/** Where a renamed field must arrive. */
+const RENAMED: Record<string, Record<string, string>> = { 'mistral-ai': { seed: 'random_seed', max_completion_tokens: 'max_tokens' } };
+const MODEL: Record<string, string> = { xai: 'grok-4' };
+
+const quirkCases = Object.entries(FAKE_PROVIDER_RULES).flatMap(([slug, rules]) =>
+  rules.flatMap((rule) => rule.rejects.flatMap((field) => [false, true].map((stream) => ({ slug, field, stream })))),
+);
+
+function quirkBody(slug: string, field: string, stream: boolean): Record<string, unknown> {
+  const named = field === 'messages[].name';
+  return {
+    model: MODEL[slug] ?? 'gpt-4o-mini',
+    messages: [{ role: 'user', content: 'hello there', ...(named ? { name: 'alice' } : {}) }],
+    ...(named ? {} : { [field]: ASKING[field] }),
+    ...(stream ? { stream: true } : {}),
+  };
+}
+
+describe('per-provider parameter rules, against fakes that refuse what the provider refuses', () => {
+  it('the fake refuses each documented field with the provider-style error when it arrives', async () => {
+    for (const { slug, field } of quirkCases.filter((c) => !c.stream)) {
+      const res = await fetch(`${hostOf(slug)}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${keyOf(slug)}` },
+        body: JSON.stringify(quirkBody(slug, field, false)),
+      });
+      expect({ slug, field, status: res.status }).toEqual({ slug, field, status: slug === 'mistral-ai' ? 422 : 400 });
+      await res.arrayBuffer();
+    }
+  });
+
+  it.each(quirkCases)('$slug `$field` (stream: $stream) never reaches the provider', async ({ slug, field, stream }) => {
+    fake.reset();
+    const res = await call(gw, 'POST', '/v1/chat/completions', {
+      headers: { 'x-gateway-provider': slug, 'x-gateway-custom-host': hostOf(slug), authorization: `Bearer ${keyOf(slug)}` },
+      body: quirkBody(slug, field, stream),
+    });
+    if (REFUSED.has(field)) {
+      expect(res.status, res.text).toBe(400);
+      expect(errorOf(res)).toMatchObject({ param: field, code: 'unsupported_parameter' });
+      expect(fake.requests).toHaveLength(0);
+      return;
+    }
+    expect(res.status, res.text).toBe(200);
+    if (stream) expect(res.text).toContain('data: [DONE]');
+    const sent = fake.last()!.body as Record<string, unknown>;
+    if (field === 'messages[].name') expect((sent.messages as Array<Record<string, unknown>>)[0]).not.toHaveProperty('name');
+    else expect(sent).not.toHaveProperty(field);
+    const renamed = RENAMED[slug]?.[field];
+    if (renamed) expect(sent[renamed]).toEqual(ASKING[field]);
+  });
+
+  it('an inert value of a refused field (n: 1, logprobs: false) is dropped, not refused', async () => {
+    fake.reset();
+    const res = await call(gw, 'POST', '/v1/chat/completions', {
+      headers: { 'x-gateway-provider': 'groq', 'x-gateway-custom-host': hostOf('groq'), authorization: `Bearer ${keyOf('groq')}` },
+      body: { model: 'llama-3.3-70b-versatile', messages: [{ role: 'user', content: 'hi' }], n: 1, logprobs: false },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(fake.last()!.body).not.toHaveProperty('logprobs');
+  });
+
+  it('a model-scoped rule leaves other models alone (xAI non-reasoning models take penalties and stop)', async () => {
+    fake.reset();
+    const res = await call(gw, 'POST', '/v1/chat/completions', {
+      headers: { 'x-gateway-provider': 'xai', 'x-gateway-custom-host': hostOf('xai'), authorization: `Bearer ${keyOf('xai')}` },
+      body: { model: 'grok-4-fast-non-reasoning', messages: [{ role: 'user', content: 'hi' }], presence_penalty: 0.5, stop: ['END'] },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(fake.last()!.body).toMatchObject({ presence_penalty: 0.5, stop: ['END'] });
   });
 });
