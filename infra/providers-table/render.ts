@@ -16,6 +16,8 @@ const settingLabel = (field: keyof typeof SETTING) => {
   return 'header' in row ? `\`${row.header}\`` : 'provider key';
 };
 
+const authLabel = (h: string) => (h === 'signed' ? 'SigV4 signature' : h === 'iam-token' ? 'IAM bearer token (exchanged from the API key)' : `\`${h}\``);
+
 export function renderProvidersTable(): string {
   const entries = providerCatalog();
   const rows = entries.map((e) =>
@@ -24,7 +26,7 @@ export function renderProvidersTable(): string {
       e.name,
       e.kind === 'openai-compatible' ? 'OpenAI-compatible' : 'native',
       e.routes.join(', '),
-      e.auth.length ? e.auth.map((h) => (h === 'signed' ? 'SigV4 signature' : `\`${h}\``)).join(', ') : 'none',
+      e.auth.length ? e.auth.map(authLabel).join(', ') : 'none',
       e.required_settings.map(settingLabel).join(', ') || 'none',
     ].join(' | '),
   );

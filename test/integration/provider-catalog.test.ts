@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
-import { startOpenAIFake, type FakeServer } from '../fakes';
+import { FAKE_WATSONX_MODELS, startOpenAIFake, startReplicateFake, startWatsonxFake, type FakeServer } from '../fakes';
 import { FAKE_PROVIDER_RULES } from '../fakes/provider-rules';
 import { call, errorOf, startTestGateway } from '../support/gateway';
 
@@ -18,10 +18,12 @@ interface Entry {
 
 let gw: LocalGateway;
 let fake: FakeServer;
+let wx: FakeServer;
+let rep: FakeServer;
 let catalog: Entry[];
 
 beforeAll(async () => {
-  fake = await startOpenAIFake();
+  [fake, wx, rep] = await Promise.all([startOpenAIFake(), startWatsonxFake({ apiKey: 'ibm-cloud-key' }), startReplicateFake({ apiKey: 'r8-token' })]);
   gw = await startTestGateway();
   const res = await call(gw, 'GET', '/v1/providers/catalog');
   expect(res.status).toBe(200);
@@ -29,9 +31,13 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await gw?.stop();
-  await fake?.close();
+  await Promise.all([fake, wx, rep].map((f) => f?.close()));
 });
-beforeEach(() => fake.reset());
+beforeEach(() => {
+  fake.reset();
+  wx.reset();
+  rep.reset();
+});
 
 const compatible = () => catalog.filter((e) => e.kind === 'openai-compatible');
 const keyOf = (slug: string) => `sk-${slug}-key`;
@@ -242,5 +248,241 @@ describe('per-provider parameter rules, against fakes that refuse what the provi
     });
     expect(res.status, res.text).toBe(200);
     expect(fake.last()!.body).toMatchObject({ presence_penalty: 0.5, stop: ['END'] });
+  });
+});
+
+// The native adapters added for breadth, each against a fake speaking its real wire format:
+// every route the catalog declares for them, plain and streamed, is a row here.
+const wxHeaders = (extra: Record<string, string> = {}) => ({
+  'x-gateway-provider': 'watsonx',
+  authorization: 'Bearer ibm-cloud-key',
+  'x-gateway-custom-host': wx.url,
+  'x-gateway-watsonx-project-id': 'a1b2c3d4-0000-4000-8000-000000000001',
+  'x-gateway-watsonx-iam-url': `${wx.url}/identity/token`,
+  ...extra,
+});
+const repHeaders = (extra: Record<string, string> = {}) => ({
+  'x-gateway-provider': 'replicate',
+  authorization: 'Bearer r8-token',
+  'x-gateway-custom-host': `${rep.url}/v1`,
+  ...extra,
+});
+
+function streamedText(sse: string): { text: string; finish?: string; usage?: { total_tokens: number } } {
+  let text = '';
+  let finish: string | undefined;
+  let usage: { total_tokens: number } | undefined;
+  for (const line of sse.split('\n')) {
+    if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
+    const c = JSON.parse(line.slice(6));
+    text += c.choices?.[0]?.delta?.content ?? '';
+    finish = c.choices?.[0]?.finish_reason ?? finish;
+    usage = c.usage ?? usage;
+  }
+  return { text, finish, usage };
+}
+
+const NATIVE_ROUTES: Record<string, string[]> = { watsonx: ['chat', 'embeddings', 'models'], replicate: ['chat'] };
+
+describe('native providers added for breadth, every declared route against its fake', () => {
+  it('the catalog declares exactly the routes this table covers', () => {
+    for (const [slug, routes] of Object.entries(NATIVE_ROUTES)) {
+      expect(
+        catalog.find((e) => e.slug === slug),
+        slug,
+      ).toMatchObject({ kind: 'native', routes });
+    }
+    expect(catalog.find((e) => e.slug === 'watsonx')!.required_settings).toEqual(['api_key', 'watsonx_region', 'watsonx_project_id']);
+  });
+
+  describe('watsonx', () => {
+    const chatBody = (stream: boolean, extra: Record<string, unknown> = {}) => ({
+      model: 'ibm/granite-3-8b-instruct',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'hello watsonx' },
+      ],
+      ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+      ...extra,
+    });
+
+    it.each([false, true])('chat (stream: %s) reaches /ml/v1/text/chat[_stream]?version= with an IAM token, model_id and project_id', async (stream) => {
+      const res = await call(gw, 'POST', '/v1/chat/completions', { headers: wxHeaders(), body: chatBody(stream) });
+      expect(res.status, res.text).toBe(200);
+      if (stream) {
+        expect(res.text).toContain('data: [DONE]');
+        expect(streamedText(res.text)).toMatchObject({ text: 'echo: hello watsonx', finish: 'stop' });
+        expect(streamedText(res.text).usage!.total_tokens).toBeGreaterThan(0);
+      } else {
+        expect(res.body.choices[0]).toMatchObject({ message: { role: 'assistant', content: 'echo: hello watsonx' }, finish_reason: 'stop' });
+        expect(res.body.usage.total_tokens).toBeGreaterThan(0);
+        expect(res.body.model).toBe('ibm/granite-3-8b-instruct');
+      }
+      const rec = wx.requests.find((r) => r.path.startsWith('/ml/'))!;
+      expect(rec.path).toBe(stream ? '/ml/v1/text/chat_stream' : '/ml/v1/text/chat');
+      expect(rec.query.version).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+      expect(rec.headers.authorization).toMatch(/^Bearer wx-iam-/);
+      expect(rec.body).toMatchObject({ model_id: 'ibm/granite-3-8b-instruct', project_id: 'a1b2c3d4-0000-4000-8000-000000000001' });
+      expect(rec.body).not.toHaveProperty('model');
+      expect(rec.body).not.toHaveProperty('stream');
+    });
+
+    it('a string tool_choice goes as tool_choice_option (watsonx refuses it as tool_choice), and the tool call comes back', async () => {
+      const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } }];
+      const res = await call(gw, 'POST', '/v1/chat/completions', {
+        headers: wxHeaders(),
+        body: { model: 'ibm/granite-3-8b-instruct', messages: [{ role: 'user', content: 'weather in Lisbon' }], tools, tool_choice: 'required' },
+      });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.choices[0].finish_reason).toBe('tool_calls');
+      expect(res.body.choices[0].message.tool_calls[0].function.name).toBe('get_weather');
+      expect(wx.last()!.body).toMatchObject({ tool_choice_option: 'required' });
+    });
+
+    it('embeddings reach /ml/v1/text/embeddings with inputs and come back in the OpenAI shape', async () => {
+      const res = await call(gw, 'POST', '/v1/embeddings', {
+        headers: wxHeaders(),
+        body: { model: 'ibm/slate-125m-english-rtrvr', input: ['first', 'second text'] },
+      });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data.map((d: { index: number }) => d.index)).toEqual([0, 1]);
+      expect(res.body.data[0].embedding).toHaveLength(8);
+      expect(res.body.usage.prompt_tokens).toBe(3);
+      expect(wx.last()!).toMatchObject({
+        path: '/ml/v1/text/embeddings',
+        body: { model_id: 'ibm/slate-125m-english-rtrvr', inputs: ['first', 'second text'] },
+      });
+    });
+
+    it('models come from /ml/v1/foundation_model_specs', async () => {
+      const res = await call(gw, 'GET', '/v1/models', { headers: wxHeaders() });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data.map((m: { id: string }) => m.id)).toEqual(expect.arrayContaining(FAKE_WATSONX_MODELS));
+      expect(wx.last()!.path).toBe('/ml/v1/foundation_model_specs');
+    });
+
+    it('exchanges the API key once and reuses the token until shortly before it expires', async () => {
+      const [longLived, shortLived] = await Promise.all([startWatsonxFake(), startWatsonxFake({ tokenTtlSeconds: 30 })]);
+      try {
+        for (const f of [longLived, shortLived]) {
+          const headers = wxHeaders({
+            'x-gateway-custom-host': f.url,
+            'x-gateway-watsonx-iam-url': `${f.url}/identity/token`,
+            authorization: 'Bearer ibm-cloud-key-2',
+          });
+          for (let i = 0; i < 3; i++) expect((await call(gw, 'POST', '/v1/chat/completions', { headers, body: chatBody(false) })).status).toBe(200);
+          const exchange = f.requests.find((r) => r.path === '/identity/token')!;
+          expect(exchange.rawBody.toString()).toBe('grant_type=urn%3Aibm%3Aparams%3Aoauth%3Agrant-type%3Aapikey&apikey=ibm-cloud-key-2');
+        }
+        // A 3600 s token serves all three calls; a 30 s one is within the refresh margin every time.
+        expect(longLived.count('/identity/token')).toBe(1);
+        expect(shortLived.count('/identity/token')).toBe(3);
+        expect(longLived.count('/ml/v1/text/chat')).toBe(3);
+      } finally {
+        await Promise.all([longLived.close(), shortLived.close()]);
+      }
+    });
+
+    it('a key IAM refuses is a 401 and watsonx itself is never called', async () => {
+      const res = await call(gw, 'POST', '/v1/chat/completions', { headers: wxHeaders({ authorization: 'Bearer wrong-key' }), body: chatBody(false) });
+      expect(res.status).toBe(401);
+      expect(errorOf(res).message).toMatch(/IAM refused the API key: Provided API key could not be found/);
+      expect(wx.count('/ml/')).toBe(0);
+    });
+
+    it('without a project or space, or with a blocked IAM URL, refuses before calling anyone', async () => {
+      const noProject = await call(gw, 'POST', '/v1/chat/completions', { headers: wxHeaders({ 'x-gateway-watsonx-project-id': '' }), body: chatBody(false) });
+      expect(noProject.status).toBe(400);
+      expect(errorOf(noProject).param).toBe('x-gateway-watsonx-project-id');
+      const metadata = await call(gw, 'POST', '/v1/chat/completions', {
+        headers: wxHeaders({ 'x-gateway-watsonx-iam-url': 'http://169.254.169.254/identity/token', authorization: 'Bearer another-key' }),
+        body: chatBody(false),
+      });
+      expect(metadata.status).toBe(400);
+      expect(errorOf(metadata)).toMatchObject({ code: 'blocked_custom_host', param: 'x-gateway-watsonx-iam-url' });
+      const space = await call(gw, 'POST', '/v1/chat/completions', {
+        headers: wxHeaders({ 'x-gateway-watsonx-project-id': '', 'x-gateway-watsonx-space-id': 'space-7' }),
+        body: chatBody(false),
+      });
+      expect(space.status, space.text).toBe(200);
+      expect(wx.last()!.body).toMatchObject({ space_id: 'space-7' });
+      expect(wx.requests.filter((r) => r.path.startsWith('/ml/'))).toHaveLength(1);
+    });
+  });
+
+  describe('replicate', () => {
+    const model = 'meta/meta-llama-3-8b-instruct';
+    const body = (stream: boolean, extra: Record<string, unknown> = {}) => ({
+      model,
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'hello replicate' },
+      ],
+      max_tokens: 64,
+      stop: ['\n\n', 'END'],
+      ...(stream ? { stream: true } : {}),
+      ...extra,
+    });
+
+    it('chat creates a prediction with Prefer: wait and reads its output array', async () => {
+      const res = await call(gw, 'POST', '/v1/chat/completions', { headers: repHeaders(), body: body(false) });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.choices[0]).toMatchObject({ message: { role: 'assistant', content: 'echo: hello replicate' }, finish_reason: 'stop' });
+      expect(res.body.usage.total_tokens).toBeGreaterThan(0);
+      const rec = rep.last()!;
+      expect({ path: rec.path, prefer: rec.headers.prefer, auth: rec.headers.authorization }).toEqual({
+        path: `/v1/models/${model}/predictions`,
+        prefer: 'wait',
+        auth: 'Bearer r8-token',
+      });
+      expect(rec.body).toEqual({ input: { prompt: 'hello replicate', system_prompt: 'Be brief.', max_tokens: 64, stop_sequences: '\n\n,END' } });
+    });
+
+    it('a streamed chat creates the prediction, then reads its urls.stream events', async () => {
+      const res = await call(gw, 'POST', '/v1/chat/completions', { headers: repHeaders(), body: body(true) });
+      expect(res.status, res.text).toBe(200);
+      expect(res.text).toContain('data: [DONE]');
+      expect(streamedText(res.text)).toMatchObject({ text: 'echo: hello replicate', finish: 'stop' });
+      const [create, stream] = rep.requests;
+      expect(create).toMatchObject({ method: 'POST', path: `/v1/models/${model}/predictions`, body: { stream: true } });
+      expect(create!.headers.prefer).toBeUndefined();
+      expect(stream).toMatchObject({ method: 'GET', path: expect.stringMatching(/^\/v1\/stream\//) });
+      expect(stream!.headers.accept).toBe('text/event-stream');
+    });
+
+    it('a model version goes to /v1/predictions with `version`; a conversation becomes a transcript prompt', async () => {
+      const version = 'a'.repeat(64);
+      const res = await call(gw, 'POST', '/v1/chat/completions', {
+        headers: repHeaders(),
+        body: {
+          model: `someone/custom-llm:${version}`,
+          messages: [
+            { role: 'user', content: 'hi' },
+            { role: 'assistant', content: 'hello' },
+            { role: 'user', content: 'how are you' },
+          ],
+        },
+      });
+      expect(res.status, res.text).toBe(200);
+      expect(rep.last()!).toMatchObject({
+        path: '/v1/predictions',
+        body: { version, input: { prompt: 'User: hi\nAssistant: hello\nUser: how are you\nAssistant:' } },
+      });
+    });
+
+    it('refuses tools (predictions have no tool calling) without calling Replicate', async () => {
+      const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }];
+      const res = await call(gw, 'POST', '/v1/chat/completions', { headers: repHeaders(), body: body(false, { tools }) });
+      expect(res.status).toBe(400);
+      expect(errorOf(res).param).toBe('tools');
+      expect(rep.requests).toHaveLength(0);
+    });
+
+    it('a token Replicate refuses is its 401, streamed or not', async () => {
+      for (const stream of [false, true]) {
+        const res = await call(gw, 'POST', '/v1/chat/completions', { headers: repHeaders({ authorization: 'Bearer bad' }), body: body(stream) });
+        expect(res.status, `${stream}: ${res.text}`).toBe(401);
+      }
+    });
   });
 });
