@@ -282,7 +282,12 @@ function streamedText(sse: string): { text: string; finish?: string; usage?: { t
   return { text, finish, usage };
 }
 
-const NATIVE_ROUTES: Record<string, string[]> = { watsonx: ['chat', 'embeddings', 'models'], replicate: ['chat'] };
+// Azure AI's rerank rows are in rerank.test.ts, with the other rerank providers.
+const NATIVE_ROUTES: Record<string, string[]> = {
+  watsonx: ['chat', 'embeddings', 'models'],
+  replicate: ['chat'],
+  'azure-ai': ['chat', 'embeddings', 'rerank'],
+};
 
 describe('native providers added for breadth, every declared route against its fake', () => {
   it('the catalog declares exactly the routes this table covers', () => {
@@ -484,5 +489,54 @@ describe('native providers added for breadth, every declared route against its f
         expect(res.status, `${stream}: ${res.text}`).toBe(401);
       }
     });
+  });
+});
+
+describe('azure-ai: the Azure AI model inference API', () => {
+  const headers = (extra: Record<string, string> = {}) => ({
+    'x-gateway-provider': 'azure-ai',
+    authorization: 'Bearer az-inference-key',
+    'x-gateway-custom-host': `${fake.url}/azure-ai/models`,
+    ...extra,
+  });
+
+  it('the fake, like the API, refuses a call without api-version or with an extra field and no extra-parameters header', async () => {
+    const post = (query: string, h: Record<string, string>) =>
+      fetch(`${fake.url}/azure-ai/models/chat/completions${query}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer k', ...h },
+        body: JSON.stringify({ model: 'Mistral-large', messages: [{ role: 'user', content: 'hi' }], user: 'u1' }),
+      });
+    expect((await post('', { 'extra-parameters': 'pass-through' })).status).toBe(400);
+    expect((await post('?api-version=2024-05-01-preview', {})).status).toBe(400);
+    expect((await post('?api-version=2024-05-01-preview', { 'extra-parameters': 'pass-through' })).status).toBe(200);
+  });
+
+  it.each([false, true])('chat (stream: %s) reaches {root}/chat/completions?api-version= with the key and extra-parameters: pass-through', async (stream) => {
+    const res = await call(gw, 'POST', '/v1/chat/completions', {
+      headers: headers(),
+      body: { model: 'Mistral-large-2407', messages: [{ role: 'user', content: 'hello azure' }], user: 'end-user-1', ...(stream ? { stream: true } : {}) },
+    });
+    expect(res.status, res.text).toBe(200);
+    if (stream) expect(streamedText(res.text).text).toBe('echo: hello azure');
+    else expect(res.body.choices[0].message.content).toBe('echo: hello azure');
+    const rec = fake.last()!;
+    expect({ path: rec.path, version: rec.query['api-version'], auth: rec.headers.authorization, extra: rec.headers['extra-parameters'] }).toEqual({
+      path: '/azure-ai/models/chat/completions',
+      version: '2024-05-01-preview',
+      auth: 'Bearer az-inference-key',
+      extra: 'pass-through',
+    });
+    expect(rec.body).toMatchObject({ model: 'Mistral-large-2407', user: 'end-user-1' });
+  });
+
+  it('embeddings reach {root}/embeddings, with the api-version the caller names', async () => {
+    const res = await call(gw, 'POST', '/v1/embeddings', {
+      headers: headers({ 'x-gateway-azure-api-version': '2025-04-01' }),
+      body: { model: 'Cohere-embed-v3-english', input: ['one', 'two'] },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data).toHaveLength(2);
+    expect(fake.last()!).toMatchObject({ path: '/azure-ai/models/embeddings', query: { 'api-version': '2025-04-01' } });
   });
 });
