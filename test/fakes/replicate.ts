@@ -9,7 +9,8 @@
  *   models take it). With `Prefer: wait` the answer is the finished prediction (`status:
  *   "succeeded"`, `output` an array of strings, `metrics` with token counts); without, a
  *   `starting` prediction whose `urls.stream` is served below.
- * - GET /v1/stream/{id}                            SSE: `event: output` (text), `event: done`
+ * - GET /v1/stream/{id}                            SSE: `event: output` (text), `event: done`;
+ *   needs `Accept: text/event-stream` and the token, as Replicate's streaming guide shows
  * Auth: `Authorization: Bearer <token>`; errors are problem+json `{title, detail, status}`.
  */
 import { answer, promptTokens, type Conversation, type Turn } from './answer';
@@ -30,7 +31,12 @@ export function startReplicateFake(options: FakeOptions = {}): Promise<FakeServe
   async function handle(ex: Exchange): Promise<void> {
     const { rec } = ex;
     const stream = /^\/v1\/stream\/([^/]+)$/.exec(rec.path);
-    if (rec.method === 'GET' && stream) return serveStream(ex, streams.get(stream[1]!));
+    if (rec.method === 'GET' && stream) {
+      const key = bearer(rec);
+      if (!key || (options.apiKey !== undefined && key !== options.apiKey)) return ex.error(401, 'You did not pass a valid authentication token');
+      if (!(rec.headers.accept ?? '').includes('text/event-stream')) return ex.error(406, 'Streams are served as text/event-stream.');
+      return serveStream(ex, streams.get(stream[1]!));
+    }
     const official = /^\/v1\/models\/([^/]+)\/([^/]+)\/predictions$/.exec(rec.path);
     const versioned = rec.path === '/v1/predictions';
     if (rec.method !== 'POST' || (!official && !versioned)) return ex.error(404, 'Not found.');

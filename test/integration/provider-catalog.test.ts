@@ -388,6 +388,25 @@ describe('native providers added for breadth, every declared route against its f
       }
     });
 
+    it('a managed provider stores the key encrypted and the watsonx settings in the clear, and serves chat', async () => {
+      const created = await call(gw, 'POST', '/v1/providers', {
+        body: {
+          slug: 'wx-managed',
+          provider: 'watsonx',
+          api_key: 'ibm-cloud-key',
+          custom_host: wx.url,
+          watsonx_project_id: 'proj-managed',
+          watsonx_iam_url: `${wx.url}/identity/token`,
+        },
+      });
+      expect(created.status, created.text).toBe(200);
+      expect(created.text).not.toContain('ibm-cloud-key');
+      expect(created.body).toMatchObject({ watsonx_project_id: 'proj-managed', watsonx_iam_url: `${wx.url}/identity/token` });
+      const res = await call(gw, 'POST', '/v1/chat/completions', { headers: { 'x-gateway-provider': '@wx-managed' }, body: chatBody(false) });
+      expect(res.status, res.text).toBe(200);
+      expect(wx.last()!.body).toMatchObject({ project_id: 'proj-managed' });
+    });
+
     it('a key IAM refuses is a 401 and watsonx itself is never called', async () => {
       const res = await call(gw, 'POST', '/v1/chat/completions', { headers: wxHeaders({ authorization: 'Bearer wrong-key' }), body: chatBody(false) });
       expect(res.status).toBe(401);
