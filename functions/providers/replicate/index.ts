@@ -186,7 +186,7 @@ export const replicate: ProviderAdapter = {
   authHeaders,
   models: false,
   async sign(req, target) {
-    const streaming = req.method === 'POST' && typeof req.body === 'string' && (JSON.parse(req.body) as { stream?: unknown }).stream === true;
+    const streaming = req.method === 'POST' && typeof req.body === 'string' && parseJson(req.body)?.stream === true;
     return streaming ? openStream(req, target) : req;
   },
   chat: {
