@@ -116,6 +116,42 @@ describe('every OpenAI-shaped provider, through the gateway to its fake', () => 
     }
   });
 
+  it('lists models from <custom host>/models for every provider that declares a model list', async () => {
+    const listing = compatible().filter((e) => e.routes.includes('models'));
+    expect(listing.length).toBeGreaterThan(30);
+    for (const { slug } of listing) {
+      fake.reset();
+      const res = await call(gw, 'GET', '/v1/models', {
+        headers: { 'x-gateway-provider': slug, 'x-gateway-custom-host': hostOf(slug), authorization: `Bearer ${keyOf(slug)}` },
+      });
+      expect(res.status, `${slug}: ${res.text}`).toBe(200);
+      expect(res.body.data.length, slug).toBeGreaterThan(0);
+      expect({ slug, path: fake.last()!.path, method: fake.last()!.method }).toEqual({ slug, path: `/${slug}/v1/models`, method: 'GET' });
+    }
+  });
+
+  it('sends audio to <custom host>/audio/* for every provider that declares it', async () => {
+    const withAudio = compatible().filter((e) => e.routes.includes('audio'));
+    expect(withAudio.map((e) => e.slug).sort()).toEqual(['groq', 'openai']);
+    for (const { slug } of withAudio) {
+      fake.reset();
+      const res = await fetch(`${gw.url}/v1/audio/speech`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-gateway-api-key': gw.adminKey,
+          'x-gateway-provider': slug,
+          'x-gateway-custom-host': hostOf(slug),
+          authorization: `Bearer ${keyOf(slug)}`,
+        },
+        body: JSON.stringify({ model: 'tts-1', voice: 'alloy', input: 'hello audio' }),
+      });
+      expect(res.status, slug).toBe(200);
+      expect((await res.arrayBuffer()).byteLength, slug).toBeGreaterThan(0);
+      expect({ slug, path: fake.last()!.path }).toEqual({ slug, path: `/${slug}/v1/audio/speech` });
+    }
+  });
+
   it('refuses, without calling anyone, a request that lacks the key a provider requires', async () => {
     for (const { slug } of compatible().filter((e) => e.required_settings.includes('api_key'))) {
       const res = await chat(slug, { key: false });
