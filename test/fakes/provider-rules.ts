@@ -53,6 +53,14 @@ export const FAKE_PROVIDER_RULES: Record<string, readonly FakeParamRule[]> = {
       }),
     },
   ],
+  // https://api-docs.deepseek.com/guides/reasoning_model: on deepseek-reasoner, logprobs and top_logprobs trigger an error.
+  deepseek: [
+    {
+      models: /^deepseek-reasoner/,
+      rejects: ['logprobs', 'top_logprobs'],
+      reply: (field) => ({ status: 400, body: openAIStyle(`${field} is not supported with this model`, null) }),
+    },
+  ],
   // Mistral validates the body strictly: a field outside its schema is a 422 `extra_forbidden`.
   'mistral-ai': [
     {

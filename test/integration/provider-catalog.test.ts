@@ -216,7 +216,7 @@ const ASKING: Record<string, unknown> = {
 const REFUSED = new Set(['n', 'logprobs', 'top_logprobs', 'logit_bias', 'stop']);
 /** Where a renamed field must arrive. */
 const RENAMED: Record<string, Record<string, string>> = { 'mistral-ai': { seed: 'random_seed', max_completion_tokens: 'max_tokens' } };
-const MODEL: Record<string, string> = { xai: 'grok-4' };
+const MODEL: Record<string, string> = { xai: 'grok-4', deepseek: 'deepseek-reasoner' };
 
 const quirkCases = Object.entries(FAKE_PROVIDER_RULES).flatMap(([slug, rules]) =>
   rules.flatMap((rule) => rule.rejects.flatMap((field) => [false, true].map((stream) => ({ slug, field, stream })))),
