@@ -538,6 +538,19 @@ describe('native providers added for breadth, every declared route against its f
       expect(rep.requests).toHaveLength(0);
     });
 
+    it('does not follow a stream URL off replicate.com and off the host it called', async () => {
+      rep.setBehaviour({
+        respond: (r) =>
+          r.method === 'POST'
+            ? { status: 201, body: { id: 'p1', status: 'starting', urls: { stream: 'https://metadata.example.net/latest/meta-data' } } }
+            : undefined,
+      });
+      const res = await call(gw, 'POST', '/v1/chat/completions', { headers: repHeaders(), body: body(true) });
+      expect(res.status).toBe(502);
+      expect(errorOf(res)).toMatchObject({ code: 'invalid_upstream_response' });
+      expect(rep.requests).toHaveLength(1);
+    });
+
     it('a token Replicate refuses is its 401, streamed or not', async () => {
       for (const stream of [false, true]) {
         const res = await call(gw, 'POST', '/v1/chat/completions', { headers: repHeaders({ authorization: 'Bearer bad' }), body: body(stream) });

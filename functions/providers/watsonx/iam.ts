@@ -82,8 +82,3 @@ async function exchangeKey(apiKey: string, iamUrl: string): Promise<Token> {
     typeof body.expiration === 'number' ? body.expiration : typeof body.expires_in === 'number' ? now + body.expires_in : now + REFRESH_MARGIN_S;
   return { value: body.access_token, expiresAt };
 }
-
-/** Exposed for tests that need a cold cache. */
-export function forgetIamTokens(): void {
-  cached.clear();
-}
