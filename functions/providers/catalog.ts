@@ -15,7 +15,7 @@ export interface CatalogEntry {
   /** `openai-compatible`: a declaration relayed in the OpenAI wire format; `native`: an adapter translating its own. */
   kind: 'openai-compatible' | 'native';
   routes: CatalogRoute[];
-  /** Header names of the provider's own auth; `signed` when requests are signed (SigV4). */
+  /** Header names of the provider's own auth; `signed` when requests are signed (SigV4), `iam-token` for a token exchanged from the key. */
   auth: string[];
   required_settings: readonly ProviderSettingName[];
 }
@@ -36,9 +36,11 @@ const SAMPLE_TARGET = {
   azure: { resourceName: 'resource', deploymentId: 'deployment' },
   vertex: { projectId: 'project', region: 'us-central1' },
   aws: { accessKeyId: 'id', secretAccessKey: 'secret', region: 'us-east-1' },
+  watsonx: { region: 'us-south', projectId: 'project' },
 };
 
 function authOf(slug: ProviderSlug, a: ProviderAdapter): string[] {
+  if (a.catalogAuth) return [...a.catalogAuth];
   if (a.sign) return ['signed'];
   return Object.keys(a.authHeaders({ ...SAMPLE_TARGET, provider: slug } as ProviderTarget)).map((h) => h.toLowerCase());
 }

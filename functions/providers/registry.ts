@@ -48,6 +48,9 @@ import { azureOpenAI } from './azure-openai';
 import { bedrock } from './bedrock';
 import { google } from './google';
 import { vertexAI } from './vertex-ai';
+// Native adapters with their own wire format added for breadth.
+import { replicate } from './replicate';
+import { watsonx } from './watsonx';
 
 /** Typed by the slug list: a provider without an adapter (or an adapter without a slug) does not compile. */
 const ADAPTERS: Record<ProviderSlug, ProviderAdapter> = {
@@ -98,6 +101,8 @@ const ADAPTERS: Record<ProviderSlug, ProviderAdapter> = {
   'llama-cpp': llamaCpp,
   'lm-studio': lmStudio,
   tgi,
+  watsonx,
+  replicate,
 };
 
 export function getAdapter(slug: string): ProviderAdapter | undefined {

@@ -6,6 +6,7 @@
  */
 import type { UpstreamRequest } from '../shared/net/upstream-request';
 import type { ProviderSettingName, TargetSettings } from '../shared/provider-table';
+import type { ParamRule } from './_shared/param-rules';
 
 /**
  * Everything known about where and how to call a provider for one request: the settings
@@ -223,16 +224,27 @@ export interface ProviderAdapter {
    * `target.customHost`. Throws a GatewayError 400 when required settings are missing.
    */
   baseUrl(target: ProviderTarget): string;
+  /**
+   * What the catalog lists as this provider's auth when `authHeaders` does not show it: the
+   * header `sign` sets, or `iam-token` (a bearer token exchanged from the key). Absent: the
+   * names of `authHeaders`, or `signed` when the provider signs.
+   */
+  catalogAuth?: readonly string[];
   /** Caller headers this provider always receives on unified routes (lower-case names). */
   callerHeaders?: readonly string[];
   /** The provider's own auth headers built from the target (e.g. `x-api-key`). */
   authHeaders(target: ProviderTarget): Record<string, string>;
   /**
-   * Sign a fully built request (Bedrock SigV4). Called last, after every header is set.
-   * Absent for providers with header auth.
+   * Finish a fully built request, called last, after every header is set: SigV4 signing
+   * (Bedrock), an IAM token in place of the key (watsonx), or the step before a stream
+   * (Replicate creates the prediction and returns the GET of its event stream). It may call
+   * the provider, through sendUpstream only (so the SSRF rules hold). Absent for providers
+   * with plain header auth.
    */
   sign?(req: UpstreamRequest, target: ProviderTarget): Promise<UpstreamRequest>;
   chat?: ChatAdapter;
+  /** Chat fields an OpenAI-shaped provider rejects or renames (declared with their source). */
+  paramRules?: readonly ParamRule[];
   embeddings?: EmbeddingsAdapter;
   /** Relative paths (after /v1) for audio routes the provider serves OpenAI-style. */
   audio?: {

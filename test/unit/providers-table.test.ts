@@ -13,7 +13,15 @@ describe('the README provider table', () => {
   it('has one row per provider slug', () => {
     const table = renderProvidersTable();
     for (const slug of PROVIDER_SLUGS) expect(table).toContain(`| \`${slug}\` |`);
-    expect(table.split('\n').filter((l) => l.startsWith('| `'))).toHaveLength(PROVIDER_SLUGS.length);
+    const providerTable = table.slice(0, table.indexOf('\n\n', table.indexOf('| slug |')));
+    expect(providerTable.split('\n').filter((l) => l.startsWith('| `'))).toHaveLength(PROVIDER_SLUGS.length);
+  });
+
+  it('lists every declared parameter rule with its source', () => {
+    const table = renderProvidersTable();
+    const rules = table.slice(table.indexOf('| slug | models |'));
+    for (const slug of ['groq', 'cerebras', 'xai', 'mistral-ai']) expect(rules).toContain(`| \`${slug}\` |`);
+    for (const line of rules.split('\n').filter((l) => l.startsWith('| `'))) expect(line).toMatch(/\[docs\]\(https:\/\//);
   });
 
   it('replaces only the marked section and refuses a README without markers', () => {
