@@ -45,9 +45,9 @@ function authOf(slug: ProviderSlug, a: ProviderAdapter): string[] {
   return Object.keys(a.authHeaders({ ...SAMPLE_TARGET, provider: slug } as ProviderTarget)).map((h) => h.toLowerCase());
 }
 
-export function providerCatalog(): CatalogEntry[] {
-  return PROVIDER_SLUGS.map((slug) => {
-    const a = getAdapter(slug)!;
+export async function providerCatalog(): Promise<CatalogEntry[]> {
+  const adapters = await Promise.all(PROVIDER_SLUGS.map(async (slug) => [slug, (await getAdapter(slug))!] as const));
+  return adapters.map(([slug, a]) => {
     return {
       slug,
       name: a.name,

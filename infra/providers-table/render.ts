@@ -1,3 +1,4 @@
+import type { ProviderAdapter } from '../../functions/providers/types';
 /**
  * The README's provider table, rendered from the provider catalog (the registry), between
  * the `<!-- providers:start -->` and `<!-- providers:end -->` markers. `npm run
@@ -18,8 +19,8 @@ const settingLabel = (field: keyof typeof SETTING) => {
 
 const authLabel = (h: string) => (h === 'signed' ? 'SigV4 signature' : h === 'iam-token' ? 'IAM bearer token (exchanged from the API key)' : `\`${h}\``);
 
-export function renderProvidersTable(): string {
-  const entries = providerCatalog();
+export async function renderProvidersTable(): Promise<string> {
+  const entries = await providerCatalog();
   const rows = entries.map((e) =>
     [
       `\`${e.slug}\``,
@@ -37,16 +38,16 @@ export function renderProvidersTable(): string {
     '|---|---|---|---|---|---|',
     ...rows.map((r) => `| ${r} |`),
     '',
-    ...renderParamRules(entries.map((e) => e.slug)),
+    ...renderParamRules(await Promise.all(entries.map(async (e) => [e.slug, await getAdapter(e.slug)] as const))),
   ].join('\n');
 }
 
 const fields = (list: readonly string[] | undefined) => (list?.length ? list.map((f) => `\`${f}\``).join(', ') : '');
 
 /** The chat fields OpenAI-shaped providers reject or rename, as their declarations say. */
-function renderParamRules(slugs: readonly string[]): string[] {
-  const rows = slugs.flatMap((slug) =>
-    (getAdapter(slug)?.paramRules ?? []).map((r) =>
+function renderParamRules(adapters: ReadonlyArray<readonly [string, ProviderAdapter | undefined]>): string[] {
+  const rows = adapters.flatMap(([slug, adapter]) =>
+    (adapter?.paramRules ?? []).map((r) =>
       [
         `\`${slug}\``,
         r.models ? `\`${r.models.source.replace(/\|/g, '\\|')}\`` : 'all',

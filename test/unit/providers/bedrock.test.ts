@@ -26,8 +26,8 @@ function gatewayError(fn: () => unknown): GatewayError {
 }
 
 describe('bedrock converse requests', () => {
-  it('is registered under its slug', () => {
-    expect(getAdapter('bedrock')).toBe(bedrock);
+  it('is registered under its slug', async () => {
+    expect(await getAdapter('bedrock')).toBe(bedrock);
   });
 
   it('posts to /model/{url-encoded id}/converse[-stream] with JSON, unsigned until sign()', () => {
