@@ -25,6 +25,8 @@ export interface GatewayAppOptions {
    * must let CloudWatch publish (and, if encrypted, let cloudwatch.amazonaws.com use its key).
    */
   alarmTopicArn?: string;
+  /** An alarm (to the alarm topic) whenever a budget crosses an alert threshold: `-c budgetAlarm=true`. */
+  budgetAlarm?: boolean;
 }
 
 export const DEFAULT_OPTIONS = {
@@ -47,6 +49,7 @@ export function resolveOptions(raw: {
   nag?: unknown;
   alarmEmail?: unknown;
   alarmTopicArn?: unknown;
+  budgetAlarm?: unknown;
 }): GatewayAppOptions {
   const stage = String(raw.stage ?? DEFAULT_OPTIONS.stage);
   if (!STAGE.test(stage)) {
@@ -80,6 +83,7 @@ export function resolveOptions(raw: {
     nag,
     ...(alarmEmail !== undefined ? { alarmEmail } : {}),
     ...(alarmTopicArn !== undefined ? { alarmTopicArn } : {}),
+    ...(raw.budgetAlarm === true || raw.budgetAlarm === 'true' ? { budgetAlarm: true } : {}),
   };
 }
 
@@ -90,7 +94,7 @@ function optionalString(value: unknown): string | undefined {
   return s === '' ? undefined : s;
 }
 
-/** Reads `stage`, `logRetentionDays`, `memorySize`, `nag`, `alarmEmail` and `alarmTopicArn` from the app's context. */
+/** Reads `stage`, `logRetentionDays`, `memorySize`, `nag`, `alarmEmail`, `alarmTopicArn` and `budgetAlarm` from the app's context. */
 export function optionsFromContext(app: App): GatewayAppOptions {
   const ctx = (key: string): unknown => app.node.tryGetContext(key);
   return resolveOptions({
@@ -100,5 +104,6 @@ export function optionsFromContext(app: App): GatewayAppOptions {
     nag: ctx('nag'),
     alarmEmail: ctx('alarmEmail'),
     alarmTopicArn: ctx('alarmTopicArn'),
+    budgetAlarm: ctx('budgetAlarm'),
   });
 }

@@ -161,6 +161,25 @@ describe('catalogue prices', () => {
     expect(record).toMatchObject({ provider: 'anthropic', price_source: 'catalogue' });
   });
 
+  it('the Responses API (translated to Anthropic) is priced like the chat it runs on', async () => {
+    const t = trace('responses');
+    const res = await call(gw, 'POST', '/v1/responses', {
+      headers: {
+        'x-gateway-provider': 'anthropic',
+        authorization: 'Bearer sk-ant-test',
+        'x-gateway-custom-host': `${anthropic.url}/v1`,
+        'x-gateway-trace-id': t,
+      },
+      body: { model: 'claude-sonnet-4-5-20250929', input: 'price my response', max_output_tokens: 50 },
+    });
+    expect(res.status).toBe(200);
+    const { input_tokens, output_tokens } = res.body.usage;
+    const p = LIST_PRICE['claude-sonnet-4-5-20250929'];
+    const expected = usd(input_tokens, p.input) + usd(output_tokens, p.output);
+    close(Number(res.headers.get('x-gateway-cost')), expected);
+    close((await logOf(t)).cost_usd, expected);
+  });
+
   it('Bedrock (event stream) is priced from the usage in its metadata event', async () => {
     const t = trace('bedrock');
     const res = await fetch(`${gw.url}/v1/chat/completions`, {
