@@ -1,15 +1,6 @@
 import { badRequest } from '../shared/errors';
 import { z } from '../shared/validation';
-import {
-  MAX_CONDITIONS,
-  MAX_CONDITION_VALUE_LENGTH,
-  MAX_GROUP_BY,
-  MAX_METADATA_KEY_LENGTH,
-  METADATA_PREFIX,
-  type PolicyCondition,
-  type PolicyGroupBy,
-  type PolicyStatus,
-} from './model';
+import { commonFields, workspaceRef, type PolicyBase } from './model';
 
 /**
  * Budgets: a policy kind beside rate limits, with the same conditions and `group_by`. A
@@ -21,23 +12,12 @@ import {
 export const BUDGET_PERIODS = ['day', 'week', 'month', 'total'] as const;
 export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
 
-export interface BudgetPolicy {
-  id: string;
-  name: string | null;
+export interface BudgetPolicy extends PolicyBase {
   type: 'budget';
   limit_usd: number;
   period: BudgetPeriod;
   /** Shares of the limit (0 < t <= 1) whose crossing emits one event each per period. */
   alert_thresholds: number[];
-  status: PolicyStatus;
-  conditions: PolicyCondition[];
-  group_by: PolicyGroupBy[];
-  workspace_id: string;
-  organisation_id: string;
-  /** ISO 8601 */
-  created_at: string;
-  /** ISO 8601 */
-  last_updated_at: string;
 }
 
 export const DEFAULT_ALERT_THRESHOLDS = [0.5, 0.8];
@@ -45,15 +25,10 @@ const MAX_THRESHOLDS = 10;
 /** One billion dollars: anything above is a typo, not a budget. */
 const MAX_LIMIT_USD = 1e9;
 
-const key = z.string().check(z.minLength(1), z.maxLength(METADATA_PREFIX.length + MAX_METADATA_KEY_LENGTH));
-const condition = z.strictObject({ key, value: z.string().check(z.minLength(1), z.maxLength(MAX_CONDITION_VALUE_LENGTH)) });
-const groupBy = z.strictObject({ key });
 const thresholds = z.array(z.number().check(z.gt(0), z.lte(1))).check(z.maxLength(MAX_THRESHOLDS));
 
 const fields = {
-  name: z.optional(z.nullable(z.string().check(z.maxLength(256)))),
-  conditions: z.optional(z.array(condition).check(z.maxLength(MAX_CONDITIONS))),
-  group_by: z.optional(z.array(groupBy).check(z.maxLength(MAX_GROUP_BY))),
+  ...commonFields,
   limit_usd: z.number().check(z.gt(0), z.lte(MAX_LIMIT_USD)),
   period: z.enum(BUDGET_PERIODS),
   alert_thresholds: z.optional(thresholds),
@@ -62,7 +37,7 @@ const fields = {
 export const createBudgetSchema = z.strictObject({
   type: z.literal('budget'),
   ...fields,
-  workspace_id: z.optional(z.string().check(z.minLength(1), z.maxLength(128))),
+  workspace_id: workspaceRef,
 });
 
 export const updateBudgetSchema = z.strictObject({

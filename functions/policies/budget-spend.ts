@@ -1,14 +1,13 @@
 import { updateItem } from '../shared/db/ops';
 import { log } from '../shared/telemetry/logger';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { config } from '../shared/config';
-import { SERVICE_NAME } from '../shared/telemetry/logger';
+import { publishMetric } from '../shared/telemetry/emf';
 import { NANO, type BudgetGrant } from './budgets';
 import type { LimitSubject } from './limiter';
 
 /**
- * The after-response half of budgets (./budgets.ts): a module of its own, loaded with the
- * first request that has a budget to charge, so it is not part of the gateway's cold start.
+ * The after-response half of budgets (./budgets.ts): charged once a request's record is
+ * priced, in the pricing chunk (functions/spend/load.ts), outside the gateway's cold start.
  */
 
 /**
@@ -48,37 +47,14 @@ export async function recordBudgetSpend(
             },
             subject.context,
           );
-          const metric = budgetEventLine(subject.workspaceId, budget.id, threshold);
-          if (metric) process.stdout.write(metric);
+          // By workspace and budget, and in total (for one alarm over every budget).
+          publishMetric('BudgetThresholdCrossed', MetricUnit.Count, 1, [['service', 'workspace', 'budget'], ['service']], {
+            workspace: subject.workspaceId,
+            budget: budget.id,
+            threshold,
+          });
         }
       }
     }),
   );
-}
-
-/**
- * One `BudgetThresholdCrossed` EMF document (dimensions service+workspace+budget, and
- * service alone for one alarm over every budget); '' when metrics are disabled.
- */
-function budgetEventLine(workspaceId: string, budgetId: string, threshold: number): string {
-  const { metricsEnabled, metricsNamespace } = config();
-  if (!metricsEnabled) return '';
-  const document = {
-    _aws: {
-      Timestamp: Date.now(),
-      CloudWatchMetrics: [
-        {
-          Namespace: metricsNamespace,
-          Dimensions: [['service', 'workspace', 'budget'], ['service']],
-          Metrics: [{ Name: 'BudgetThresholdCrossed', Unit: MetricUnit.Count }],
-        },
-      ],
-    },
-    service: SERVICE_NAME,
-    workspace: workspaceId,
-    budget: budgetId,
-    threshold,
-    BudgetThresholdCrossed: 1,
-  };
-  return `${JSON.stringify(document)}\n`;
 }

@@ -29,13 +29,10 @@ export interface PolicyGroupBy {
   key: string;
 }
 
-/** A policy as the list returns it. */
-export interface RateLimitPolicy {
+/** What every kind of policy (rate limits, budgets) has. */
+export interface PolicyBase {
   id: string;
   name: string | null;
-  type: PolicyType;
-  unit: PolicyUnit;
-  value: number;
   status: PolicyStatus;
   conditions: PolicyCondition[];
   group_by: PolicyGroupBy[];
@@ -45,6 +42,13 @@ export interface RateLimitPolicy {
   created_at: string;
   /** ISO 8601 */
   last_updated_at: string;
+}
+
+/** A rate-limit policy as the list returns it. */
+export interface RateLimitPolicy extends PolicyBase {
+  type: PolicyType;
+  unit: PolicyUnit;
+  value: number;
 }
 
 /** The single-policy read (and the write responses): the policy with its `object`. */
@@ -100,10 +104,18 @@ const key = z.string().check(z.minLength(1), z.maxLength(METADATA_PREFIX.length 
 const condition = z.strictObject({ key, value: z.string().check(z.minLength(1), z.maxLength(MAX_CONDITION_VALUE_LENGTH)) });
 const groupBy = z.strictObject({ key });
 
-const fields = {
+/** The fields every kind of policy takes in its bodies (keys checked by `checkKeys`). */
+export const commonFields = {
   name: z.optional(z.nullable(z.string().check(z.maxLength(256)))),
   conditions: z.optional(z.array(condition).check(z.maxLength(MAX_CONDITIONS))),
   group_by: z.optional(z.array(groupBy).check(z.maxLength(MAX_GROUP_BY))),
+};
+
+/** `workspace_id` of a create body: another workspace of the key's organisation. */
+export const workspaceRef = z.optional(z.string().check(z.minLength(1), z.maxLength(128)));
+
+const fields = {
+  ...commonFields,
   /**
    * Requests or tokens per window, at least 1. Counters
    * stay whole: a request is admitted while its count stays within the value, so a
@@ -117,7 +129,7 @@ const fields = {
 
 export const createSchema = z.strictObject({
   ...fields,
-  workspace_id: z.optional(z.string().check(z.minLength(1), z.maxLength(128))),
+  workspace_id: workspaceRef,
 });
 
 export const updateSchema = z.strictObject({

@@ -8,18 +8,7 @@ import { parseInput, queryEnum, queryInt } from '../shared/validation';
 import { clearBudgetCache } from './budgets';
 import { createBudgetSchema, DEFAULT_ALERT_THRESHOLDS, normaliseThresholds, updateBudgetSchema, type BudgetPolicy } from './budget-model';
 import { clearPolicyCache } from './limiter';
-import {
-  checkKeys,
-  createSchema,
-  POLICY_STATUSES,
-  POLICY_TYPES,
-  POLICY_UNITS,
-  updateSchema,
-  type PolicyCondition,
-  type PolicyGroupBy,
-  type PolicyStatus,
-  type RateLimitPolicy,
-} from './model';
+import { checkKeys, createSchema, POLICY_STATUSES, POLICY_TYPES, POLICY_UNITS, updateSchema, type PolicyBase, type RateLimitPolicy } from './model';
 import { budgetPolicies, rateLimitPolicies, type PolicyStore } from './store';
 
 /**
@@ -42,17 +31,7 @@ export async function targetWorkspace(req: GatewayRequest, ref: string | undefin
   return ws.id;
 }
 
-interface Common {
-  id: string;
-  name: string | null;
-  status: PolicyStatus;
-  conditions: PolicyCondition[];
-  group_by: PolicyGroupBy[];
-  workspace_id: string;
-  organisation_id: string;
-  created_at: string;
-  last_updated_at: string;
-}
+type Common = PolicyBase;
 
 /** What differs between the kinds of policy; everything else is shared. */
 interface PolicyKind<P extends Common> {

@@ -6,8 +6,8 @@ import { recordSpend } from './counters';
 import type { Usage } from '../providers/types';
 import type { CallerRequest } from '../shared/http/types';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { config } from '../shared/config';
-import { log, SERVICE_NAME, type LogContext } from '../shared/telemetry/logger';
+import { publishMetric } from '../shared/telemetry/emf';
+import { log, type LogContext } from '../shared/telemetry/logger';
 import { catalogueProviderFor, loadCatalogue, warmCatalogue } from './catalogue';
 import { findOverride, warmOverrides } from './override-lookup';
 
@@ -157,30 +157,13 @@ export async function priceFacts(req: CallerRequest, facts: RequestFacts): Promi
     context: req.context,
   });
   if (cost.cost_usd !== null) {
-    const line = costMetricLine(req.auth.workspaceId, facts.provider, facts.model, cost.cost_usd);
-    if (line) process.stdout.write(line);
+    publishMetric('CostUSD', MetricUnit.NoUnit, cost.cost_usd, [['service', 'workspace', 'provider', 'model']], {
+      workspace: req.auth.workspaceId,
+      provider: facts.provider ?? 'none',
+      model: facts.model ?? 'none',
+    });
   }
   return cost;
-}
-
-/** `CostUSD` per workspace, provider and model (EMF); '' when metrics are disabled. */
-function costMetricLine(workspaceId: string, provider: string | undefined, model: string | undefined, costUsd: number): string {
-  const { metricsEnabled, metricsNamespace } = config();
-  if (!metricsEnabled) return '';
-  const document = {
-    _aws: {
-      Timestamp: Date.now(),
-      CloudWatchMetrics: [
-        { Namespace: metricsNamespace, Dimensions: [['service', 'workspace', 'provider', 'model']], Metrics: [{ Name: 'CostUSD', Unit: MetricUnit.NoUnit }] },
-      ],
-    },
-    service: SERVICE_NAME,
-    workspace: workspaceId,
-    provider: provider ?? 'none',
-    model: model ?? 'none',
-    CostUSD: costUsd,
-  };
-  return `${JSON.stringify(document)}\n`;
 }
 
 /**
