@@ -229,3 +229,32 @@ export function breakEvenRps(
   }
   return undefined;
 }
+
+export interface RightSizing {
+  /** Smallest memory (MB, a multiple of `stepMb`) that meets both bounds; undefined if none up to one full vCPU does. */
+  memoryMb: number | undefined;
+  /** The bound each criterion sets on its own. */
+  byLatencyMb: number;
+  byColdStartMb: number;
+}
+
+/**
+ * On-demand memory from measurement: CPU time per request and cold-start time measured on
+ * one full core stretch by 1,769 MB / memory below 1,769 MB (Lambda's CPU share), so the
+ * smallest memory whose added latency stays under `maxAddedMs` and whose cold start stays
+ * under `maxColdStartMs` is their bound rounded up to `stepMb` (at least 128 MB). Above
+ * 1,769 MB more memory buys no single-threaded speed, so a bound beyond it cannot be met.
+ */
+export function rightSizeMemory(
+  cpuMsPerRequest: number,
+  coldStartMs: number,
+  opts: { maxAddedMs: number; maxColdStartMs: number; stepMb: number },
+): RightSizing {
+  const full = LAMBDA_FACTS.fullVcpuMemoryMb;
+  const bound = (ms: number, max: number) => Math.max(128, Math.ceil((ms * full) / max / opts.stepMb) * opts.stepMb);
+  const byLatencyMb = bound(cpuMsPerRequest, opts.maxAddedMs);
+  const byColdStartMb = bound(coldStartMs, opts.maxColdStartMs);
+  const need = Math.max(byLatencyMb, byColdStartMb);
+  const met = cpuMsPerRequest <= opts.maxAddedMs && coldStartMs <= opts.maxColdStartMs;
+  return { memoryMb: met ? Math.min(need, Math.ceil(full / opts.stepMb) * opts.stepMb) : undefined, byLatencyMb, byColdStartMb };
+}

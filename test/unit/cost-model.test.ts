@@ -6,6 +6,7 @@ import {
   managedInstancesFleet,
   onDemandCost,
   processingMs,
+  rightSizeMemory,
   type ManagedInstancesSettings,
   type MeasuredInputs,
   type OnDemandSettings,
@@ -116,5 +117,22 @@ describe('cost model', () => {
       /z9g.large/,
     );
     expect(() => managedInstancesFleet(measured, { providerLatencyS: 2, requestsPerSecond: 1 }, { ...managed, memoryGiBPerVCpu: 4 })).toThrow(/one vCPU/);
+  });
+});
+
+describe('right-sizing', () => {
+  const opts = { maxAddedMs: 5, maxColdStartMs: 500, stepMb: 64 };
+  it('picks the smallest step meeting both the added-latency and the cold-start bound', () => {
+    // Cold start 209 ms needs 209 × 1769 / 500 = 739.4 MB -> 768; 1 ms CPU needs 353.8 -> 384.
+    expect(rightSizeMemory(1, 209, opts)).toEqual({ memoryMb: 768, byLatencyMb: 384, byColdStartMb: 768 });
+    // CPU-bound: 4 ms needs 1415.2 MB -> 1472.
+    expect(rightSizeMemory(4, 100, opts)).toEqual({ memoryMb: 1472, byLatencyMb: 1472, byColdStartMb: 384 });
+    // Tiny work: the 128 MB floor.
+    expect(rightSizeMemory(0.1, 20, opts).memoryMb).toBe(128);
+  });
+
+  it('reports no size when even a full vCPU misses a bound', () => {
+    expect(rightSizeMemory(6, 100, opts).memoryMb).toBeUndefined();
+    expect(rightSizeMemory(1, 600, opts).memoryMb).toBeUndefined();
   });
 });
