@@ -259,6 +259,8 @@ export interface CostResults {
   managedInstances: ManagedInstancesSettings;
   rows: CostRow[];
   breakEven: Array<{ providerLatencyS: number; requestsPerSecond: number | null }>;
+  /** Managed instances at 2 s and 100 req/s with one setting or input changed: what moves the total. */
+  variants: Array<{ change: string; usdPerMillion: number }>;
   assumptions: string[];
 }
 
@@ -277,6 +279,7 @@ export function costTables(m: CostMeasurement, onDemand: OnDemandSettings, manag
     onDemand,
     managedInstances: managed,
     rows,
+    variants: variantsAt(m, managed, { providerLatencyS: 2, requestsPerSecond: 100 }),
     breakEven: COST_LATENCIES_S.map((providerLatencyS) => ({
       providerLatencyS,
       requestsPerSecond: breakEvenRps(m, providerLatencyS, onDemand, managed) ?? null,
@@ -290,6 +293,26 @@ export function costTables(m: CostMeasurement, onDemand: OnDemandSettings, manag
       'No free tier, no Savings Plans (they apply to the EC2 part of managed instances only), no data transfer out to callers (the same in both modes).',
     ],
   };
+}
+
+function variantsAt(m: CostMeasurement, managed: ManagedInstancesSettings, t: { providerLatencyS: number; requestsPerSecond: number }) {
+  const at = (mm: MeasuredInputs, s: ManagedInstancesSettings) => round(managedInstancesCost(mm, t, s).usdPerMillion, 3);
+  // The request log's trace-id index write (a second WRU per record), as measured.
+  const indexWru = Object.entries(m.unitsPerRequestByTarget)
+    .filter(([target]) => target.startsWith('write logs/'))
+    .reduce((n, [, v]) => n + v, 0);
+  const noIndex = { ...m, writeUnitsPerRequest: m.writeUnitsPerRequest - indexWru };
+  const existingVpc = { ...managed, natGateways: 0 };
+  return [
+    { change: 'as configured', usdPerMillion: at(m, managed) },
+    {
+      change: 'perExecutionEnvironmentMaxConcurrency 256 (CPU and memory per request allow it; AWS gives 64 per vCPU as the Node.js default)',
+      usdPerMillion: at(m, { ...managed, perExecutionEnvironmentMaxConcurrency: 256 }),
+    },
+    { change: 'an existing VPC whose egress is already paid (no NAT lines)', usdPerMillion: at(m, existingVpc) },
+    { change: `request-log records without the index write (${round(indexWru, 3)} WRU less)`, usdPerMillion: at(noIndex, managed) },
+    { change: 'all three', usdPerMillion: at(noIndex, { ...existingVpc, perExecutionEnvironmentMaxConcurrency: 256 }) },
+  ];
 }
 
 const usd = (v: number) => `$${v < 1 ? v.toFixed(3) : v.toFixed(2)}`;
@@ -342,6 +365,13 @@ export function renderCost(c: CostResults): string {
     }
     lines.push(`| **total** | **${usd(headline.onDemand.usdPerMillion)}** | **${usd(headline.managedInstances.usdPerMillion)}** | |`);
   }
+  lines.push(
+    '',
+    'Managed instances at 2 s and 100 req/s with one thing changed:',
+    '',
+    head(['change', '$ per million']),
+    ...c.variants.map((v) => `| ${v.change} | ${usd(v.usdPerMillion)} |`),
+  );
   lines.push('', 'Assumptions:', '', ...c.assumptions.map((a) => `- ${a}`));
   return lines.join('\n');
 }
