@@ -3,6 +3,7 @@ import { statSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  assistantRunsCost,
   breakEvenRps,
   managedInstancesCost,
   onDemandCost,
@@ -11,10 +12,13 @@ import {
   type ManagedInstancesCost,
   type ManagedInstancesSettings,
   type MeasuredInputs,
+  type ModeCost,
+  type RunShape,
   type OnDemandCost,
   type OnDemandSettings,
 } from '../../infra/cost/model';
 import { PRICES_AS_OF, REGION } from '../../infra/cost/prices';
+import { runsDefinition } from '../../infra/workflows/runs';
 import { api } from './admin';
 import { runLoad, round } from './load';
 import { cpuMs, type ChildGateway } from './procs';
@@ -259,6 +263,8 @@ export interface CostResults {
   managedInstances: ManagedInstancesSettings;
   rows: CostRow[];
   breakEven: Array<{ providerLatencyS: number; requestsPerSecond: number | null }>;
+  /** Non-streamed assistant runs: workflow, queue and worker costs per million runs. */
+  assistantRuns: { shape: RunShape; path: string[]; rows: Array<{ providerLatencyS: number; cost: ModeCost }> };
   /** Managed instances at 2 s and 100 req/s with one setting or input changed: what moves the total. */
   variants: Array<{ change: string; usdPerMillion: number }>;
   assumptions: string[];
@@ -280,6 +286,7 @@ export function costTables(m: CostMeasurement, onDemand: OnDemandSettings, manag
     managedInstances: managed,
     rows,
     variants: variantsAt(m, managed, { providerLatencyS: 2, requestsPerSecond: 100 }),
+    assistantRuns: runCosts(),
     breakEven: COST_LATENCIES_S.map((providerLatencyS) => ({
       providerLatencyS,
       requestsPerSecond: breakEvenRps(m, providerLatencyS, onDemand, managed) ?? null,
@@ -293,6 +300,22 @@ export function costTables(m: CostMeasurement, onDemand: OnDemandSettings, manag
       'No free tier, no Savings Plans (they apply to the EC2 part of managed instances only), no data transfer out to callers (the same in both modes).',
     ],
   };
+}
+
+/**
+ * A run that answers in one model step, as the runs workflow (infra/workflows/runs.ts)
+ * executes it; the path is checked against the definition, so a changed workflow shows
+ * here instead of a stale count.
+ */
+function runCosts(): CostResults['assistantRuns'] {
+  const states = runsDefinition().States as Record<string, { Type: string }>;
+  const path = ['MarkInProgress', 'AfterStart', 'ModelStep', 'AfterModelStep', 'Done'];
+  for (const name of path) if (!states[name]) throw new Error(`The runs workflow has no state '${name}': update the run path in bench/lib/cost.ts.`);
+  const tasks = path.filter((name) => states[name]!.Type === 'Task').length;
+  // The FIFO queue: SendMessage, the consumer's ReceiveMessage, DeleteMessage; the consumer
+  // that starts the execution is one more worker invocation. Workers stay on demand (1,024 MB).
+  const shape: RunShape = { stateTransitions: path.length, sqsRequests: 3, lambdaInvocations: 1 + tasks, workerMemoryMb: 1024 };
+  return { shape, path, rows: COST_LATENCIES_S.map((providerLatencyS) => ({ providerLatencyS, cost: assistantRunsCost(shape, providerLatencyS) })) };
 }
 
 function variantsAt(m: CostMeasurement, managed: ManagedInstancesSettings, t: { providerLatencyS: number; requestsPerSecond: number }) {
@@ -371,6 +394,14 @@ export function renderCost(c: CostResults): string {
     '',
     head(['change', '$ per million']),
     ...c.variants.map((v) => `| ${v.change} | ${usd(v.usdPerMillion)} |`),
+  );
+  const runs = c.assistantRuns;
+  lines.push(
+    '',
+    `Non-streamed assistant runs (one model step: ${runs.path.join(' → ')}), per million runs, on top of their API requests (DynamoDB writes of runs, steps and messages not counted):`,
+    '',
+    head(['model step', ...runs.rows[0]!.cost.items.map((i) => i.name), 'total']),
+    ...runs.rows.map((r) => `| ${r.providerLatencyS} s | ${r.cost.items.map((i) => usd(i.usdPerMillion)).join(' | ')} | ${usd(r.cost.usdPerMillion)} |`),
   );
   lines.push('', 'Assumptions:', '', ...c.assumptions.map((a) => `- ${a}`));
   return lines.join('\n');

@@ -258,3 +258,48 @@ export function rightSizeMemory(
   const met = cpuMsPerRequest <= opts.maxAddedMs && coldStartMs <= opts.maxColdStartMs;
   return { memoryMb: met ? Math.min(need, Math.ceil(full / opts.stepMb) * opts.stepMb) : undefined, byLatencyMb, byColdStartMb };
 }
+
+/** What one non-streamed assistant run uses besides its API requests (counted from the workflow definition). */
+export interface RunShape {
+  /** States the execution enters (Step Functions bills each transition). */
+  stateTransitions: number;
+  /** SQS FIFO requests per run: send, receive, delete. */
+  sqsRequests: number;
+  /** Worker invocations: the queue consumer that starts the execution, and each task state. */
+  lambdaInvocations: number;
+  /** Worker memory, MB (workers stay on demand in both capacity modes). */
+  workerMemoryMb: number;
+}
+
+/**
+ * Step Functions, SQS and the on-demand workers of a million non-streamed assistant runs
+ * (each with one model step that waits `providerLatencyS`); the API requests that create
+ * and read the runs are priced like any other request. DynamoDB writes of runs, steps and
+ * messages are not included (the bench does not count them).
+ */
+export function assistantRunsCost(shape: RunShape, providerLatencyS: number): ModeCost {
+  const gbSeconds = (providerLatencyS * shape.workerMemoryMb) / 1024;
+  const items: LineItem[] = [
+    {
+      name: 'Step Functions',
+      usdPerMillion: (shape.stateTransitions * MILLION * PRICES.stepFunctionsPerThousandTransitions.usd) / 1000,
+      detail: `${shape.stateTransitions} transitions/run × $${PRICES.stepFunctionsPerThousandTransitions.usd} per 1,000`,
+    },
+    {
+      name: 'SQS FIFO',
+      usdPerMillion: shape.sqsRequests * PRICES.sqsFifoPerMillion.usd,
+      detail: `${shape.sqsRequests} requests/run × $${PRICES.sqsFifoPerMillion.usd}/M`,
+    },
+    {
+      name: 'Worker requests',
+      usdPerMillion: shape.lambdaInvocations * PRICES.lambdaRequestsPerMillion.usd,
+      detail: `${shape.lambdaInvocations} invocations/run × $${PRICES.lambdaRequestsPerMillion.usd}/M`,
+    },
+    {
+      name: 'Worker duration (model step)',
+      usdPerMillion: gbSeconds * MILLION * PRICES.lambdaArmGbSecond.usd,
+      detail: `${providerLatencyS} s × ${shape.workerMemoryMb} MB × $${PRICES.lambdaArmGbSecond.usd}/GB-s`,
+    },
+  ];
+  return { mode: 'on-demand', items, usdPerMillion: sum(items) };
+}

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  assistantRunsCost,
   breakEvenRps,
   hoursPerMillion,
   managedInstancesCost,
@@ -134,5 +135,15 @@ describe('right-sizing', () => {
   it('reports no size when even a full vCPU misses a bound', () => {
     expect(rightSizeMemory(6, 100, opts).memoryMb).toBeUndefined();
     expect(rightSizeMemory(1, 600, opts).memoryMb).toBeUndefined();
+  });
+});
+
+describe('assistant runs', () => {
+  it('prices Step Functions transitions, SQS FIFO requests and the on-demand model-step worker', () => {
+    const c = assistantRunsCost({ stateTransitions: 5, sqsRequests: 3, lambdaInvocations: 3, workerMemoryMb: 1024 }, 2);
+    expect(item(c, 'Step Functions')).toBeCloseTo(5 * 0.025 * 1000, 10);
+    expect(item(c, 'SQS FIFO')).toBeCloseTo(1.5, 10);
+    expect(item(c, 'Worker requests')).toBeCloseTo(0.6, 10);
+    expect(item(c, 'Worker duration (model step)')).toBeCloseTo(2 * 1_000_000 * 0.0000133334, 6);
   });
 });
