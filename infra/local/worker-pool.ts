@@ -43,9 +43,11 @@ export async function startWorkerPool(threads: number, data: WorkerData): Promis
   const workers: Array<{ worker: Worker; inFlight: number; served: number; maxInFlight: number; pending: Map<number, Pending> }> = [];
   let nextId = 1;
   const entry = resolve(import.meta.dirname, 'invoke-worker-entry.mjs');
+  const started: Worker[] = [];
   await Promise.all(
     Array.from({ length: threads }, async () => {
       const worker = new Worker(entry, { workerData: data });
+      started.push(worker);
       const slot = { worker, inFlight: 0, served: 0, maxInFlight: 0, pending: new Map<number, Pending>() };
       worker.on('message', (m: FromWorker) => {
         const p = slot.pending.get(m.id);
@@ -80,7 +82,11 @@ export async function startWorkerPool(threads: number, data: WorkerData): Promis
       });
       workers.push(slot);
     }),
-  );
+  ).catch(async (err: unknown) => {
+    // One thread failed to load the handlers: end the others too, then report.
+    await Promise.all(started.map((w) => w.terminate()));
+    throw err;
+  });
 
   return {
     handlerFor: (group) => (event, stream) =>

@@ -223,4 +223,18 @@ describe('multi-concurrency mode: production bundles in worker threads, many inv
       expect(found[0]!.status).toBe(200);
     }
   }, 120_000);
+
+  it('refuses to start when a thread cannot load the handlers, and stops what it had started', async () => {
+    await gw!.stop();
+    gw = undefined;
+    const empty = mkdtempSync(join(tmpdir(), 'gateway-no-bundles-'));
+    try {
+      await expect(startTestGateway({ workerThreads: 2, functionBundlesDir: empty, adminKey })).rejects.toThrow(/index\.mjs/);
+      // The runtime stopped what it had started: a new one can start in this process.
+      gw = await startTestGateway({ adminKey });
+      expect((await call(gw, 'GET', '/v1/api-keys')).status).toBe(200);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
