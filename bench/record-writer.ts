@@ -51,6 +51,9 @@ function record() {
     attempts: [{ path: 'config', provider: 'openai', attempt: 1, status: 200, latency_ms: 1 }],
     metadata: {},
     error: null,
+    cost_usd: 0.0000116,
+    price_source: 'catalogue',
+    pricing_unknown: false,
     created_at: Math.floor(Date.now() / 1000),
   });
 }

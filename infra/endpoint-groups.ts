@@ -12,13 +12,13 @@ export interface EndpointGroup {
 }
 
 export const ENDPOINT_GROUPS: readonly EndpointGroup[] = [
-  { name: 'admin', entry: 'functions/admin/handler.ts', prefixes: ['api-keys', 'providers', 'configs', 'workspaces', 'logs', 'openapi.json'] },
+  { name: 'admin', entry: 'functions/admin/handler.ts', prefixes: ['api-keys', 'providers', 'configs', 'workspaces', 'logs', 'analytics', 'openapi.json'] },
   { name: 'prompts', entry: 'functions/prompts/handler.ts', prefixes: ['prompts'] },
   { name: 'assistants', entry: 'functions/assistants/handler.ts', prefixes: ['assistants', 'threads'] },
   { name: 'fine-tuning', entry: 'functions/fine-tuning/handler.ts', prefixes: ['fine_tuning'] },
   { name: 'rerank', entry: 'functions/rerank/handler.ts', prefixes: ['rerank'] },
   { name: 'guardrails', entry: 'functions/guardrails/handler.ts', prefixes: ['guardrails'] },
-  { name: 'policies', entry: 'functions/policies/handler.ts', prefixes: ['policies'] },
+  { name: 'policies', entry: 'functions/policies/handler.ts', prefixes: ['policies', 'prices'] },
   { name: 'gateway', entry: 'functions/gateway/handler.ts', prefixes: [] },
 ];
 

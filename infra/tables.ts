@@ -26,7 +26,7 @@ const PURPOSES: Record<TableName, { gsi1: boolean; ttl: boolean; purpose: string
   jobs: { gsi1: true, ttl: false, purpose: 'fine-tuning jobs and their events' },
   guardrails: { gsi1: true, ttl: false, purpose: 'guardrails and their versions' },
   policies: { gsi1: true, ttl: false, purpose: 'rate-limit policies' },
-  usage: { gsi1: false, ttl: true, purpose: 'rate-limit counters per bucket and window' },
+  usage: { gsi1: false, ttl: true, purpose: 'rate-limit counters per bucket and window; hourly spend counters per workspace and dimension' },
   cache: { gsi1: false, ttl: true, purpose: 'cached provider responses' },
   logs: { gsi1: true, ttl: true, purpose: 'request log records (index by trace id and by the well-known metadata keys)' },
 };

@@ -5,7 +5,8 @@ import { providerRoutes } from './providers';
 import { logRoutes } from './logs';
 import { openApiRoutes } from './openapi';
 import { workspaceRoutes } from './workspaces';
+import { spendRoutes } from '../spend/routes';
 
 /** Every route of the admin group (also read by the OpenAPI test). */
-export const routes = [...workspaceRoutes, ...apiKeyRoutes, ...providerRoutes, ...configRoutes, ...logRoutes, ...openApiRoutes];
+export const routes = [...workspaceRoutes, ...apiKeyRoutes, ...providerRoutes, ...configRoutes, ...logRoutes, ...spendRoutes, ...openApiRoutes];
 export const handler = createHttpHandler(routes);

@@ -157,7 +157,7 @@ async function remove(req: GatewayRequest) {
  */
 async function catalog() {
   const { providerCatalog } = await import('../providers/catalog');
-  return ok({ object: 'list', data: providerCatalog() });
+  return ok({ object: 'list', data: await providerCatalog() });
 }
 
 export const providerRoutes: Route[] = [

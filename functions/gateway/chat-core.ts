@@ -3,7 +3,7 @@ import type { SseWriter } from '../shared/http/sse';
 import type { CallerRequest } from '../shared/http/types';
 import { newId } from '../shared/ids';
 import { reframeOpenAIStream } from '../providers/_shared/openai-compatible';
-import type { ChatCompletion, ChatCompletionChunk, ChatRequest, TranslateContext } from '../providers/types';
+import type { ChatAdapter, ChatCompletion, ChatCompletionChunk, ChatRequest, TranslateContext } from '../providers/types';
 import { ChatGuardrails, completionText } from './guardrails';
 import { dispatch, gatewayHeaders, withOverrides, type Dispatched } from './pipeline';
 import type { RequestFacts } from './request-log';
@@ -107,6 +107,12 @@ export class ChatStream implements AsyncIterable<ChatCompletionChunk> {
   }
 }
 
+/** Ask a provider that streams usage only on request for it (pricing needs it); the stream hides it again. */
+function withStreamUsage(body: ChatRequest, chat: ChatAdapter): ChatRequest {
+  if (!chat.streamUsageOnRequest || body.stream_options?.include_usage === true) return body;
+  return { ...body, stream_options: { ...body.stream_options, include_usage: true } };
+}
+
 /** Run one chat completion: routing, limits, input and output guardrails, translation. */
 export async function chatCall({ req, body, log }: ChatCallInput): Promise<ChatOutcome> {
   const stream = body.stream === true;
@@ -125,7 +131,7 @@ export async function chatCall({ req, body, log }: ChatCallInput): Promise<ChatO
       if (!effective.model) throw badRequest('`model` is required (in the body or the config override_params).', 'model', 'missing_model');
       effective = await guards.checkInput(leaf, effective);
     },
-    build: ({ adapter, target }) => adapter.chat!.request(effective, target),
+    build: ({ adapter, target }) => adapter.chat!.request(stream ? withStreamUsage(effective, adapter.chat!) : effective, target),
   });
   Object.assign(log, d.facts, { model: effective.model });
   if (!succeeded(d)) {
@@ -153,7 +159,7 @@ export async function chatCall({ req, body, log }: ChatCallInput): Promise<ChatO
         : undefined;
     const source: StreamSource = {
       upstream: d.routing.result.response!.body,
-      translator: chat.stream?.(ctx),
+      translator: chat.stream?.(ctx) ?? (chat.streamUsageOnRequest && !ctx.includeUsage ? reframeOpenAIStream(ctx, d.resolved.adapter.name) : undefined),
       providerName: d.resolved.adapter.name,
       ctx,
       finale,

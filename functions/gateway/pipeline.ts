@@ -6,10 +6,12 @@ import { mergeHeaders } from '../shared/http/response';
 import type { CallerRequest } from '../shared/http/types';
 import { sendUpstream } from '../shared/net/http-client';
 import type { ProviderAdapter, ProviderTarget, UpstreamRequest, Usage } from '../providers/types';
-import { enforceRateLimits, recordTokenUsage } from '../policies/limiter';
+import { enforceBudgets } from '../policies/budgets';
+import { enforceRateLimits, recordTokenUsage, type LimitSubject } from '../policies/limiter';
 import { afterResponse } from '../shared/telemetry/context';
 import type { GatewayConfigSpec } from '../shared/gateway-config';
 import { resolveManagedProvider } from '../shared/stores/providers';
+import { warmPricing } from '../spend/load';
 import { planCache, readCache, storeWhileStreaming, type CacheStatus } from './cache';
 import { parseGatewayOptions, withEndUser, type GatewayOptions } from './headers';
 import type { RequestFacts } from './request-log';
@@ -38,7 +40,7 @@ export interface DispatchSpec {
 }
 
 /** The part of the request log dispatch touches itself; everything else it returns. */
-export type DispatchLog = Pick<RequestFacts, 'metadata' | 'model' | 'rateLimited'> & { readonly usage?: Usage };
+export type DispatchLog = Pick<RequestFacts, 'metadata' | 'model' | 'rateLimited' | 'budgets'> & { readonly usage?: Usage };
 
 /** What dispatch learnt for the request log; the caller merges it in one place. */
 export type DispatchFacts = Required<Pick<RequestFacts, 'provider' | 'retries' | 'attempts' | 'upstreamLatencyMs' | 'metadata'>> &
@@ -55,7 +57,7 @@ export interface Dispatched {
   /** Milliseconds until the caller's timeout, for the body phase (undefined: none). */
   remainingMs(): number | undefined;
   upstreamLatencyMs: number;
-  /** x-ratelimit-* of the tightest request policy that applied. */
+  /** x-ratelimit-* of the tightest request policy and x-budget-* of the tightest budget that applied. */
   rateLimitHeaders: Record<string, string>;
   /** Set on cacheable routes: HIT, MISS, REFRESH or DISABLED. */
   cacheStatus?: CacheStatus;
@@ -102,8 +104,9 @@ export async function dispatch(spec: DispatchSpec): Promise<Dispatched> {
 
 async function routed(spec: DispatchSpec, options: GatewayOptions, onRateLimited: () => void): Promise<Dispatched> {
   const { req, log } = spec;
+  warmPricing(req.auth.workspaceId);
   const resolvedConfig = await resolveConfig(req);
-  const grant = await enforceRateLimits({
+  const subject: LimitSubject = {
     workspaceId: req.auth.workspaceId,
     organisationId: req.auth.organisationId,
     apiKeyId: req.auth.keyId,
@@ -111,10 +114,16 @@ async function routed(spec: DispatchSpec, options: GatewayOptions, onRateLimited
     model: spec.model,
     metadata: options.metadata,
     context: req.context,
-  }).catch((err: unknown) => {
+  };
+  const refused = (err: unknown): never => {
     if ((err as { status?: number }).status === 429) onRateLimited();
     throw err;
-  });
+  };
+  // Budgets first: a request they refuse takes no rate-limit unit.
+  const budgets = await enforceBudgets(subject).catch(refused);
+  const grant = await enforceRateLimits(subject).catch(refused);
+  // The request's cost is added to its budgets when its log record is priced.
+  if (budgets.buckets.length) log.budgets = budgets;
   if (grant.tokenBuckets.length) {
     // Token policies learn the actual usage once the response (or stream) has ended.
     afterResponse(req.context, () => recordTokenUsage(grant, log.usage?.total_tokens ?? 0));
@@ -178,7 +187,7 @@ async function routed(spec: DispatchSpec, options: GatewayOptions, onRateLimited
     options,
     resolvedConfig,
     upstreamLatencyMs,
-    rateLimitHeaders: grant.headers,
+    rateLimitHeaders: budgets.buckets.length ? { ...grant.headers, ...budgets.headers } : grant.headers,
     cacheStatus,
     remainingMs: () => (deadline === undefined ? undefined : Math.max(0, deadline - Date.now())),
   };

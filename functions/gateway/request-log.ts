@@ -4,8 +4,11 @@ import { INDEXED_METADATA_KEYS, LOG_METADATA_INDEXES } from '../shared/tables';
 import { ID_PREFIX, newId } from '../shared/ids';
 import type { CallerRequest, GatewayRequest } from '../shared/http/types';
 import { afterResponse } from '../shared/telemetry/context';
+import { logPartition, metadataPartition, tracePartition } from './log-keys';
 import { writeRequestTelemetry } from '../shared/telemetry/metrics';
 import type { Usage } from '../providers/types';
+import type { BudgetGrant } from '../policies/budgets';
+import { accountFor, priceFacts, type RequestCost } from '../spend/load';
 import type { AttemptRecord } from './routing';
 
 /** Facts about one request, filled in as it proceeds; read once the response has been sent. */
@@ -28,6 +31,10 @@ export interface RequestFacts {
   extra?: Record<string, unknown>;
   rateLimited?: boolean;
   guardrailBlocked?: boolean;
+  /** Set once priced (before a non-streamed response is sent, for its `x-gateway-cost`). */
+  cost?: RequestCost;
+  /** The budgets the request was admitted under: its cost is added to them once priced. */
+  budgets?: BudgetGrant;
 }
 
 export interface RequestLogRecord {
@@ -53,17 +60,18 @@ export interface RequestLogRecord {
   attempts: AttemptRecord[];
   metadata: Record<string, string>;
   error: string | null;
+  /** USD, in whole nano-dollars; null when the price is unknown. */
+  cost_usd: number | null;
+  price_source: RequestCost['price_source'];
+  pricing_unknown: boolean;
+  /** Cache hits: what the request would have cost. */
+  cost_saved_usd?: number | null;
   created_at: number;
   [extra: string]: unknown;
 }
 
 // Pure: bundles that import this module without logging (workers) drop the writer.
 const putLogRecord = /* @__PURE__ */ batchedPuts('logs', { waitMs: () => config().requestLogBatchWaitMs });
-
-export const logPartition = (workspaceId: string) => `WS#${workspaceId}#LOG`;
-export const tracePartition = (workspaceId: string, traceId: string) => `WS#${workspaceId}#TRACE#${traceId}`;
-/** Partition of a metadata index (`meta_user`, ...): the workspace's records with that value. */
-export const metadataPartition = (workspaceId: string, value: string) => `WS#${workspaceId}#${value}`;
 
 /** The metadata index attributes of a record: one per well-known key it carries. */
 function metadataIndexKeys(record: RequestLogRecord): Record<string, string> {
@@ -89,6 +97,7 @@ function withDerivedMetadata(facts: RequestFacts): Record<string, string> {
 export function recordRequest(req: CallerRequest, facts: RequestFacts): void {
   afterResponse(req.context, async () => {
     const now = Date.now();
+    const cost = facts.cost ?? (await priceFacts(req, facts));
     const record: RequestLogRecord = {
       object: 'request_log',
       id: newId(ID_PREFIX.log),
@@ -114,6 +123,7 @@ export function recordRequest(req: CallerRequest, facts: RequestFacts): void {
       attempts: facts.attempts,
       metadata: withDerivedMetadata(facts),
       error: facts.streamError ?? null,
+      ...cost,
       created_at: Math.floor(now / 1000),
       ...facts.extra,
     };
@@ -133,6 +143,7 @@ export function recordRequest(req: CallerRequest, facts: RequestFacts): void {
         retry_count: record.retry_count,
         metadata: record.metadata,
         stream: record.stream,
+        cost_usd: record.cost_usd,
         ...(record.error ? { stream_error: record.error } : {}),
       },
       {
@@ -149,7 +160,8 @@ export function recordRequest(req: CallerRequest, facts: RequestFacts): void {
       },
       req.context,
     );
-    await putLogRecord(requestLogItem(record));
+    const stored = putLogRecord(requestLogItem(record));
+    await Promise.all([stored, accountFor(record, stored, facts.budgets, req.context)]);
   });
 }
 
@@ -193,6 +205,11 @@ export async function withRequestLog(
   try {
     const res = await handle(facts);
     if (facts.status === 500) facts.status = res.statusCode;
+    // A whole answer carries its cost; a streamed one's is known only in its log record.
+    if (res.statusCode < 400 && (typeof res.body === 'string' || Buffer.isBuffer(res.body)) && (facts.usage || facts.extra?.search_units !== undefined)) {
+      facts.cost = await priceFacts(req, facts);
+      if (facts.cost.cost_usd !== null) res.headers = { ...res.headers, 'x-gateway-cost': String(facts.cost.cost_usd) };
+    }
     return res;
   } catch (err) {
     facts.status = (err as { status?: number }).status ?? 500;

@@ -127,7 +127,7 @@ export async function resolveLeaf(node: ConfigNode, workspaceId: string): Promis
     merged = Object.assign(stored, explicitSettings(node)) as ConfigNode;
   }
   const slug = merged.provider!;
-  const adapter = getAdapter(slug);
+  const adapter = await getAdapter(slug);
   if (!adapter) {
     throw badRequest(`Unknown provider '${slug}'. Known providers: ${PROVIDER_SLUGS.join(', ')}.`, 'x-gateway-provider', 'unknown_provider');
   }

@@ -6,7 +6,7 @@ import { TtlCache } from '../shared/stores/ttl-cache';
 import { log, type LogContext } from '../shared/telemetry/logger';
 import { METADATA_PREFIX, UNIT_MS, UNIT_WORDS, WILDCARD, type PolicyType, type PolicyUnit, type RateLimitPolicy } from './model';
 import { admitRequest, returnUnit, type BucketWindow } from './reservations';
-import { listWorkspacePolicies } from './store';
+import { listRateLimitPolicies } from './read';
 
 /**
  * The rate limiter: fixed windows, counters only in DynamoDB (the `usage` table), so a
@@ -87,11 +87,11 @@ const toActive = (p: RateLimitPolicy): ActivePolicy => ({
   groupBy: p.group_by.map((g) => g.key),
 });
 
-const policyCache = new TtlCache<ActivePolicy[]>(() => config().policyCacheTtlMs);
+const policyCache = /* @__PURE__ */ new TtlCache<ActivePolicy[]>(() => config().policyCacheTtlMs);
 
 async function activePolicies(workspaceId: string): Promise<ActivePolicy[]> {
   const policies = await policyCache.get(workspaceId, async () =>
-    (await listWorkspacePolicies(workspaceId)).filter((p) => p.status === 'active').map(toActive),
+    (await listRateLimitPolicies(workspaceId)).filter((p) => p.status === 'active').map(toActive),
   );
   return policies ?? [];
 }
@@ -122,19 +122,22 @@ function subjectValue(subject: LimitSubject, key: string): string | undefined {
   }
 }
 
-function applies(policy: ActivePolicy, subject: LimitSubject): boolean {
+/** Every condition matches (budgets share the rule). */
+export function applies(policy: { conditions: ReadonlyArray<{ key: string; value: string }> }, subject: LimitSubject): boolean {
   return policy.conditions.every((c) => {
     const actual = subjectValue(subject, c.key);
     return actual !== undefined && (c.value === WILDCARD || c.value === actual);
   });
 }
 
-/** The bucket's partition key: policy plus a hash of the group-by values (bounded length). */
-function bucketPk(subject: LimitSubject, policy: ActivePolicy): string {
-  const values = policy.groupBy.map((key) => subjectValue(subject, key) ?? '');
-  const bucket = values.length ? createHash('sha256').update(JSON.stringify(values)).digest('base64url') : 'all';
-  return `WS#${subject.workspaceId}#RL#${policy.id}#${bucket}`;
+/** A bounded name for the request's `group_by` tuple: a hash of its values, or `all`. */
+export function groupOf(subject: LimitSubject, groupBy: readonly string[]): string {
+  const values = groupBy.map((key) => subjectValue(subject, key) ?? '');
+  return values.length ? createHash('sha256').update(JSON.stringify(values)).digest('base64url') : 'all';
 }
+
+/** The bucket's partition key: policy plus its group. */
+const bucketPk = (subject: LimitSubject, policy: ActivePolicy) => `WS#${subject.workspaceId}#RL#${policy.id}#${groupOf(subject, policy.groupBy)}`;
 
 interface Window extends BucketWindow {
   /** Seconds until the window ends, at least 1. */

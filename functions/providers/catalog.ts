@@ -15,7 +15,7 @@ export interface CatalogEntry {
   /** `openai-compatible`: a declaration relayed in the OpenAI wire format; `native`: an adapter translating its own. */
   kind: 'openai-compatible' | 'native';
   routes: CatalogRoute[];
-  /** Header names of the provider's own auth; `signed` when requests are signed (SigV4). */
+  /** Header names of the provider's own auth; `signed` when requests are signed (SigV4), `iam-token` for a token exchanged from the key. */
   auth: string[];
   required_settings: readonly ProviderSettingName[];
 }
@@ -36,16 +36,18 @@ const SAMPLE_TARGET = {
   azure: { resourceName: 'resource', deploymentId: 'deployment' },
   vertex: { projectId: 'project', region: 'us-central1' },
   aws: { accessKeyId: 'id', secretAccessKey: 'secret', region: 'us-east-1' },
+  watsonx: { region: 'us-south', projectId: 'project' },
 };
 
 function authOf(slug: ProviderSlug, a: ProviderAdapter): string[] {
+  if (a.catalogAuth) return [...a.catalogAuth];
   if (a.sign) return ['signed'];
   return Object.keys(a.authHeaders({ ...SAMPLE_TARGET, provider: slug } as ProviderTarget)).map((h) => h.toLowerCase());
 }
 
-export function providerCatalog(): CatalogEntry[] {
-  return PROVIDER_SLUGS.map((slug) => {
-    const a = getAdapter(slug)!;
+export async function providerCatalog(): Promise<CatalogEntry[]> {
+  const adapters = await Promise.all(PROVIDER_SLUGS.map(async (slug) => [slug, (await getAdapter(slug))!] as const));
+  return adapters.map(([slug, a]) => {
     return {
       slug,
       name: a.name,

@@ -1,17 +1,13 @@
 /** Every provider adapter by slug: the one lookup the gateway pipeline uses. */
 import { anthropic } from './anthropic';
-import { cohere } from './cohere';
 import { deepseek } from './deepseek';
 import { fireworksAi } from './fireworks-ai';
 import { groq } from './groq';
-import { jina } from './jina';
 import { mistralAi } from './mistral-ai';
 import { ollama } from './ollama';
 import { openai } from './openai';
 import { openrouter } from './openrouter';
-import { pinecone } from './pinecone';
 import { togetherAi } from './together-ai';
-import { voyage } from './voyage';
 // OpenAI-compatible declarations added for breadth: one folder each.
 import { xai } from './xai';
 import { perplexity } from './perplexity';
@@ -43,17 +39,20 @@ import { tgi } from './tgi';
 import type { ProviderAdapter } from './types';
 import type { ProviderSlug } from '../shared/provider-table';
 // Cloud adapters (azure-openai, vertex-ai, google, bedrock): one import line each here.
-import { azureAI } from './azure-ai';
 import { azureOpenAI } from './azure-openai';
 import { bedrock } from './bedrock';
 import { google } from './google';
 import { vertexAI } from './vertex-ai';
 
-/** Typed by the slug list: a provider without an adapter (or an adapter without a slug) does not compile. */
-const ADAPTERS: Record<ProviderSlug, ProviderAdapter> = {
+/**
+ * Typed by the slug list: a provider without an adapter (or an adapter without a slug) does
+ * not compile. Native adapters of rarely used providers are loaded on first use (their own
+ * bundle chunk), so they do not weigh on every cold start.
+ */
+const ADAPTERS: Record<ProviderSlug, ProviderAdapter | (() => Promise<ProviderAdapter>)> = {
   openai,
   anthropic,
-  cohere,
+  cohere: () => import('./cohere').then((m) => m.cohere),
   'mistral-ai': mistralAi,
   groq,
   'together-ai': togetherAi,
@@ -61,12 +60,12 @@ const ADAPTERS: Record<ProviderSlug, ProviderAdapter> = {
   'fireworks-ai': fireworksAi,
   openrouter,
   ollama,
-  jina,
-  voyage,
-  pinecone,
+  jina: () => import('./jina').then((m) => m.jina),
+  voyage: () => import('./voyage').then((m) => m.voyage),
+  pinecone: () => import('./pinecone').then((m) => m.pinecone),
   // Cloud adapters: one entry each here, e.g. `'azure-openai': azureOpenAI,`.
   'azure-openai': azureOpenAI,
-  'azure-ai': azureAI,
+  'azure-ai': () => import('./azure-ai').then((m) => m.azureAI),
   google,
   'vertex-ai': vertexAI,
   bedrock,
@@ -98,8 +97,12 @@ const ADAPTERS: Record<ProviderSlug, ProviderAdapter> = {
   'llama-cpp': llamaCpp,
   'lm-studio': lmStudio,
   tgi,
+  watsonx: () => import('./watsonx').then((m) => m.watsonx),
+  replicate: () => import('./replicate').then((m) => m.replicate),
 };
 
-export function getAdapter(slug: string): ProviderAdapter | undefined {
-  return Object.hasOwn(ADAPTERS, slug) ? ADAPTERS[slug as ProviderSlug] : undefined;
+export async function getAdapter(slug: string): Promise<ProviderAdapter | undefined> {
+  if (!Object.hasOwn(ADAPTERS, slug)) return undefined;
+  const entry = ADAPTERS[slug as ProviderSlug];
+  return typeof entry === 'function' ? entry() : entry;
 }

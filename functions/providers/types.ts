@@ -6,6 +6,7 @@
  */
 import type { UpstreamRequest } from '../shared/net/upstream-request';
 import type { ProviderSettingName, TargetSettings } from '../shared/provider-table';
+import type { ParamRule } from './_shared/param-rules';
 
 /**
  * Everything known about where and how to call a provider for one request: the settings
@@ -66,8 +67,8 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
-  prompt_tokens_details?: { cached_tokens?: number };
-  completion_tokens_details?: { reasoning_tokens?: number };
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number; audio_tokens?: number };
+  completion_tokens_details?: { reasoning_tokens?: number; audio_tokens?: number };
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call';
@@ -150,6 +151,12 @@ export interface ChatAdapter {
    * chunks: the pipeline then pipes the bytes through untouched and only observes usage.
    */
   stream?(ctx: TranslateContext): StreamTranslator;
+  /**
+   * The provider streams usage only when asked (`stream_options.include_usage`): the
+   * gateway asks, so every stream can be priced, and hides the usage from a caller who
+   * did not ask (the stream is then re-framed rather than piped).
+   */
+  streamUsageOnRequest?: boolean;
 }
 
 export interface EmbeddingsRequest {
@@ -217,16 +224,27 @@ export interface ProviderAdapter {
    * `target.customHost`. Throws a GatewayError 400 when required settings are missing.
    */
   baseUrl(target: ProviderTarget): string;
+  /**
+   * What the catalog lists as this provider's auth when `authHeaders` does not show it: the
+   * header `sign` sets, or `iam-token` (a bearer token exchanged from the key). Absent: the
+   * names of `authHeaders`, or `signed` when the provider signs.
+   */
+  catalogAuth?: readonly string[];
   /** Caller headers this provider always receives on unified routes (lower-case names). */
   callerHeaders?: readonly string[];
   /** The provider's own auth headers built from the target (e.g. `x-api-key`). */
   authHeaders(target: ProviderTarget): Record<string, string>;
   /**
-   * Sign a fully built request (Bedrock SigV4). Called last, after every header is set.
-   * Absent for providers with header auth.
+   * Finish a fully built request, called last, after every header is set: SigV4 signing
+   * (Bedrock), an IAM token in place of the key (watsonx), or the step before a stream
+   * (Replicate creates the prediction and returns the GET of its event stream). It may call
+   * the provider, through sendUpstream only (so the SSRF rules hold). Absent for providers
+   * with plain header auth.
    */
   sign?(req: UpstreamRequest, target: ProviderTarget): Promise<UpstreamRequest>;
   chat?: ChatAdapter;
+  /** Chat fields an OpenAI-shaped provider rejects or renames (declared with their source). */
+  paramRules?: readonly ParamRule[];
   embeddings?: EmbeddingsAdapter;
   /** Relative paths (after /v1) for audio routes the provider serves OpenAI-style. */
   audio?: {

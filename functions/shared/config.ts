@@ -71,6 +71,8 @@ const schema = z.object({
    */
   RATE_LIMIT_RESERVE_AHEAD_MS: intFromEnv(50),
   REQUEST_LOG_TTL_DAYS: intFromEnv(30, 1),
+  /** How long hourly spend counters are kept after their hour (functions/spend): a year of reports and a month's margin. */
+  SPEND_RETENTION_DAYS: intFromEnv(400, 1),
   /** How long a request-log record waits for others to share its write (0: at once). */
   REQUEST_LOG_BATCH_WAIT_MS: intFromEnv(0, 0),
   /** How long a stored Responses API object (`store: true`) is kept for `previous_response_id`. */
@@ -110,6 +112,7 @@ export interface GatewayConfig {
   policyCacheTtlMs: number;
   rateLimitReserveAheadMs: number;
   requestLogTtlDays: number;
+  spendRetentionDays: number;
   requestLogBatchWaitMs: number;
   responsesTtlDays: number;
   maxBodyBytes: number;
@@ -149,6 +152,7 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     policyCacheTtlMs: Math.min(e.POLICY_CACHE_TTL_MS, 10_000),
     rateLimitReserveAheadMs: e.RATE_LIMIT_RESERVE_AHEAD_MS,
     requestLogTtlDays: e.REQUEST_LOG_TTL_DAYS,
+    spendRetentionDays: e.SPEND_RETENTION_DAYS,
     requestLogBatchWaitMs: e.REQUEST_LOG_BATCH_WAIT_MS,
     responsesTtlDays: e.RESPONSES_TTL_DAYS,
     maxBodyBytes: e.MAX_BODY_BYTES,

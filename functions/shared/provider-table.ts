@@ -57,12 +57,14 @@ export const PROVIDER_SLUGS = [
   'llama-cpp',
   'lm-studio',
   'tgi',
+  'watsonx',
+  'replicate',
 ] as const;
 
 export type ProviderSlug = (typeof PROVIDER_SLUGS)[number];
 
 /** The ProviderTarget sub-object a cloud setting belongs to. */
-export type SettingGroup = 'azure' | 'vertex' | 'aws';
+export type SettingGroup = 'azure' | 'vertex' | 'aws' | 'watsonx';
 
 export interface ProviderSettingRow {
   /** Config leaf and managed-provider field. */
@@ -140,6 +142,39 @@ export const PROVIDER_SETTINGS = [
   { field: 'aws_session_token', header: 'x-gateway-aws-session-token', secret: true, group: 'aws', key: 'sessionToken', maxLength: 8192 },
   // e.g. us-east-1, eu-central-2, us-gov-west-1. It builds a hostname (SSRF guard).
   { field: 'aws_region', header: 'x-gateway-aws-region', secret: false, group: 'aws', key: 'region', maxLength: 64, pattern: /^[a-z]{2}(-[a-z]+)+-\d$/ },
+  // IBM watsonx.ai (the IBM Cloud API key is `api_key`). The region builds
+  // `{region}.ml.cloud.ibm.com` (SSRF guard): us-south, eu-de, eu-gb, jp-tok, au-syd, ca-tor, ...
+  {
+    field: 'watsonx_region',
+    header: 'x-gateway-watsonx-region',
+    secret: false,
+    group: 'watsonx',
+    key: 'region',
+    maxLength: 64,
+    pattern: /^[a-z]{2}-[a-z]+$/,
+  },
+  // A project or a deployment space scopes every call; one of them is required.
+  {
+    field: 'watsonx_project_id',
+    header: 'x-gateway-watsonx-project-id',
+    secret: false,
+    group: 'watsonx',
+    key: 'projectId',
+    maxLength: 64,
+    pattern: /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/,
+  },
+  {
+    field: 'watsonx_space_id',
+    header: 'x-gateway-watsonx-space-id',
+    secret: false,
+    group: 'watsonx',
+    key: 'spaceId',
+    maxLength: 64,
+    pattern: /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/,
+  },
+  // Where the API key is exchanged for an IAM token; default https://iam.cloud.ibm.com/identity/token.
+  // A caller-chosen URL, vetted by the same SSRF rules as a custom host.
+  { field: 'watsonx_iam_url', header: 'x-gateway-watsonx-iam-url', secret: false, group: 'watsonx', key: 'iamUrl', maxLength: 2048 },
 ] as const satisfies readonly ProviderSettingRow[];
 
 type Row = (typeof PROVIDER_SETTINGS)[number];
@@ -173,10 +208,9 @@ export type TargetSettings = { [R in Exclude<Row, { group: SettingGroup }> as R[
   [G in SettingGroup]?: SettingGroupValues<G>;
 };
 
-const GROUPS: ReadonlyArray<[SettingGroup, ReadonlyArray<{ field: CloudSettingField; key: string }>]> = (['azure', 'vertex', 'aws'] as const).map((g) => [
-  g,
-  CLOUD_SETTINGS.filter((r) => r.group === g),
-]);
+const GROUPS: ReadonlyArray<[SettingGroup, ReadonlyArray<{ field: CloudSettingField; key: string }>]> = (['azure', 'vertex', 'aws', 'watsonx'] as const).map(
+  (g) => [g, CLOUD_SETTINGS.filter((r) => r.group === g)],
+);
 const TOP_LEVEL = PROVIDER_SETTINGS.filter((r) => !('group' in r));
 
 /** Cloud settings from the `x-gateway-*` headers (an empty header counts as absent). */

@@ -20,12 +20,15 @@ import { chatSchema } from '../../functions/gateway/chat';
 import { embeddingsSchema } from '../../functions/gateway/embeddings';
 import { messagesRequestSchema } from '../../functions/formats/messages/schema';
 import { createSchema as guardrailCreate, updateSchema as guardrailUpdate } from '../../functions/guardrails/routes';
+import { createBudgetSchema as budgetCreate, updateBudgetSchema as budgetUpdate } from '../../functions/policies/budget-model';
 import { createSchema as policyCreate, updateSchema as policyUpdate } from '../../functions/policies/model';
+import { createOverrideSchema as priceCreate, updateOverrideSchema as priceUpdate } from '../../functions/spend/price-overrides';
 import { createSchema as promptCreate, runSchema as promptRun, updateSchema as promptUpdate } from '../../functions/prompts/schemas';
 import { rerankBodySchema } from '../../functions/rerank/schema';
 import { gatewayConfigSchema } from '../../functions/shared/gateway-config';
 import type { HttpMethod, Scope } from '../../functions/shared/http/types';
 import { INDEXED_METADATA_KEYS } from '../../functions/shared/tables';
+import { GRANULARITIES } from '../../functions/spend/periods';
 
 export interface QueryParameter {
   name: string;
@@ -172,6 +175,34 @@ export const OPERATIONS: readonly Operation[] = [
     ],
   }),
   op('GET', '/v1/logs/{id}', 'admin', 'Retrieve a request log record', 'object'),
+  op('GET', '/v1/analytics/spend', 'gateway', 'Spend report: requests, tokens and cost per period and group', 'object', {
+    description:
+      'Summed from hourly counters kept as requests are logged. A key with the admin scope reads its organisation (or the workspace `workspace_id` names); any other key reads its own workspace. `data` has one row per period and group with requests (sparse), `totals` their sums.',
+    query: [
+      {
+        name: 'group_by',
+        type: 'string',
+        description: '`workspace` (default), `api_key`, `provider`, `model` or `metadata.<key>` (requests that carry the key).',
+      },
+      { name: 'granularity', type: 'string', enum: GRANULARITIES, description: 'Bucket size (default `day`, UTC).' },
+      {
+        name: 'from',
+        type: 'string',
+        description: 'Start: ISO 8601 or Unix seconds, rounded down to the bucket (default: the start of the current UTC month).',
+      },
+      {
+        name: 'to',
+        type: 'string',
+        description: 'End: ISO 8601 or Unix seconds, rounded up to the bucket (default: now). At most 31 days after `from` for hours, 366 for days.',
+      },
+      {
+        name: 'workspace_id',
+        type: 'string',
+        description:
+          "Admin keys: one workspace of the key's organisation (id or slug) instead of the whole organisation. Other keys: their own workspace only.",
+      },
+    ],
+  }),
   op('GET', '/v1/openapi.json', 'gateway', 'This OpenAPI document', 'object', { description: 'Needs a gateway key of any scope.' }),
 
   // guardrails
@@ -201,6 +232,26 @@ export const OPERATIONS: readonly Operation[] = [
   }),
   op('DELETE', '/v1/policies/rate-limits/{id}', 'admin', 'Delete a rate-limit policy', 'object', { query: [workspaceId] }),
   op('POST', '/v1/policies/rate-limits/{id}/archive', 'admin', 'Archive a rate-limit policy', 'object', { query: [workspaceId] }),
+  op('POST', '/v1/policies/budgets', 'admin', 'Create a budget', 'object', body('BudgetCreate', budgetCreate)),
+  op('GET', '/v1/policies/budgets', 'admin', 'List budgets', 'object', {
+    query: [
+      workspaceId,
+      { name: 'status', type: 'string', description: '`active` or `archived`.' },
+      { name: 'page_size', type: 'integer', description: 'Page size.' },
+      { name: 'current_page', type: 'integer', description: 'Page number, from 0.' },
+    ],
+  }),
+  op('GET', '/v1/policies/budgets/{id}', 'admin', 'Retrieve a budget', 'object', { query: [workspaceId] }),
+  op('PUT', '/v1/policies/budgets/{id}', 'admin', 'Update a budget', 'object', { ...body('BudgetUpdate', budgetUpdate), query: [workspaceId] }),
+  op('DELETE', '/v1/policies/budgets/{id}', 'admin', 'Delete a budget', 'object', { query: [workspaceId] }),
+  op('POST', '/v1/policies/budgets/{id}/archive', 'admin', 'Archive a budget', 'object', { query: [workspaceId] }),
+
+  // prices
+  op('POST', '/v1/prices', 'admin', 'Create a price override for a provider and model', 'object', body('PriceOverrideCreate', priceCreate)),
+  op('GET', '/v1/prices', 'admin', "List a workspace's price overrides", 'list', { query: [workspaceId] }),
+  op('GET', '/v1/prices/{id}', 'admin', 'Retrieve a price override', 'object', { query: [workspaceId] }),
+  op('PUT', '/v1/prices/{id}', 'admin', "Replace a price override's prices", 'object', { ...body('PriceOverrideUpdate', priceUpdate), query: [workspaceId] }),
+  op('DELETE', '/v1/prices/{id}', 'admin', 'Delete a price override', 'deleted', { query: [workspaceId] }),
 
   // prompts
   op('POST', '/v1/prompts', 'admin', 'Create a prompt template', 'object', body('PromptCreate', promptCreate)),

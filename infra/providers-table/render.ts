@@ -1,9 +1,11 @@
+import type { ProviderAdapter } from '../../functions/providers/types';
 /**
  * The README's provider table, rendered from the provider catalog (the registry), between
  * the `<!-- providers:start -->` and `<!-- providers:end -->` markers. `npm run
  * providers-table` rewrites it; test/unit/providers-table.test.ts fails when it is stale.
  */
 import { providerCatalog } from '../../functions/providers/catalog';
+import { getAdapter } from '../../functions/providers/registry';
 import { SETTING } from '../../functions/shared/provider-table';
 
 export const START_MARKER = '<!-- providers:start -->';
@@ -15,15 +17,17 @@ const settingLabel = (field: keyof typeof SETTING) => {
   return 'header' in row ? `\`${row.header}\`` : 'provider key';
 };
 
-export function renderProvidersTable(): string {
-  const entries = providerCatalog();
+const authLabel = (h: string) => (h === 'signed' ? 'SigV4 signature' : h === 'iam-token' ? 'IAM bearer token (exchanged from the API key)' : `\`${h}\``);
+
+export async function renderProvidersTable(): Promise<string> {
+  const entries = await providerCatalog();
   const rows = entries.map((e) =>
     [
       `\`${e.slug}\``,
       e.name,
       e.kind === 'openai-compatible' ? 'OpenAI-compatible' : 'native',
       e.routes.join(', '),
-      e.auth.length ? e.auth.map((h) => (h === 'signed' ? 'SigV4 signature' : `\`${h}\``)).join(', ') : 'none',
+      e.auth.length ? e.auth.map(authLabel).join(', ') : 'none',
       e.required_settings.map(settingLabel).join(', ') || 'none',
     ].join(' | '),
   );
@@ -33,7 +37,38 @@ export function renderProvidersTable(): string {
     '| slug | provider | wire format | routes | auth | required |',
     '|---|---|---|---|---|---|',
     ...rows.map((r) => `| ${r} |`),
+    '',
+    ...renderParamRules(await Promise.all(entries.map(async (e) => [e.slug, await getAdapter(e.slug)] as const))),
   ].join('\n');
+}
+
+const fields = (list: readonly string[] | undefined) => (list?.length ? list.map((f) => `\`${f}\``).join(', ') : '');
+
+/** The chat fields OpenAI-shaped providers reject or rename, as their declarations say. */
+function renderParamRules(adapters: ReadonlyArray<readonly [string, ProviderAdapter | undefined]>): string[] {
+  const rows = adapters.flatMap(([slug, adapter]) =>
+    (adapter?.paramRules ?? []).map((r) =>
+      [
+        `\`${slug}\``,
+        r.models ? `\`${r.models.source.replace(/\|/g, '\\|')}\`` : 'all',
+        fields(r.refuse),
+        fields(r.drop),
+        Object.entries(r.rename ?? {})
+          .map(([from, to]) => `\`${from}\` → \`${to}\``)
+          .join(', '),
+        `[docs](${r.source})`,
+      ].join(' | '),
+    ),
+  );
+  return [
+    'Chat fields OpenAI-shaped providers reject or name differently, from their declarations: a refused field that asks for',
+    'something (`n` > 1, `logprobs: true`, a non-empty `logit_bias` or `stop`) is a 400 naming it, as on translated',
+    "providers; an inert value of it and every dropped field are removed; a renamed field is sent under the provider's name.",
+    '',
+    '| slug | models | refused (400) | dropped | renamed | source |',
+    '|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r} |`),
+  ];
 }
 
 /** The README with its marked section replaced by `table`; throws when the markers are missing. */

@@ -3,4 +3,4 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { renderProvidersTable, withProvidersTable } from './render';
 
 const readme = new URL('../../README.md', import.meta.url);
-writeFileSync(readme, withProvidersTable(readFileSync(readme, 'utf8'), renderProvidersTable()));
+writeFileSync(readme, withProvidersTable(readFileSync(readme, 'utf8'), await renderProvidersTable()));

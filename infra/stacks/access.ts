@@ -39,8 +39,9 @@ export const PIPELINE_TABLES: Partial<Record<TableName, TableAccess>> = {
 
 export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   // Workspaces, API keys, managed providers (stores credentials), configs; reads the request
-  // log (GET /v1/logs). It never writes a log record: the pipeline does.
-  admin: { tables: { control: 'readWrite', logs: 'read' }, providerCredentials: 'readWrite' },
+  // log (GET /v1/logs) and the spend counters (GET /v1/analytics/spend). It never writes a
+  // log record or a counter: the pipeline does.
+  admin: { tables: { control: 'readWrite', logs: 'read', usage: 'read' }, providerCredentials: 'readWrite' },
   gateway: { tables: PIPELINE_TABLES, providerCredentials: 'read' },
   // Templates and versions; `/prompts/{id}/completions` calls a model through the pipeline.
   prompts: { tables: { ...PIPELINE_TABLES, prompts: 'readWrite' }, providerCredentials: 'read' },

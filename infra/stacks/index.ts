@@ -120,6 +120,7 @@ export function buildApp(app: App, options: GatewayAppOptions): GatewayStacks {
     tables: TABLE_SPECS.map((t) => ({ name: t.name, tableName: data.tables[t.name].tableName, ...(t.gsi1 ? { indexName: GSI1 } : {}) })),
     ...(options.alarmEmail ? { alarmEmail: options.alarmEmail } : {}),
     ...(options.alarmTopicArn ? { alarmTopicArn: options.alarmTopicArn } : {}),
+    budgetAlarm: options.budgetAlarm === true,
   });
   // Metrics name functions, queues and machines: deploy after them, so new ones have names.
   observability.addStackDependency(api);

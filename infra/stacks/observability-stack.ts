@@ -89,6 +89,8 @@ export interface ObservabilityStackProps extends StackProps {
   alarmEmail?: string;
   /** Use this topic instead of creating one. */
   alarmTopicArn?: string;
+  /** Alarm when any budget crosses an alert threshold (the `BudgetThresholdCrossed` EMF metric). */
+  budgetAlarm?: boolean;
 }
 
 /**
@@ -254,6 +256,17 @@ export class ObservabilityStack extends Stack {
       );
     }
 
+    // ---- budgets ------------------------------------------------------------------------------
+    if (props.budgetAlarm) {
+      alarm(
+        'BudgetThresholdAlarm',
+        'budget-threshold-crossed',
+        'a budget crossed one of its alert thresholds or its limit (the log line `budget threshold crossed` / `budget exhausted` names it; the metric has a per-budget dimension too)',
+        metric(METRICS_NAMESPACE, 'BudgetThresholdCrossed', { service: 'ai-gateway' }, 'Sum'),
+        1,
+      );
+    }
+
     // ---- dead-letter queues -----------------------------------------------------------------
     for (const [name, queueName] of Object.entries(props.deadLetterQueues)) {
       alarm(
@@ -353,6 +366,22 @@ export class ObservabilityStack extends Stack {
         graph('Tokens by route / provider', [
           search('PromptTokens', 'provider,route,service', 'prompt'),
           search('CompletionTokens', 'provider,route,service', 'completion'),
+        ]),
+      ],
+      [
+        graph('Cost (USD) by workspace / provider / model', [
+          new SearchExpression({
+            expression: `SEARCH('{${METRICS_NAMESPACE},model,provider,service,workspace} MetricName="CostUSD"', 'Sum', ${PERIOD.toSeconds()})`,
+            label: '',
+            period: PERIOD,
+          }),
+        ]),
+        graph('Budget thresholds crossed by workspace / budget', [
+          new SearchExpression({
+            expression: `SEARCH('{${METRICS_NAMESPACE},budget,service,workspace} MetricName="BudgetThresholdCrossed"', 'Sum', ${PERIOD.toSeconds()})`,
+            label: '',
+            period: PERIOD,
+          }),
         ]),
       ],
       [

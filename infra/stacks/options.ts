@@ -39,6 +39,8 @@ export interface GatewayAppOptions {
    * must let CloudWatch publish (and, if encrypted, let cloudwatch.amazonaws.com use its key).
    */
   alarmTopicArn?: string;
+  /** An alarm (to the alarm topic) whenever a budget crosses an alert threshold: `-c budgetAlarm=true`. */
+  budgetAlarm?: boolean;
 }
 
 export type CapacityMode = 'on-demand' | 'managed-instances';
@@ -111,6 +113,7 @@ export function resolveOptions(raw: {
   alarmTopicArn?: unknown;
   capacity?: unknown;
   managedInstances?: Record<string, unknown>;
+  budgetAlarm?: unknown;
 }): GatewayAppOptions {
   const stage = String(raw.stage ?? DEFAULT_OPTIONS.stage);
   if (!STAGE.test(stage)) {
@@ -152,6 +155,7 @@ export function resolveOptions(raw: {
     nag,
     ...(alarmEmail !== undefined ? { alarmEmail } : {}),
     ...(alarmTopicArn !== undefined ? { alarmTopicArn } : {}),
+    ...(raw.budgetAlarm === true || raw.budgetAlarm === 'true' ? { budgetAlarm: true } : {}),
   };
 }
 
@@ -274,7 +278,7 @@ export function resolveManagedInstances(raw: Record<string, unknown>): ManagedIn
  * settings (`managedInstanceGroups`, `instanceTypes`, `managedInstanceMemorySize`,
  * `memoryGiBPerVCpu`, `perExecutionEnvironmentMaxConcurrency`, `minExecutionEnvironments`,
  * `maxExecutionEnvironments`, `maxVCpuCount`, `vpcId`, `subnetIds`, `securityGroupIds`,
- * `natGateways`, `maxAzs`).
+ * `natGateways`, `maxAzs`) and `budgetAlarm`.
  */
 export function optionsFromContext(app: App): GatewayAppOptions {
   const ctx = (key: string): unknown => app.node.tryGetContext(key);
@@ -302,5 +306,6 @@ export function optionsFromContext(app: App): GatewayAppOptions {
       natGateways: ctx('natGateways'),
       maxAzs: ctx('maxAzs'),
     },
+    budgetAlarm: ctx('budgetAlarm'),
   });
 }

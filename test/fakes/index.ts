@@ -27,6 +27,8 @@ export {
   type BedrockFakeOptions,
 } from './bedrock';
 export { startCohereFake, cohereError, TOOL_PLAN, FAKE_COHERE_MODELS } from './cohere';
+export { startWatsonxFake, watsonxError, FAKE_WATSONX_MODELS, type WatsonxFakeOptions } from './watsonx';
+export { startReplicateFake, replicateError } from './replicate';
 export { answer, embed, embedBase64, relevance, rank, wordCount, pieces } from './answer';
 export type { Behaviour, FakeOptions, FakeReply, FakeServer, RecordedRequest } from './behaviour';
 export type { MultipartForm, MultipartFile } from './multipart';

@@ -10,9 +10,14 @@
  * - GET  …/models                  model list
  * - anything else                  echo `{method, path, query, headers, body}` (no auth)
  * Auth: `Authorization: Bearer <key>` or Azure `api-key`; 401 when missing (or not `apiKey`).
+ * Under `/<provider slug>/…` the fake also refuses, with that provider's own error, the chat
+ * fields the provider documents as rejected (./provider-rules.ts). Under `/azure-ai/…` it is
+ * the Azure AI model inference API: `api-version` is required, and a body field outside the
+ * API's common set is refused unless `extra-parameters` is `pass-through` or `drop`.
  */
 import { answer, embed, embedBase64, partsText, promptTokens, wordCount, type Conversation, type Turn } from './answer';
 import { arr, bearer, obj, startFake, str, type ErrorShaper, type Exchange, type FakeOptions, type FakeServer, type Frame } from './behaviour';
+import { refusedByProvider } from './provider-rules';
 import { SSE_CONTENT_TYPE, SSE_DONE, sseData } from './sse';
 
 export const openaiError: ErrorShaper = (status, message, type) => {
@@ -54,6 +59,13 @@ async function handle(ex: Exchange): Promise<void> {
   if (!api) {
     if (!(await ex.begin(undefined, false))) return;
     return echo(ex);
+  }
+  if (rec.path.startsWith('/azure-ai/') && api !== models) {
+    const refused = azureInferenceRefusal(rec);
+    if (refused) {
+      if (!(await ex.begin(undefined, false))) return;
+      return ex.json(400, refused);
+    }
   }
   const key = bearer(rec) ?? rec.headers['api-key'];
   if (!key && !ex.keyless)
@@ -101,6 +113,8 @@ async function chat(ex: Exchange, deployment?: string): Promise<void> {
   if (!(await ex.begin(model, stream))) return;
   if (!model) return ex.error(400, 'you must provide a model parameter');
   if (!Array.isArray(body.messages) || body.messages.length === 0) return ex.error(400, "Missing required parameter: 'messages'.");
+  const refused = refusedByProvider(ex.rec.path.split('/')[1] ?? '', body);
+  if (refused) return ex.json(refused.status, refused.body);
 
   const conv = openaiConversation(body, model);
   const a = answer(conv);
@@ -315,4 +329,44 @@ function echo(ex: Exchange): void {
   }
   if (body === undefined) body = rec.rawBody.length ? rec.rawBody.toString('utf8') : null;
   ex.json(200, { method: rec.method, path: rec.path, query: rec.query, headers: rec.headers, body });
+}
+
+/** The common parameters of the Azure AI model inference API (chat and embeddings). */
+const AZURE_INFERENCE_FIELDS = new Set([
+  'messages',
+  'model',
+  'frequency_penalty',
+  'presence_penalty',
+  'temperature',
+  'top_p',
+  'max_tokens',
+  'response_format',
+  'stop',
+  'stream',
+  'tools',
+  'tool_choice',
+  'seed',
+  'modalities',
+  'input',
+  'dimensions',
+  'encoding_format',
+  'input_type',
+]);
+
+function azureInferenceRefusal(rec: Exchange['rec']): unknown {
+  if (!rec.query['api-version']) {
+    return { error: { code: 'MissingApiVersionParameter', message: 'The api-version query parameter (?api-version=) is required for all requests.' } };
+  }
+  const mode = rec.headers['extra-parameters'] ?? 'error';
+  const extra = Object.keys(obj(rec.body)).filter((k) => !AZURE_INFERENCE_FIELDS.has(k));
+  if (mode === 'error' && extra.length) {
+    return {
+      error: {
+        code: 'Invalid input',
+        status: 422,
+        message: `Extra parameters ${JSON.stringify(extra)} are not allowed when extra-parameters is not set or set to be 'error'. Set extra-parameters to 'pass-through' to pass to the model.`,
+      },
+    };
+  }
+  return undefined;
 }

@@ -215,6 +215,32 @@ describe('observability stack: topic', () => {
     t.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com', TopicArn: arn });
   });
 
+  it('alarms on budget thresholds only when asked (-c budgetAlarm=true)', () => {
+    const build = (budgetAlarm: boolean) =>
+      Template.fromStack(
+        new ObservabilityStack(new App(), 'Obs', {
+          stage: 'x',
+          apiName: 'ai-gateway-x',
+          apiStageName: 'x',
+          functions: [],
+          deadLetterQueues: {},
+          stateMachines: {},
+          tables: [],
+          budgetAlarm,
+        }),
+      );
+    build(false).resourceCountIs('AWS::CloudWatch::Alarm', 1);
+    build(true).hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'ai-gateway-x-budget-threshold-crossed',
+      MetricName: 'BudgetThresholdCrossed',
+      Namespace: METRICS_NAMESPACE,
+      Dimensions: [{ Name: 'service', Value: 'ai-gateway' }],
+      Threshold: 1,
+    });
+    expect(resolveOptions({ budgetAlarm: 'true' }).budgetAlarm).toBe(true);
+    expect(resolveOptions({}).budgetAlarm).toBeUndefined();
+  });
+
   it('reads alarmEmail and alarmTopicArn from the context and rejects malformed ones', () => {
     expect(resolveOptions({ alarmEmail: 'ops@example.com', alarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:alerts' })).toMatchObject({
       alarmEmail: 'ops@example.com',
@@ -254,6 +280,12 @@ describe('observability stack: dashboard', () => {
       const res = api.findResources('AWS::Lambda::Function')[logicalId(stacks.api, fn.function.node.defaultChild)]!;
       expect(res.Properties.Environment.Variables.POWERTOOLS_METRICS_NAMESPACE).toBe(METRICS_NAMESPACE);
     }
+  });
+
+  it('shows cost by workspace, provider and model, and budget events', () => {
+    const text = JSON.stringify(dashboardBody());
+    expect(text).toContain(`SEARCH('{${METRICS_NAMESPACE},model,provider,service,workspace} MetricName=\\"CostUSD\\"', 'Sum', 300)`);
+    expect(text).toContain(`SEARCH('{${METRICS_NAMESPACE},budget,service,workspace} MetricName=\\"BudgetThresholdCrossed\\"', 'Sum', 300)`);
   });
 
   it('shows the alarms and the figures they watch', () => {

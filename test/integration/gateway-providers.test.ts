@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI, { toFile } from 'openai';
 import type { LocalGateway } from '../../infra/local/server';
-import { fakeSpeechBytes, startBedrockFake, startCohereFake, startGeminiFake, startOpenAIFake, type FakeServer } from '../fakes';
+import { fakeSpeechBytes, startBedrockFake, startCohereFake, startGeminiFake, startOpenAIFake, startWatsonxFake, type FakeServer } from '../fakes';
 import { startTestGateway } from '../support/gateway';
 
 let gw: LocalGateway;
@@ -9,16 +9,23 @@ let gemini: FakeServer;
 let bedrock: FakeServer;
 let cohere: FakeServer;
 let openai: FakeServer;
+let watsonx: FakeServer;
 
 const AWS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' };
 
 beforeAll(async () => {
-  [gemini, bedrock, cohere, openai] = await Promise.all([startGeminiFake(), startBedrockFake({ credentials: AWS }), startCohereFake(), startOpenAIFake()]);
+  [gemini, bedrock, cohere, openai, watsonx] = await Promise.all([
+    startGeminiFake(),
+    startBedrockFake({ credentials: AWS }),
+    startCohereFake(),
+    startOpenAIFake(),
+    startWatsonxFake({ apiKey: 'ibm-key' }),
+  ]);
   gw = await startTestGateway();
 });
 afterAll(async () => {
   await gw?.stop();
-  await Promise.all([gemini, bedrock, cohere, openai].map((f) => f?.close()));
+  await Promise.all([gemini, bedrock, cohere, openai, watsonx].map((f) => f?.close()));
 });
 
 /** Per provider: the headers a caller sends, pointed at the fake. */
@@ -47,6 +54,13 @@ const providers: Record<string, () => Record<string, string>> = {
     // A custom host replaces the provider's base URL, which for Azure ends in /openai.
     'x-gateway-custom-host': `${openai.url}/openai`,
   }),
+  watsonx: () => ({
+    'x-gateway-provider': 'watsonx',
+    authorization: 'Bearer ibm-key',
+    'x-gateway-watsonx-project-id': 'proj-sdk',
+    'x-gateway-watsonx-iam-url': `${watsonx.url}/identity/token`,
+    'x-gateway-custom-host': watsonx.url,
+  }),
 };
 
 const models: Record<string, string> = {
@@ -55,6 +69,7 @@ const models: Record<string, string> = {
   bedrock: 'anthropic.claude-3-5-sonnet-20240620-v1:0',
   cohere: 'command-a-03-2025',
   'azure-openai': 'gpt-4o',
+  watsonx: 'meta-llama/llama-3-3-70b-instruct',
 };
 
 const client = (slug: string) =>

@@ -3,11 +3,14 @@ import { fineTuningAdapter, FINE_TUNING_PROVIDERS } from '../../functions/fine-t
 import { fireworksControlPlane } from '../../functions/fine-tuning/providers/fireworks';
 import type { Endpoint, JobSpec } from '../../functions/fine-tuning/providers/types';
 import { getAdapter } from '../../functions/providers/registry';
-import type { ProviderTarget } from '../../functions/providers/types';
+import type { ProviderAdapter, ProviderTarget } from '../../functions/providers/types';
+import { PROVIDER_SLUGS } from '../../functions/shared/provider-table';
+
+const ADAPTERS: Record<string, ProviderAdapter | undefined> = Object.fromEntries(await Promise.all(PROVIDER_SLUGS.map(async (s) => [s, await getAdapter(s)])));
 
 /** The endpoint the workflow would use: the data-plane adapter's base URL and auth. */
 function endpoint(target: ProviderTarget): Endpoint {
-  const data = getAdapter(target.provider)!;
+  const data = ADAPTERS[target.provider]!;
   return { base: data.baseUrl(target), auth: data.authHeaders(target), target };
 }
 
@@ -30,7 +33,7 @@ describe('fine-tuning adapters: one interface', () => {
     expect(FINE_TUNING_PROVIDERS.sort()).toEqual(['azure-openai', 'fireworks-ai', 'mistral-ai', 'openai', 'together-ai']);
     for (const kind of FINE_TUNING_PROVIDERS) {
       expect(fineTuningAdapter(kind)!.kind).toBe(kind);
-      expect(getAdapter(kind), kind).toBeDefined();
+      expect(ADAPTERS[kind], kind).toBeDefined();
     }
     expect(fineTuningAdapter('anthropic')).toBeUndefined();
     expect(fineTuningAdapter('__proto__')).toBeUndefined();

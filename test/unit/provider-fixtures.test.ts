@@ -12,7 +12,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { getAdapter } from '../../functions/providers/registry';
-import type { ChatCompletionChunk, StreamError, TranslateContext, Usage } from '../../functions/providers/types';
+import type { ChatCompletionChunk, ProviderAdapter, StreamError, TranslateContext, Usage } from '../../functions/providers/types';
+import { PROVIDER_SLUGS } from '../../functions/shared/provider-table';
 import {
   chunkFacts,
   completionFacts,
@@ -29,6 +30,7 @@ import {
 } from '../support/wire-fixtures';
 
 const UPDATE = process.env.UPDATE_FIXTURES === '1';
+const ADAPTERS: Record<string, ProviderAdapter | undefined> = Object.fromEntries(await Promise.all(PROVIDER_SLUGS.map(async (s) => [s, await getAdapter(s)])));
 
 const ctx: TranslateContext = { model: 'caller-model', id: 'chatcmpl-fixture', created: 1700000000, includeUsage: true };
 
@@ -46,7 +48,7 @@ interface Replay {
 }
 
 function replay(slug: string, parts: Uint8Array[]): Replay {
-  const stream = getAdapter(slug)!.chat!.stream;
+  const stream = ADAPTERS[slug]!.chat!.stream;
   if (!stream) return passThrough(parts);
   const t = stream(ctx);
   const chunks: ChatCompletionChunk[] = [];
@@ -88,7 +90,7 @@ function cuts(bytes: Buffer): Array<[string, Uint8Array[]]> {
 }
 
 describe.each(Object.entries(FIXTURE_PROVIDERS) as Array<[FixtureProvider, string]>)('%s fixtures through the translator', (provider, slug) => {
-  const chat = getAdapter(slug)?.chat;
+  const chat = ADAPTERS[slug]?.chat;
 
   it('has an adapter with a chat translator', () => {
     expect(chat).toBeDefined();

@@ -5,18 +5,26 @@ import { END_MARKER, renderProvidersTable, START_MARKER, withProvidersTable } fr
 import { PROVIDER_SLUGS } from '../../functions/shared/provider-table';
 
 describe('the README provider table', () => {
-  it('is what `npm run providers-table` renders from the registry (run it after adding a provider)', () => {
+  it('is what `npm run providers-table` renders from the registry (run it after adding a provider)', async () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    expect(readme).toBe(withProvidersTable(readme, renderProvidersTable()));
+    expect(readme).toBe(withProvidersTable(readme, await renderProvidersTable()));
   });
 
-  it('has one row per provider slug', () => {
-    const table = renderProvidersTable();
+  it('has one row per provider slug', async () => {
+    const table = await renderProvidersTable();
     for (const slug of PROVIDER_SLUGS) expect(table).toContain(`| \`${slug}\` |`);
-    expect(table.split('\n').filter((l) => l.startsWith('| `'))).toHaveLength(PROVIDER_SLUGS.length);
+    const providerTable = table.slice(0, table.indexOf('\n\n', table.indexOf('| slug |')));
+    expect(providerTable.split('\n').filter((l) => l.startsWith('| `'))).toHaveLength(PROVIDER_SLUGS.length);
   });
 
-  it('replaces only the marked section and refuses a README without markers', () => {
+  it('lists every declared parameter rule with its source', async () => {
+    const table = await renderProvidersTable();
+    const rules = table.slice(table.indexOf('| slug | models |'));
+    for (const slug of ['groq', 'cerebras', 'xai', 'mistral-ai']) expect(rules).toContain(`| \`${slug}\` |`);
+    for (const line of rules.split('\n').filter((l) => l.startsWith('| `'))) expect(line).toMatch(/\[docs\]\(https:\/\//);
+  });
+
+  it('replaces only the marked section and refuses a README without markers', async () => {
     const doc = `a\n${START_MARKER}\nold\n${END_MARKER}\nb`;
     expect(withProvidersTable(doc, 'new')).toBe(`a\n${START_MARKER}\nnew\n${END_MARKER}\nb`);
     expect(() => withProvidersTable('no markers', 'x')).toThrow(/markers/);
@@ -24,8 +32,8 @@ describe('the README provider table', () => {
 });
 
 describe('the provider catalog', () => {
-  it('lists at least 45 providers, each with routes and its required settings', () => {
-    const catalog = providerCatalog();
+  it('lists at least 45 providers, each with routes and its required settings', async () => {
+    const catalog = await providerCatalog();
     expect(catalog.length).toBeGreaterThanOrEqual(45);
     for (const e of catalog) expect(e.routes.length, e.slug).toBeGreaterThan(0);
     const bySlug = Object.fromEntries(catalog.map((e) => [e.slug, e]));

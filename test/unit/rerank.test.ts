@@ -36,8 +36,8 @@ function thrown(fn: () => unknown): GatewayError {
 }
 
 describe('azure-ai adapter', () => {
-  it('is registered under its slug', () => {
-    expect(getAdapter('azure-ai')).toBe(azureAI);
+  it('is registered under its slug', async () => {
+    expect(await getAdapter('azure-ai')).toBe(azureAI);
   });
 
   it('defaults to the Foundry resource host, Cohere v2 path, Bearer key', () => {

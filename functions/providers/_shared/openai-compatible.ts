@@ -7,6 +7,7 @@
 import { badRequest } from '../../shared/errors';
 import type { ProviderSettingName } from '../../shared/provider-table';
 import { invalidChunk, jsonPost, parseJson, requireKey, resolveBase } from './openai-shape';
+import { applyParamRules, type ParamRule } from './param-rules';
 import { sseTranslator } from './sse';
 import type {
   ChatCompletion,
@@ -41,6 +42,11 @@ export interface CompatOptions {
   models?: false;
   /** Overrides how the base URL is derived from the target. */
   baseUrl?(target: ProviderTarget): string;
+  /**
+   * Chat fields the provider rejects or renames, each rule citing the provider's documentation.
+   * Applied before `mapRequest`; listed in the README by `npm run providers-table`.
+   */
+  params?: readonly ParamRule[];
   /** Provider-specific rewrite of the (OpenAI) chat request body. */
   mapRequest?(body: ChatRequest): Record<string, unknown>;
   /** Provider finish reasons that OpenAI does not have. */
@@ -50,6 +56,8 @@ export interface CompatOptions {
    * returns it and takes it off the chunk. Declaring it makes the stream translated.
    */
   streamUsage?(chunk: Record<string, unknown>): Usage | undefined;
+  /** Streams carry usage only with `stream_options.include_usage` (see ChatAdapter). */
+  streamUsageOnRequest?: boolean;
 }
 
 type StreamUsageHook = CompatOptions['streamUsage'];
@@ -79,7 +87,8 @@ export function createOpenAICompatible(opts: CompatOptions): ProviderAdapter {
     authHeaders,
     chat: {
       request(body, target) {
-        const upstream = opts.mapRequest ? opts.mapRequest(body) : body;
+        const ruled = opts.params ? (applyParamRules(body, opts.params, opts.name) as ChatRequest) : body;
+        const upstream = opts.mapRequest ? opts.mapRequest(ruled) : ruled;
         return jsonPost(baseUrl(target) + (opts.chatPath ?? '/chat/completions'), upstream, authHeaders(target), target);
       },
       response(upstream) {
@@ -87,6 +96,7 @@ export function createOpenAICompatible(opts: CompatOptions): ProviderAdapter {
         if (!opts.finishReasons || !Array.isArray(out?.choices)) return out;
         return { ...out, choices: out.choices.map((c) => ({ ...c, finish_reason: fixFinish(c.finish_reason) as FinishReason })) };
       },
+      streamUsageOnRequest: opts.streamUsageOnRequest,
     },
   };
   if (translates) adapter.chat!.stream = (ctx) => compatStream(opts.name, ctx, fixFinish, opts.streamUsage);
@@ -95,6 +105,7 @@ export function createOpenAICompatible(opts: CompatOptions): ProviderAdapter {
     adapter.embeddings = { request: (body, target) => jsonPost(baseUrl(target) + path, body, authHeaders(target), target) };
   }
   if (opts.audio) adapter.audio = opts.audio;
+  if (opts.params) adapter.paramRules = opts.params;
   if (opts.models === false) adapter.models = false;
   return adapter;
 }

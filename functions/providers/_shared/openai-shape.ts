@@ -108,9 +108,15 @@ export function jsonPost(url: string, body: unknown, auth: Record<string, string
   };
 }
 
-export function makeUsage(prompt: number, completion: number, cached?: number): Usage {
+/**
+ * OpenAI-shaped usage. `cacheWrite` (prompt tokens written to a prompt cache, which Anthropic
+ * and Bedrock bill apart) has no OpenAI field: it is reported as
+ * `prompt_tokens_details.cache_write_tokens`, and only when there were any.
+ */
+export function makeUsage(prompt: number, completion: number, cached?: number, cacheWrite?: number): Usage {
   const usage: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
   if (cached !== undefined) usage.prompt_tokens_details = { cached_tokens: cached };
+  if (cacheWrite) usage.prompt_tokens_details = { ...usage.prompt_tokens_details, cache_write_tokens: cacheWrite };
   return usage;
 }
 

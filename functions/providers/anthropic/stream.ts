@@ -24,7 +24,7 @@ export const finishReasonOf = (reason: string | null | undefined): FinishReason 
 export function anthropicUsage(u: Record<string, number | undefined>): Usage {
   const cacheRead = u.cache_read_input_tokens ?? 0;
   const prompt = (u.input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0) + cacheRead;
-  return makeUsage(prompt, u.output_tokens ?? 0, cacheRead);
+  return makeUsage(prompt, u.output_tokens ?? 0, cacheRead, u.cache_creation_input_tokens);
 }
 
 const ERROR_STATUS: Record<string, number> = {

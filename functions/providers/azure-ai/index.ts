@@ -1,6 +1,18 @@
 /**
- * Azure AI (Foundry) rerank for Cohere deployments (issue «Unified rerank» item 2). The
- * deployments speak Cohere's v2 rerank API, so the wire format is Cohere's.
+ * Azure AI Foundry: chat and embeddings through the Azure AI model inference API, and rerank
+ * for Cohere deployments (issue «Unified rerank» item 2).
+ *
+ * Model inference (chat, embeddings): `POST {root}/chat/completions` and `{root}/embeddings`
+ * with `?api-version=` (`x-gateway-azure-api-version`, default 2024-05-01-preview). The root
+ * is `https://{resource}.services.ai.azure.com/models`, or the custom host as given (a
+ * serverless endpoint `https://{name}.{region}.models.ai.azure.com`, or a Foundry `/models`
+ * URL). The body is OpenAI's with `model` naming the deployment; answers and streams are
+ * OpenAI's and pass through. `extra-parameters: pass-through` is sent, so a field outside the
+ * common API reaches the model, which honours or refuses it, instead of the API's default
+ * `error` for any extra field. There is no model list.
+ * Source: https://learn.microsoft.com/rest/api/aifoundry/modelinference/ (GetChatCompletions, GetEmbeddings)
+ *
+ * Rerank: the deployments speak Cohere's v2 rerank API, so the wire format is Cohere's.
  *
  * URL:
  * - default: `https://{resource}.services.ai.azure.com/providers/cohere/v2/rerank`, the
@@ -25,7 +37,10 @@ import { SETTING } from '../../shared/provider-table';
 import { requireSetting, rootUrl } from '../_shared/cloud-common';
 import { compact, jsonPost, requireKey } from '../_shared/openai-shape';
 import { docText, rerankResult } from '../_shared/rerank-shape';
-import type { ProviderAdapter, ProviderTarget, RerankRequest } from '../types';
+import type { ChatCompletion, ProviderAdapter, ProviderTarget, RerankRequest } from '../types';
+
+/** The model inference API version sent when `x-gateway-azure-api-version` is absent. */
+export const AZURE_AI_INFERENCE_API_VERSION = '2024-05-01-preview';
 
 const VENDOR_PREFIX = /^cohere\./i;
 
@@ -43,6 +58,15 @@ export function azureAIRerankUrl(target: ProviderTarget): string {
 }
 
 const authHeaders = (target: ProviderTarget) => ({ authorization: `Bearer ${requireKey(target, 'Azure AI').trim()}` });
+
+/** `{root}/{route}?api-version=…` of the model inference API. */
+export function azureAIInferenceUrl(target: ProviderTarget, route: 'chat/completions' | 'embeddings'): string {
+  const custom = target.customHost?.trim();
+  const root = custom ? custom.replace(/\/+$/, '') : `${resourceRoot(target)}/models`;
+  return `${root}/${route}?api-version=${encodeURIComponent(target.azure?.apiVersion?.trim() || AZURE_AI_INFERENCE_API_VERSION)}`;
+}
+
+const inferenceHeaders = (target: ProviderTarget) => ({ ...authHeaders(target), 'extra-parameters': 'pass-through' });
 
 /** The model as the deployment knows it: `cohere.rerank-v3.5` -> `rerank-v3.5`. */
 export const azureAIModel = (model: string): string => model.replace(VENDOR_PREFIX, '');
@@ -70,6 +94,14 @@ export const azureAI: ProviderAdapter = {
   requiredSettings: ['api_key', 'azure_resource_name'],
   baseUrl,
   authHeaders,
+  models: false,
+  chat: {
+    request: (body, target) => jsonPost(azureAIInferenceUrl(target, 'chat/completions'), body, inferenceHeaders(target), target),
+    response: (upstream) => upstream as ChatCompletion,
+  },
+  embeddings: {
+    request: (body, target) => jsonPost(azureAIInferenceUrl(target, 'embeddings'), body, inferenceHeaders(target), target),
+  },
   rerank: {
     request: (body, target) => jsonPost(azureAIRerankUrl(target), rerankBody(body), authHeaders(target), target),
     response(upstream, body, ctx) {

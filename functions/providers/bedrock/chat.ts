@@ -207,7 +207,7 @@ export interface ConverseUsage {
 export function usageOf(u: ConverseUsage | undefined): Usage | undefined {
   if (!u) return undefined;
   const cached = u.cacheReadInputTokens ?? 0;
-  return makeUsage((u.inputTokens ?? 0) + cached + (u.cacheWriteInputTokens ?? 0), u.outputTokens ?? 0, cached);
+  return makeUsage((u.inputTokens ?? 0) + cached + (u.cacheWriteInputTokens ?? 0), u.outputTokens ?? 0, cached, u.cacheWriteInputTokens);
 }
 
 interface ConverseResponse {

@@ -1,9 +1,10 @@
 /**
  * Mistral: OpenAI-compatible with renamed fields. Request: `seed` ->
- * `random_seed`, `tool_choice: "required"` -> `"any"`, `max_completion_tokens` ->
- * `max_tokens`, tool-call ids rewritten to the 9 alphanumerics Mistral insists on, and
- * `stream_options` dropped (Mistral always sends usage in its last chunk; the stream
- * translator then shows it only to callers who asked). Response: `model_length` -> `length`.
+ * `random_seed`, `max_completion_tokens` -> `max_tokens` and `stream_options` dropped (the
+ * declared `params`: Mistral refuses any field it does not know with a 422
+ * `extra_forbidden`; it always sends usage in its last chunk, and the stream translator then
+ * shows it only to callers who asked), `tool_choice: "required"` -> `"any"`, tool-call ids
+ * rewritten to the 9 alphanumerics Mistral insists on. Response: `model_length` -> `length`.
  */
 import { createHash } from 'node:crypto';
 import { createOpenAICompatible } from '../_shared/openai-compatible';
@@ -33,10 +34,7 @@ function mapMessage(m: ChatMessage): ChatMessage {
 }
 
 export function mistralRequest(body: ChatRequest): Record<string, unknown> {
-  const { seed, max_completion_tokens, stream_options: _dropped, ...rest } = body;
-  const out: Record<string, unknown> = { ...rest, messages: body.messages.map(mapMessage) };
-  if (seed !== undefined) out.random_seed = seed;
-  if (max_completion_tokens !== undefined && out.max_tokens === undefined) out.max_tokens = max_completion_tokens;
+  const out: Record<string, unknown> = { ...body, messages: body.messages.map(mapMessage) };
   if (body.tool_choice === 'required') out.tool_choice = 'any';
   return out;
 }
@@ -46,6 +44,14 @@ export const mistralAi = createOpenAICompatible({
   name: 'Mistral AI',
   defaultBaseUrl: 'https://api.mistral.ai/v1',
   embeddingsPath: '/embeddings',
+  params: [
+    {
+      // The chat request schema names `random_seed` and `max_tokens` and has no `stream_options`.
+      source: 'https://docs.mistral.ai/api/#tag/chat/operation/chat_completion_v1_chat_completions_post',
+      rename: { seed: 'random_seed', max_completion_tokens: 'max_tokens' },
+      drop: ['stream_options'],
+    },
+  ],
   mapRequest: mistralRequest,
   finishReasons: { model_length: 'length' },
 });

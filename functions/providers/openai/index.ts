@@ -6,5 +6,7 @@ export const openai = createOpenAICompatible({
   name: 'OpenAI',
   defaultBaseUrl: 'https://api.openai.com/v1',
   embeddingsPath: '/embeddings',
+  // https://platform.openai.com/docs/api-reference/chat/create#chat-create-stream_options
+  streamUsageOnRequest: true,
   audio: { speech: true, transcriptions: true, translations: true },
 });

@@ -6,4 +6,15 @@ export const xai = createOpenAICompatible({
   slug: 'xai',
   name: 'xAI',
   defaultBaseUrl: 'https://api.x.ai/v1',
+  params: [
+    {
+      // "presencePenalty, frequencyPenalty and stop are not supported by reasoning models;
+      // adding them in the request will result in an error." Reasoning models: grok-3-mini,
+      // grok-4 (except its -non-reasoning variants), grok-code.
+      source: 'https://docs.x.ai/docs/guides/reasoning',
+      models: /^grok-(?:3-mini|code|4(?!.*non-reasoning))/,
+      refuse: ['stop'],
+      drop: ['presence_penalty', 'frequency_penalty'],
+    },
+  ],
 });

@@ -29,7 +29,7 @@ export const managedProviderRequired = (use: DeferredUse, what: string, header: 
     'managed_provider_required',
   );
 
-const CLOUD_NAMES: Record<SettingGroup, string> = { azure: 'Azure', vertex: 'Vertex AI', aws: 'AWS' };
+const CLOUD_NAMES: Record<SettingGroup, string> = { azure: 'Azure', vertex: 'Vertex AI', aws: 'AWS', watsonx: 'IBM watsonx' };
 
 /** Headers that carry a credential or a per-request provider setting (never storable). */
 const PER_REQUEST_HEADERS: ReadonlyArray<[header: string, why: (boundTo: string) => string]> = [

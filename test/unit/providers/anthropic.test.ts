@@ -228,7 +228,7 @@ describe('anthropic response', () => {
           finish_reason: 'tool_calls',
         },
       ],
-      usage: { prompt_tokens: 125, completion_tokens: 30, total_tokens: 155, prompt_tokens_details: { cached_tokens: 100 } },
+      usage: { prompt_tokens: 125, completion_tokens: 30, total_tokens: 155, prompt_tokens_details: { cached_tokens: 100, cache_write_tokens: 5 } },
     });
   });
 

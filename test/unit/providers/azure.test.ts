@@ -24,8 +24,8 @@ function gatewayError(fn: () => unknown): GatewayError {
 }
 
 describe('azure-openai requests', () => {
-  it('is registered under its slug', () => {
-    expect(getAdapter('azure-openai')).toBe(azureOpenAI);
+  it('is registered under its slug', async () => {
+    expect(await getAdapter('azure-openai')).toBe(azureOpenAI);
   });
 
   it('posts chat to the deployment URL with api-key and the body unchanged', () => {

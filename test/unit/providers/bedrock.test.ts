@@ -26,8 +26,8 @@ function gatewayError(fn: () => unknown): GatewayError {
 }
 
 describe('bedrock converse requests', () => {
-  it('is registered under its slug', () => {
-    expect(getAdapter('bedrock')).toBe(bedrock);
+  it('is registered under its slug', async () => {
+    expect(await getAdapter('bedrock')).toBe(bedrock);
   });
 
   it('posts to /model/{url-encoded id}/converse[-stream] with JSON, unsigned until sign()', () => {
@@ -215,7 +215,7 @@ describe('bedrock converse responses', () => {
           finish_reason: 'tool_calls',
         },
       ],
-      usage: { prompt_tokens: 20, completion_tokens: 5, total_tokens: 25, prompt_tokens_details: { cached_tokens: 8 } },
+      usage: { prompt_tokens: 20, completion_tokens: 5, total_tokens: 25, prompt_tokens_details: { cached_tokens: 8, cache_write_tokens: 2 } },
     });
     const finish = (stopReason: string) =>
       chat.response({ output: { message: { content: [{ text: 'x' }] } }, stopReason, usage: {} }, ctx()).choices[0]!.finish_reason;

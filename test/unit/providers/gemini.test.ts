@@ -42,8 +42,8 @@ const weatherTool = {
 };
 
 describe('google (Gemini Developer API) requests', () => {
-  it('is registered under its slug', () => {
-    expect(getAdapter('google')).toBe(google);
+  it('is registered under its slug', async () => {
+    expect(await getAdapter('google')).toBe(google);
   });
 
   it('posts to :generateContent / :streamGenerateContent?alt=sse with x-goog-api-key', () => {

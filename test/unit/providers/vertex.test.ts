@@ -21,8 +21,8 @@ function gatewayError(fn: () => unknown): GatewayError {
 }
 
 describe('vertex-ai requests', () => {
-  it('is registered under its slug', () => {
-    expect(getAdapter('vertex-ai')).toBe(vertexAI);
+  it('is registered under its slug', async () => {
+    expect(await getAdapter('vertex-ai')).toBe(vertexAI);
   });
 
   it('posts to the regional publisher model URL with a Bearer token', () => {

@@ -1,0 +1,115 @@
+import { getItem } from '../shared/db/ops';
+import { GatewayError } from '../shared/errors';
+import { log } from '../shared/telemetry/logger';
+import type { BudgetPeriod } from './budget-model';
+import type { ActiveBudget, BudgetGrant } from './budgets';
+import { groupOf, type LimitSubject } from './limiter';
+
+/** Checking the budgets that apply to a request (see ./budgets.ts): periods, counters, refusals. */
+
+const NANO = 1e9;
+const DAY_MS = 86_400_000;
+/** Counters outlive their period by this much (a report of last month's spend is the spend API's job). */
+const TTL_SLACK_SECONDS = 86_400;
+
+// ---- periods -----------------------------------------------------------------------------
+
+export interface Period {
+  /** Sort-key part naming the period. */
+  key: string;
+  /** Epoch ms the period ends; undefined for `total`. */
+  endsAt?: number;
+}
+
+export function periodOf(period: BudgetPeriod, now: number): Period {
+  const dayStart = Math.floor(now / DAY_MS) * DAY_MS;
+  switch (period) {
+    case 'day':
+      return { key: `day#${dayStart}`, endsAt: dayStart + DAY_MS };
+    case 'week': {
+      const sinceMonday = (new Date(dayStart).getUTCDay() + 6) % 7;
+      const start = dayStart - sinceMonday * DAY_MS;
+      return { key: `week#${start}`, endsAt: start + 7 * DAY_MS };
+    }
+    case 'month': {
+      const d = new Date(now);
+      const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+      return { key: `month#${start}`, endsAt: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) };
+    }
+    case 'total':
+      return { key: 'total' };
+  }
+}
+
+// ---- enforcement -------------------------------------------------------------------------
+
+/** Where an admitted request's cost goes: opaque to callers, handed back to `recordBudgetSpend`. */
+export interface BudgetBucket {
+  readonly budget: ActiveBudget;
+  readonly pk: string;
+  readonly sk: string;
+  readonly ttl?: number;
+}
+
+interface Checked {
+  bucket: BudgetBucket;
+  spentNusd: number;
+  period: Period;
+}
+
+const usdText = (nusd: number) => String(nusd / NANO);
+
+function budgetHeaders(c: Checked, now: number): Record<string, string> {
+  const headers: Record<string, string> = {
+    'x-budget-limit-usd': String(c.bucket.budget.limitUsd),
+    'x-budget-spent-usd': usdText(c.spentNusd),
+    'x-budget-remaining-usd': usdText(Math.max(0, c.bucket.budget.limitNusd - c.spentNusd)),
+  };
+  if (c.period.endsAt !== undefined) headers['x-budget-reset'] = String(Math.max(1, Math.ceil((c.period.endsAt - now) / 1000)));
+  return headers;
+}
+
+function exceeded(c: Checked, now: number): GatewayError {
+  const { budget } = c.bucket;
+  const label = budget.name ? `'${budget.name}' (${budget.id})` : budget.id;
+  const per = budget.period === 'total' ? 'in total' : `per ${budget.period}`;
+  const headers = budgetHeaders(c, now);
+  const reset = headers['x-budget-reset'];
+  return new GatewayError(
+    429,
+    'rate_limit_error',
+    `Budget exceeded: budget ${label} allows $${budget.limitUsd} ${per} and $${usdText(c.spentNusd)} is spent.${reset ? ` It resets in ${reset} s.` : ''}`,
+    null,
+    'budget_exceeded',
+    // Retrying will not help before the period ends: tell the OpenAI SDKs not to.
+    { ...headers, 'x-should-retry': 'false', ...(reset ? { 'retry-after': reset } : {}) },
+  );
+}
+
+/**
+ * Read the matching budgets' counters for the current period: the grant, or the 429 of
+ * the budget whose period ends last when several are spent.
+ */
+export async function checkBudgets(matching: readonly ActiveBudget[], subject: LimitSubject, now: number): Promise<BudgetGrant> {
+  const checked = await Promise.all(
+    matching.map(async (budget): Promise<Checked> => {
+      const period = periodOf(budget.period, now);
+      const bucket: BudgetBucket = {
+        budget,
+        pk: `WS#${subject.workspaceId}#BUD#${budget.id}#${groupOf(subject, budget.groupBy)}`,
+        sk: `budget#${period.key}`,
+        ttl: period.endsAt === undefined ? undefined : Math.ceil(period.endsAt / 1000) + TTL_SLACK_SECONDS,
+      };
+      const item = await getItem<{ spent_nusd?: number }>('usage', { pk: bucket.pk, sk: bucket.sk }, true);
+      return { bucket, spentNusd: Number(item?.spent_nusd ?? 0), period };
+    }),
+  );
+  const spent = checked.filter((c) => c.spentNusd >= c.bucket.budget.limitNusd);
+  if (spent.length) {
+    const binding = spent.reduce((a, b) => ((b.period.endsAt ?? Infinity) > (a.period.endsAt ?? Infinity) ? b : a));
+    log.debug('budget exceeded', { budget_id: binding.bucket.budget.id, period: binding.bucket.budget.period }, subject.context);
+    throw exceeded(binding, now);
+  }
+  const tightest = checked.reduce((a, b) => (b.bucket.budget.limitNusd - b.spentNusd < a.bucket.budget.limitNusd - a.spentNusd ? b : a));
+  return { buckets: checked.map((c) => c.bucket), headers: budgetHeaders(tightest, now) };
+}

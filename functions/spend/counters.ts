@@ -1,0 +1,121 @@
+import { config } from '../shared/config';
+import { updateItem } from '../shared/db/ops';
+import type { TableName } from '../shared/tables';
+import type { RequestLogRecord } from '../gateway/request-log';
+import { addAmounts, amountsOf, COUNTER_ATTRIBUTES, countersOf, zeroAmounts, type CounterKey, type SpendAmounts } from './dimensions';
+import { DAY_SECONDS, HOUR_SECONDS, floorTo } from './periods';
+
+/** At most this many UpdateItem calls of one flush in flight. */
+const MAX_PARALLEL_UPDATES = 16;
+
+export interface PendingIncrement {
+  key: CounterKey;
+  amounts: SpendAmounts;
+  ttl: number;
+}
+
+interface Generation {
+  items: Map<string, PendingIncrement>;
+  done: Promise<void>;
+  settle: (err?: unknown) => void;
+}
+
+function newGeneration(): Generation {
+  let settle!: (err?: unknown) => void;
+  const done = new Promise<void>((resolve, reject) => {
+    settle = (err) => (err === undefined ? resolve() : reject(err));
+  });
+  // A generation nobody awaits any more must not become an unhandled rejection.
+  done.catch(() => {});
+  return { items: new Map(), done, settle };
+}
+
+async function addToCounter(table: TableName, item: PendingIncrement): Promise<void> {
+  const add: Record<string, number> = {};
+  for (const attribute of COUNTER_ATTRIBUTES) if (item.amounts[attribute] !== 0) add[attribute] = item.amounts[attribute];
+  add.requests ??= 0;
+  await updateItem(table, item.key, { set: { ttl: item.ttl }, add });
+}
+
+/**
+ * Atomic counters, shared by concurrent requests of one process: increments of the same
+ * counter that arrive while a flush is in flight (or in the same event-loop turn) are
+ * summed in memory and written by one UpdateItem (`ADD`), so a busy process makes one write
+ * per counter per flush, not one per request. Every caller awaits the flush that carries its
+ * increments, so an after-response task that awaits it loses nothing when Lambda freezes the
+ * container. A Lambda container (one request at a time) writes each counter once, at once.
+ */
+export function counterWriter(
+  table: TableName,
+  /** One counter's summed increments, written (injected by tests). */
+  write: (table: TableName, item: PendingIncrement) => Promise<void> = addToCounter,
+): (keys: readonly CounterKey[], amounts: SpendAmounts, ttl: number) => Promise<void> {
+  let next = newGeneration();
+  let flushing = false;
+  let scheduled = false;
+
+  async function flush(generation: Generation): Promise<void> {
+    const items = [...generation.items.values()];
+    let failure: unknown;
+    let i = 0;
+    const lane = async () => {
+      while (i < items.length) {
+        const item = items[i++]!;
+        await write(table, item).catch((err: unknown) => {
+          failure ??= err;
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(MAX_PARALLEL_UPDATES, items.length) }, lane));
+    generation.settle(failure);
+  }
+
+  function start(): void {
+    if (flushing || next.items.size === 0) return;
+    const generation = next;
+    next = newGeneration();
+    flushing = true;
+    void flush(generation).finally(() => {
+      flushing = false;
+      start();
+    });
+  }
+
+  return (keys, amounts, ttl) => {
+    const generation = next;
+    for (const key of keys) {
+      const id = `${key.pk}\u0000${key.sk}`;
+      const pending = generation.items.get(id);
+      if (pending) {
+        addAmounts(pending.amounts, amounts);
+        pending.ttl = Math.max(pending.ttl, ttl);
+      } else generation.items.set(id, { key, amounts: addAmounts(zeroAmounts(), amounts), ttl });
+    }
+    if (!scheduled) {
+      // Increments of the same event-loop turn join one flush.
+      scheduled = true;
+      setImmediate(() => {
+        scheduled = false;
+        start();
+      });
+    }
+    return generation.done;
+  };
+}
+
+// Pure: bundles that import this module without recording spend (the admin reports) drop the writer.
+const addToCounters = /* @__PURE__ */ counterWriter('usage');
+
+/** When a counter of the hour starting at `hourStart` expires: SPEND_RETENTION_DAYS after the hour ends. */
+export const counterTtl = (hourStart: number, retentionDays: number) => hourStart + HOUR_SECONDS + retentionDays * DAY_SECONDS;
+
+/**
+ * Add one request to the spend counters of its hour: the workspace total, its key, provider,
+ * model and each counted metadata key (functions/spend/dimensions.ts). Called by the request
+ * log's after-response task once the record is stored, so the counters count exactly the
+ * stored records; resolves when the increments are written.
+ */
+export function recordSpend(record: RequestLogRecord): Promise<void> {
+  const ttl = counterTtl(floorTo(record.created_at, HOUR_SECONDS), config().spendRetentionDays);
+  return addToCounters(countersOf(record), amountsOf(record), ttl);
+}

@@ -1,0 +1,38 @@
+import type { RequestFacts, RequestLogRecord } from '../gateway/request-log';
+import type { BudgetGrant } from '../policies/budgets';
+import type { CallerRequest } from '../shared/http/types';
+import type { RequestContext } from '../shared/telemetry/context';
+import type { RequestCost } from './pricing';
+
+/**
+ * Pricing is a chunk of its own, loaded by the first request that is dispatched (while the
+ * provider works), never at cold start: the gateway's cold-start code stays within budget.
+ */
+let pricing: Promise<typeof import('./pricing')> | undefined;
+
+function loadPricing(): Promise<typeof import('./pricing')> {
+  if (!pricing) {
+    pricing = import('./pricing');
+    pricing.catch(() => {
+      pricing = undefined;
+    });
+  }
+  return pricing;
+}
+
+/** Start loading the pricing code, the catalogue and the workspace's overrides. */
+export function warmPricing(workspaceId: string): void {
+  loadPricing().then(
+    (m) => m.warmPricing(workspaceId),
+    () => undefined,
+  );
+}
+
+/** What a request cost, from its log facts. */
+export const priceFacts = async (req: CallerRequest, facts: RequestFacts): Promise<RequestCost> => (await loadPricing()).priceFacts(req, facts);
+
+/** Once a record is priced: its spend counters (after it is stored) and its budgets. */
+export const accountFor = async (record: RequestLogRecord, stored: Promise<void>, budgets: BudgetGrant | undefined, context: RequestContext): Promise<void> =>
+  (await loadPricing()).accountFor(record, stored, budgets, context);
+
+export type { RequestCost } from './pricing';

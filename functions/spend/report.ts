@@ -1,0 +1,145 @@
+import { ddb, tableName } from '../shared/db/client';
+import { badRequest } from '../shared/errors';
+import {
+  addAmounts,
+  COUNTER_ATTRIBUTES,
+  hourRangeBounds,
+  parseCounterSortKey,
+  spendPartition,
+  zeroAmounts,
+  type Dimension,
+  type SpendAmounts,
+} from './dimensions';
+import { floorTo, GRANULARITY_SECONDS, hourLabel, HOUR_SECONDS, isoSeconds, parseHourLabel, type Granularity, type ReportRange } from './periods';
+
+const SPEND_TABLE = 'usage';
+
+/**
+ * At most this many counters summed by one report (about 15 MB read): a high-cardinality
+ * group (metadata._user over a year) is refused with a 400 rather than timing out.
+ */
+export const MAX_REPORT_COUNTERS = 100_000;
+
+/** At most this many workspaces read at once for an organisation-wide report. */
+const MAX_PARALLEL_QUERIES = 8;
+
+export interface SpendRow {
+  period_start: string;
+  group: string | null;
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cost_usd: number;
+  unpriced_requests: number;
+}
+
+export type SpendTotals = Omit<SpendRow, 'period_start' | 'group'>;
+
+export interface SpendQuery {
+  dimension: Dimension;
+  granularity: Granularity;
+  range: ReportRange;
+  /** The workspaces whose counters are summed (one, or every workspace of an organisation). */
+  workspaceIds: readonly string[];
+  nowSeconds: number;
+  /** Default MAX_REPORT_COUNTERS. */
+  maxCounters?: number;
+}
+
+export interface SpendReport {
+  data: SpendRow[];
+  totals: SpendTotals;
+}
+
+interface CounterItem extends Partial<Record<(typeof COUNTER_ATTRIBUTES)[number], number>> {
+  sk: string;
+}
+
+/** One workspace's counters of one dimension over the range's hours: one Query, paged. */
+async function readCounters(
+  workspaceId: string,
+  dimension: Dimension,
+  range: ReportRange,
+  nowSeconds: number,
+  budget: { left: number; max: number },
+): Promise<CounterItem[]> {
+  const { lo, hi } = hourRangeBounds(hourLabel(range.from), hourLabel(range.to - HOUR_SECONDS));
+  const items: CounterItem[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb.query({
+      TableName: tableName(SPEND_TABLE),
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
+      // Counters past their TTL stay until DynamoDB deletes them: they are not counted.
+      FilterExpression: '#ttl > :now',
+      ExpressionAttributeNames: { '#ttl': 'ttl' },
+      ExpressionAttributeValues: { ':pk': spendPartition(workspaceId, dimension), ':lo': lo, ':hi': hi, ':now': nowSeconds },
+      ExclusiveStartKey: start,
+    });
+    items.push(...((out.Items ?? []) as unknown as CounterItem[]));
+    budget.left -= out.ScannedCount ?? out.Items?.length ?? 0;
+    if (budget.left < 0) {
+      throw badRequest(
+        `This report would sum more than ${budget.max} counters: narrow \`from\`/\`to\`, or group by a dimension with fewer values.`,
+        'from',
+        'report_too_large',
+      );
+    }
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+async function inLanes<T, R>(inputs: readonly T[], lanes: number, run: (input: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(inputs.length);
+  let i = 0;
+  const lane = async () => {
+    while (i < inputs.length) {
+      const index = i++;
+      results[index] = await run(inputs[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(lanes, inputs.length) }, lane));
+  return results;
+}
+
+const withCost = ({ cost_nano_usd, ...rest }: SpendAmounts): SpendTotals => ({ ...rest, cost_usd: cost_nano_usd / 1e9 });
+
+const compareGroups = (a: string | null, b: string | null) => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1);
+
+/**
+ * Sum the hourly counters of the workspaces into buckets of the granularity, one row per
+ * (bucket, group) that has requests, ordered by bucket then group; and the totals. Cost is
+ * summed in integer nano-USD and converted once.
+ */
+export async function spendReport(query: SpendQuery): Promise<SpendReport> {
+  const { dimension, granularity, range, nowSeconds } = query;
+  const step = GRANULARITY_SECONDS[granularity];
+  const max = query.maxCounters ?? MAX_REPORT_COUNTERS;
+  const budget = { left: max, max };
+  const perWorkspace = await inLanes(query.workspaceIds, MAX_PARALLEL_QUERIES, async (ws) => ({
+    ws,
+    items: await readCounters(ws, dimension, range, nowSeconds, budget),
+  }));
+  const rows = new Map<string, { period: number; group: string | null; amounts: SpendAmounts }>();
+  const totals = zeroAmounts();
+  for (const { items } of perWorkspace) {
+    for (const item of items) {
+      const { hour, value } = parseCounterSortKey(item.sk);
+      const hourStart = parseHourLabel(hour);
+      if (hourStart === undefined || hourStart < range.from || hourStart >= range.to) continue;
+      const amounts = zeroAmounts();
+      for (const attribute of COUNTER_ATTRIBUTES) amounts[attribute] = Number(item[attribute] ?? 0);
+      const period = floorTo(hourStart, step);
+      const id = `${period}\u0000${value === null ? '' : `=${value}`}`;
+      const row = rows.get(id) ?? rows.set(id, { period, group: value, amounts: zeroAmounts() }).get(id)!;
+      addAmounts(row.amounts, amounts);
+      addAmounts(totals, amounts);
+    }
+  }
+  const data = [...rows.values()]
+    .sort((a, b) => a.period - b.period || compareGroups(a.group, b.group))
+    .map((row) => ({ period_start: isoSeconds(row.period), group: row.group, ...withCost(row.amounts) }));
+  return { data, totals: withCost(totals) };
+}
