@@ -16,6 +16,8 @@
  *   --quick                       short smoke run
  *   --skip=load,streams,rss,storage,cold
  *   --scenarios=a,b  --latencies=0  --connections=1,16   a slice of the load matrix
+ *   --update-cost                 only the cost phase (cost per million requests, right-sizing):
+ *                                 merged into bench/results.json and its own block of bench/README.md
  */
 import { cpus, totalmem, release } from 'node:os';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -41,6 +43,8 @@ const { measureRss } = await import('./lib/rss');
 const { BASELINE, DESCRIPTION, requestFor, SCENARIOS } = await import('./lib/scenarios');
 const { measureStorageCalls } = await import('./lib/storage');
 const { measureStreams } = await import('./lib/streams');
+const { costTables, measureCostInputs, measureGroupCpu, renderCost, renderRightSizing, rightSizingRows, startCapacityCounter } = await import('./lib/cost');
+const { DEFAULT_MANAGED_INSTANCES, DEFAULT_OPTIONS } = await import('../infra/stacks/options');
 type Results = import('./lib/report').Results;
 type Upstreams = import('./lib/scenarios').Upstreams;
 type Targets = import('./lib/scenarios').Targets;
@@ -48,7 +52,12 @@ type Latency = import('./lib/scenarios').Latency;
 
 const args = process.argv.slice(2);
 const QUICK = args.includes('--quick');
-const SKIP = new Set((args.find((a) => a.startsWith('--skip='))?.slice('--skip='.length) ?? '').split(',').filter(Boolean));
+const UPDATE_COST = args.includes('--update-cost');
+const SKIP = new Set(
+  UPDATE_COST
+    ? ['load', 'streams', 'rss', 'storage', 'cold']
+    : (args.find((a) => a.startsWith('--skip='))?.slice('--skip='.length) ?? '').split(',').filter(Boolean),
+);
 const listFlag = (name: string) =>
   args
     .find((a) => a.startsWith(`--${name}=`))
@@ -73,6 +82,10 @@ const M = {
   rssStreams: QUICK ? 200 : 1000,
   slowChunkDelayMs: 400,
   coldRuns: QUICK ? 1 : 5,
+  costDurationS: QUICK ? 3 : 10,
+  costConnections: 16,
+  costLatencyMs: 50 as Latency,
+  groupCpuRequests: QUICK ? 50 : 300,
   storageRequests: QUICK ? 50 : 200,
   pairedRounds: QUICK ? 1 : 5,
 };
@@ -388,6 +401,74 @@ try {
       await gw.stop();
     }
   }
+  // ---- cost per million requests and right-sizing (a fresh gateway, production bundles) ----
+  if (!SKIP.has('cost')) {
+    if (!results.bundles.length) results.bundles = await bundleAll();
+    await quietEmulator();
+    const counter = await startCapacityCounter(dynamo.endpoint);
+    const gw = await startChildGateway({ name: 'cost', dynamodbEndpoint: counter.endpoint, functionBundles: resolve(TMP_DIR, 'bundles') });
+    try {
+      const measured = await measureCostInputs(gw, counter, M.costLatencyMs === 0 ? up.openai0 : up.openai50, {
+        durationS: M.costDurationS,
+        connections: M.costConnections,
+        latencyMs: M.costLatencyMs,
+      });
+      log(
+        `cost inputs: ${measured.cpuMsPerRequest} ms CPU, ${measured.writeUnitsPerRequest} WRU, ${measured.readUnitsPerRequest} RRU, ${measured.logBytesPerRequest} log B, ${measured.customMetrics} metrics / request`,
+      );
+      results.cost = costTables(
+        measured,
+        { memoryMb: DEFAULT_OPTIONS.memorySize, platformLogBytesPerInvoke: 500 },
+        {
+          instanceTypes: DEFAULT_MANAGED_INSTANCES.instanceTypes,
+          memoryMb: DEFAULT_MANAGED_INSTANCES.memorySize,
+          memoryGiBPerVCpu: DEFAULT_MANAGED_INSTANCES.memoryGiBPerVCpu,
+          perExecutionEnvironmentMaxConcurrency: DEFAULT_MANAGED_INSTANCES.perExecutionEnvironmentMaxConcurrency,
+          minExecutionEnvironments: DEFAULT_MANAGED_INSTANCES.minExecutionEnvironments,
+          natGateways: DEFAULT_MANAGED_INSTANCES.natGateways,
+          cpuTargetUtilization: 0.5,
+        },
+      );
+      const json = { 'content-type': 'application/json' };
+      const groupCpu = await measureGroupCpu(
+        gw,
+        [
+          {
+            name: 'gateway',
+            method: 'POST',
+            path: '/v1/chat/completions',
+            headers: { ...json, 'x-gateway-provider': 'openai', 'x-gateway-custom-host': `${up.openai0}/v1`, authorization: 'Bearer sk-bench' },
+            body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'right-size me' }] }),
+          },
+          { name: 'admin', method: 'GET', path: '/v1/api-keys' },
+          { name: 'prompts', method: 'GET', path: '/v1/prompts' },
+          { name: 'assistants', method: 'GET', path: '/v1/assistants' },
+          { name: 'fine-tuning', method: 'GET', path: '/v1/fine_tuning/jobs' },
+          {
+            name: 'rerank',
+            method: 'POST',
+            path: '/v1/rerank',
+            headers: { ...json, 'x-gateway-provider': 'cohere', 'x-gateway-custom-host': up.cohere0, authorization: 'Bearer sk-bench' },
+            body: JSON.stringify({ model: 'rerank-v3.5', query: 'right size', documents: ['a gateway', 'memory of a function'] }),
+          },
+          { name: 'guardrails', method: 'GET', path: '/v1/guardrails' },
+          { name: 'policies', method: 'GET', path: '/v1/policies/rate-limits' },
+        ],
+        M.groupCpuRequests,
+      );
+      // Cold starts of this run, or of the last full run when this one skipped them.
+      const stored = existsSync(resolve(REPO_ROOT, 'bench/results.json'))
+        ? (JSON.parse(readFileSync(resolve(REPO_ROOT, 'bench/results.json'), 'utf8')) as Results)
+        : undefined;
+      const cold = results.coldStart.length ? results.coldStart : (stored?.coldStart ?? []);
+      const coldFrom = results.coldStart.length ? `this run (median of ${M.coldRuns})` : `the stored run of ${stored?.date ?? 'n/a'} (bench/results.json)`;
+      results.rightSizing = rightSizingRows(groupCpu, cold, coldFrom, () => DEFAULT_OPTIONS.memorySize);
+      for (const r of results.rightSizing) log(`right-size ${r.name}: ${r.cpuMsPerRequest} ms CPU, cold ${r.coldStartMs} ms -> ${r.recommendedMb} MB`);
+    } finally {
+      await gw.stop();
+      await counter.stop();
+    }
+  }
 } finally {
   await bare.stop();
   await upstream.stop();
@@ -404,6 +485,18 @@ process.stdout.write(`\n${tables}`);
 const jsonFile = FULL ? resolve(REPO_ROOT, 'bench/results.json') : resolve(TMP_DIR, 'results.json');
 writeFileSync(jsonFile, `${JSON.stringify(results, null, 2)}\n`);
 if (FULL) writeReadme(results, tables);
+if ((FULL || UPDATE_COST) && results.cost && results.rightSizing) {
+  if (UPDATE_COST) {
+    // Only the cost fields change; every other measurement stays that of the last full run.
+    const file = resolve(REPO_ROOT, 'bench/results.json');
+    const stored = JSON.parse(readFileSync(file, 'utf8')) as Results;
+    writeFileSync(
+      file,
+      `${JSON.stringify({ ...stored, cost: results.cost, rightSizing: results.rightSizing, costRun: { date: results.date, loadAvgAtStart: results.machine.loadAvgAtStart, loadAvgAtEnd: results.machine.loadAvgAtEnd } }, null, 2)}\n`,
+    );
+  }
+  writeCostReadme(results);
+}
 log(`done in ${results.durationS} s; results in ${jsonFile}${FULL ? ' and bench/README.md' : ''}`);
 process.exit(0);
 
@@ -508,6 +601,33 @@ function evaluateTargets(r: Results): Results['targets'] {
     });
   }
   return out;
+}
+
+function writeCostReadme(r: Results): void {
+  const file = resolve(REPO_ROOT, 'bench/README.md');
+  const START = '<!-- cost:start -->';
+  const END = '<!-- cost:end -->';
+  const block = [
+    START,
+    '',
+    `Run of ${r.date}, load average (1/5/15 min) ${r.machine.loadAvgAtStart} at the start, ${r.machine.loadAvgAtEnd} at the end.`,
+    '',
+    '### Cost per million requests',
+    '',
+    renderCost(r.cost!),
+    '',
+    '### Right-sizing on-demand memory',
+    '',
+    renderRightSizing(r.rightSizing!),
+    '',
+    END,
+  ].join('\n');
+  const current = readFileSync(file, 'utf8');
+  const next =
+    current.includes(START) && current.includes(END)
+      ? current.slice(0, current.indexOf(START)) + block + current.slice(current.indexOf(END) + END.length)
+      : `${current.trimEnd()}\n\n## Cost and right-sizing (\`npm run bench -- --update-cost\`)\n\n${block}\n`;
+  writeFileSync(file, next);
 }
 
 function writeReadme(r: Results, tables: string): void {

@@ -1,4 +1,5 @@
 import type { BundleInfo, ColdStartRow } from './cold-start';
+import type { CostResults, RightSizingRow } from './cost';
 import type { LoadResult, SchedShare } from './load';
 import type { RssResult } from './rss';
 import type { Latency, Scenario } from './scenarios';
@@ -85,6 +86,10 @@ export interface Results {
   storage: StorageRow[];
   bundles: BundleInfo[];
   coldStart: ColdStartRow[];
+  /** $ per million requests in both capacity modes, from inputs measured in the cost phase. */
+  cost?: CostResults;
+  /** On-demand memory per endpoint group from CPU per request and cold start. */
+  rightSizing?: RightSizingRow[];
   targets: Target[];
   durationS: number;
 }

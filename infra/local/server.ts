@@ -14,6 +14,7 @@ import { startLocalKms } from './kms';
 import { startLocalSqs, type LocalSqs } from './sqs';
 import { startLocalStepFunctions, type LocalStepFunctions } from './stepfunctions';
 import { ensurePortFree, ensureWritableDataDir, listenProblem, locateJava } from './startup-checks';
+import { startWorkerPool } from './worker-pool';
 
 export interface LocalGatewayOptions {
   /** 0 picks a free port. Default 8787. */
@@ -44,6 +45,13 @@ export interface LocalGatewayOptions {
    * workflows move along (default GATEWAY_WORKFLOW_MAX_WAIT_MS, else 2000).
    */
   workflowMaxWaitMs?: number;
+  /**
+   * Multi-concurrency mode (GATEWAY_WORKER_THREADS): the endpoint functions run in this many
+   * worker threads, each with its own copy of every handler module and many invocations at
+   * once, as the Node.js runtime of Lambda Managed Instances runs them. 0 (default): the
+   * main thread runs them (one module copy, also many invocations at once).
+   */
+  workerThreads?: number;
   /** Aborting it during start-up stops what has started and rejects with its reason. */
   signal?: AbortSignal;
 }
@@ -62,6 +70,8 @@ export interface LocalGateway {
   stepFunctions: LocalStepFunctions;
   /** Local SQS (infra/local/sqs.ts): endpoint and queue URLs. */
   sqs: LocalSqs;
+  /** Multi-concurrency mode only: per worker thread, invocations served and the most at once. */
+  workerStats?: () => Array<{ served: number; maxInFlight: number }>;
   stop(): Promise<void>;
 }
 
@@ -160,7 +170,16 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     // Handlers are imported only now: their module scope reads the settings above.
     const handlers = new Map<string, StreamingHandler>();
     const bundles = (options.functionBundlesDir ?? process.env.GATEWAY_FUNCTION_BUNDLES) || undefined;
-    for (const group of ENDPOINT_GROUPS) {
+    const threads = options.workerThreads ?? (Number(process.env.GATEWAY_WORKER_THREADS) || 0);
+    let workerStats: LocalGateway['workerStats'];
+    if (threads > 0) {
+      // Worker threads copy process.env when they start: every setting above is in place.
+      const pool = await startWorkerPool(threads, bundles ? { bundlesDir: bundles } : {});
+      stops.push(() => pool.stop(INVOCATION_DRAIN_MS));
+      workerStats = pool.stats;
+      for (const group of ENDPOINT_GROUPS) handlers.set(group.name, pool.handlerFor(group.name));
+    }
+    for (const group of threads > 0 ? [] : ENDPOINT_GROUPS) {
       // A bundle is its own module graph (own config and caches), like a Lambda function.
       const file = bundles ? resolve(bundles, group.name, 'index.mjs') : resolve(import.meta.dirname, '../..', group.entry);
       const mod = (await import(file)) as { handler: StreamingHandler };
@@ -199,6 +218,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
       kmsEndpoint: kms.endpoint,
       stepFunctions,
       sqs,
+      ...(workerStats ? { workerStats } : {}),
       stop: async () => {
         for (const stop of stops.reverse()) await stop().catch(() => undefined);
         started = false;

@@ -19,12 +19,19 @@ import type { Construct } from 'constructs';
 import type { TableName } from '../../functions/shared/tables';
 import { ENDPOINT_GROUPS, FALLBACK_GROUP, type EndpointGroup } from '../endpoint-groups';
 import { EndpointFunction } from './endpoint-function';
+import { ManagedCapacity } from './managed-capacity';
+import type { CapacityMode, ManagedInstancesOptions } from './options';
 import { acknowledge } from './nag';
 import { pascal } from './names';
 
 export interface ApiStackProps extends StackProps {
   stage: string;
   memorySize: number;
+  /** Per-group memory (MB) of on-demand functions, overriding `memorySize`. */
+  memorySizes?: Readonly<Record<string, number>>;
+  /** Default on-demand; `managed-instances` needs `managedInstances`. */
+  capacity?: CapacityMode;
+  managedInstances?: ManagedInstancesOptions;
   logRetentionDays: RetentionDays;
   tables: Readonly<Record<TableName, Table>>;
   providerCredentialsKey: IKey;
@@ -64,6 +71,8 @@ export class ApiStack extends Stack {
   readonly restApi: RestApi;
   readonly functions: Readonly<Record<string, EndpointFunction>>;
   readonly routes: readonly ApiRoute[];
+  /** Only in `managed-instances` mode. */
+  readonly managedCapacity?: ManagedCapacity;
 
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, props);
@@ -71,6 +80,22 @@ export class ApiStack extends Stack {
     // explicitly): the data stack cannot be deleted while this stack still uses them.
     CrossStackReferences.of(this).consume(ReferenceStrength.STRONG);
     const groups = props.groups ?? ENDPOINT_GROUPS;
+    const known = new Set(groups.map((g) => g.name));
+    for (const name of Object.keys(props.memorySizes ?? {})) {
+      if (!known.has(name)) throw new Error(`Context 'memorySizes' names '${name}', which is not an endpoint group (${[...known].join(', ')}).`);
+    }
+    const managed = props.capacity === 'managed-instances' ? props.managedInstances : undefined;
+    if (props.capacity === 'managed-instances' && !managed) throw new Error(`capacity 'managed-instances' needs its managedInstances settings.`);
+    for (const name of managed?.groups ?? []) {
+      if (!known.has(name)) throw new Error(`Context 'managedInstanceGroups' names '${name}', which is not an endpoint group (${[...known].join(', ')}).`);
+    }
+    if (managed) {
+      this.managedCapacity = new ManagedCapacity(this, 'ManagedCapacity', {
+        stage: props.stage,
+        settings: managed,
+        logRetentionDays: props.logRetentionDays,
+      });
+    }
 
     const accessLogs = new LogGroup(this, 'AccessLogs', { retention: props.logRetentionDays });
     this.restApi = new RestApi(this, 'Api', {
@@ -134,15 +159,18 @@ export class ApiStack extends Stack {
 
     const v1 = this.restApi.root.addResource('v1');
     for (const group of groups) {
+      const onManagedInstances = managed?.groups.includes(group.name) ?? false;
       const fn = new EndpointFunction(this, `${pascal(group.name)}Function`, {
         group,
         stage: props.stage,
-        memorySize: props.memorySize,
+        memorySize: onManagedInstances ? managed!.memorySize : (props.memorySizes?.[group.name] ?? props.memorySize),
+        managedInstances: onManagedInstances,
         logRetentionDays: props.logRetentionDays,
         tables: props.tables,
         providerCredentialsKey: props.providerCredentialsKey,
       });
       functions[group.name] = fn;
+      if (onManagedInstances) this.managedCapacity!.attach(fn.function);
       const integration = new LambdaIntegration(fn.function, {
         responseTransferMode: ResponseTransferMode.STREAM,
         timeout: Duration.minutes(15),

@@ -16,6 +16,8 @@ export interface EndpointFunctionProps {
   group: EndpointGroup;
   stage: string;
   memorySize: number;
+  /** The function will run on a capacity provider (Lambda Managed Instances). */
+  managedInstances?: boolean;
   logRetentionDays: RetentionDays;
   tables: Readonly<Record<TableName, Table>>;
   providerCredentialsKey: IKey;
@@ -40,6 +42,7 @@ export class EndpointFunction extends Construct {
       description: `AI gateway (${props.stage}): ${group.name} endpoints`,
       roleDescription: `AI gateway (${props.stage}) ${group.name} function`,
       access: accessFor(group.name),
+      ...(props.managedInstances ? { functionId: 'ManagedInstancesFunction' } : {}),
       // Streams may last as long as API Gateway allows (15 min); the function must outlive them.
       timeout: Duration.minutes(15),
       memorySize: props.memorySize,

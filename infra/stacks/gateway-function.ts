@@ -23,6 +23,12 @@ export interface GatewayFunctionProps {
   description: string;
   roleDescription: string;
   functionName?: string;
+  /**
+   * Construct id of the function (default `Function`). A function on a capacity provider
+   * uses another id: Lambda cannot remove a capacity provider from a function, so a switch
+   * between on-demand and managed instances must replace the function, not update it.
+   */
+  functionId?: string;
   access: FunctionAccess;
   timeout: Duration;
   memorySize: number;
@@ -59,7 +65,7 @@ export function createGatewayFunction(scope: Construct, props: GatewayFunctionPr
       new PolicyStatement({ sid: 'ProviderCredentialsKey', actions: [...kmsActions], resources: [props.providerCredentialsKey.keyArn] }),
     );
   }
-  const fn = new LambdaFunction(scope, 'Function', {
+  const fn = new LambdaFunction(scope, props.functionId ?? 'Function', {
     ...(props.functionName ? { functionName: props.functionName } : {}),
     description: props.description,
     // The production bundle (infra/bundling.ts), shared with the benchmarks and bundle tests.

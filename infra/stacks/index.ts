@@ -17,7 +17,16 @@ export { BootstrapStack } from './bootstrap-stack';
 export { DataStack } from './data-stack';
 export { ObservabilityStack } from './observability-stack';
 export { WorkflowsStack } from './workflows-stack';
-export { DEFAULT_OPTIONS, optionsFromContext, resolveOptions, type GatewayAppOptions } from './options';
+export {
+  DEFAULT_MANAGED_INSTANCES,
+  DEFAULT_OPTIONS,
+  optionsFromContext,
+  resolveManagedInstances,
+  resolveOptions,
+  type CapacityMode,
+  type GatewayAppOptions,
+  type ManagedInstancesOptions,
+} from './options';
 
 export interface GatewayStacks {
   data: DataStack;
@@ -46,6 +55,9 @@ export function buildApp(app: App, options: GatewayAppOptions): GatewayStacks {
     description: `AI gateway (${stage}): REST API and one response-streaming Lambda per endpoint group`,
     stage,
     memorySize: options.memorySize,
+    ...(options.memorySizes ? { memorySizes: options.memorySizes } : {}),
+    capacity: options.capacity ?? 'on-demand',
+    ...(options.managedInstances ? { managedInstances: options.managedInstances } : {}),
     logRetentionDays: options.logRetentionDays,
     tables: data.tables,
     providerCredentialsKey: data.providerCredentialsKey,

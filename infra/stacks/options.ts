@@ -13,6 +13,20 @@ export interface GatewayAppOptions {
   logRetentionDays: RetentionDays;
   /** Memory of every endpoint-group function, in MB (CPU scales with it). */
   memorySize: number;
+  /**
+   * Per-group memory (MB) that overrides `memorySize` for those on-demand endpoint groups,
+   * e.g. `{ policies: 512 }` (context `memorySizes=policies:512,guardrails:512`).
+   */
+  memorySizes?: Readonly<Record<string, number>>;
+  /**
+   * Where the request-serving functions run: `on-demand` (default; one request per
+   * execution environment, billed per request and GB-second) or `managed-instances`
+   * (Lambda Managed Instances: many concurrent requests per environment on EC2 capacity
+   * that Lambda manages, billed per instance-hour plus a management fee).
+   */
+  capacity?: CapacityMode;
+  /** Settings of `capacity: 'managed-instances'`; defaults in DEFAULT_MANAGED_INSTANCES. */
+  managedInstances?: ManagedInstancesOptions;
   /** Run the cdk-nag AwsSolutions checks at synthesis (violations make synth throw). */
   nag?: boolean;
   /**
@@ -29,10 +43,57 @@ export interface GatewayAppOptions {
   budgetAlarm?: boolean;
 }
 
+export type CapacityMode = 'on-demand' | 'managed-instances';
+
+export interface ManagedInstancesOptions {
+  /** Endpoint groups on the capacity provider; the others (and every workflow worker) stay on demand. */
+  groups: readonly string[];
+  /** EC2 instance types the capacity provider may launch (Graviton: the functions are arm64). */
+  instanceTypes: readonly string[];
+  /** Memory of each execution environment in MB (Lambda Managed Instances need at least 2048). */
+  memorySize: number;
+  /** GiB of memory per vCPU of each execution environment (2 to 8): 2048 MB at 2 GiB/vCPU is one vCPU. */
+  memoryGiBPerVCpu: number;
+  /** Concurrent requests one execution environment takes (the Node.js default is 64 per vCPU). */
+  perExecutionEnvironmentMaxConcurrency: number;
+  /** Execution environments kept per function (3 by default: one per Availability Zone). */
+  minExecutionEnvironments: number;
+  /** Upper bound of execution environments per function; unset: no function-level bound. */
+  maxExecutionEnvironments?: number;
+  /** Upper bound of the capacity provider's vCPUs (12 to 15000): the cost ceiling. */
+  maxVCpuCount: number;
+  /**
+   * An existing VPC: its id and the subnets (private, with a route to a NAT gateway or
+   * another egress to the model providers) the instances run in; optional security groups
+   * (default: a new one that allows all outbound traffic and no inbound). Without a VPC id
+   * the stack creates a VPC (see `natGateways`, `maxAzs`).
+   */
+  vpcId?: string;
+  subnetIds?: readonly string[];
+  securityGroupIds?: readonly string[];
+  /** New VPC only: NAT gateways for the calls to model providers (1 = cheapest, one per AZ = AZ-resilient egress). */
+  natGateways: number;
+  /** New VPC only: Availability Zones spanned. */
+  maxAzs: number;
+}
+
+export const DEFAULT_MANAGED_INSTANCES = {
+  groups: ['gateway'],
+  instanceTypes: ['c7g.large', 'c7g.xlarge'],
+  memorySize: 2048,
+  memoryGiBPerVCpu: 2,
+  perExecutionEnvironmentMaxConcurrency: 64,
+  minExecutionEnvironments: 3,
+  maxVCpuCount: 64,
+  natGateways: 1,
+  maxAzs: 3,
+} as const satisfies ManagedInstancesOptions;
+
 export const DEFAULT_OPTIONS = {
   stage: 'prod',
   logRetentionDays: RetentionDays.ONE_MONTH,
   memorySize: 1024,
+  capacity: 'on-demand',
 } as const satisfies GatewayAppOptions;
 
 const STAGE = /^[a-z][a-z0-9-]{0,23}$/;
@@ -46,9 +107,12 @@ export function resolveOptions(raw: {
   stage?: unknown;
   logRetentionDays?: unknown;
   memorySize?: unknown;
+  memorySizes?: unknown;
   nag?: unknown;
   alarmEmail?: unknown;
   alarmTopicArn?: unknown;
+  capacity?: unknown;
+  managedInstances?: Record<string, unknown>;
   budgetAlarm?: unknown;
 }): GatewayAppOptions {
   const stage = String(raw.stage ?? DEFAULT_OPTIONS.stage);
@@ -76,10 +140,18 @@ export function resolveOptions(raw: {
       `Context 'alarmTopicArn' must be the ARN of a standard (not FIFO) SNS topic, arn:aws:sns:<region>:<account>:<name>; got '${alarmTopicArn}'.`,
     );
   }
+  const memorySizes = resolveMemorySizes(raw.memorySizes);
+  const capacity = String(raw.capacity ?? DEFAULT_OPTIONS.capacity);
+  if (capacity !== 'on-demand' && capacity !== 'managed-instances') {
+    throw new Error(`Context 'capacity' must be 'on-demand' or 'managed-instances'; got '${capacity}'.`);
+  }
   return {
     stage,
     logRetentionDays: logRetentionDays as RetentionDays,
     memorySize,
+    ...(memorySizes ? { memorySizes } : {}),
+    capacity,
+    ...(capacity === 'managed-instances' ? { managedInstances: resolveManagedInstances(raw.managedInstances ?? {}) } : {}),
     nag,
     ...(alarmEmail !== undefined ? { alarmEmail } : {}),
     ...(alarmTopicArn !== undefined ? { alarmTopicArn } : {}),
@@ -94,16 +166,146 @@ function optionalString(value: unknown): string | undefined {
   return s === '' ? undefined : s;
 }
 
-/** Reads `stage`, `logRetentionDays`, `memorySize`, `nag`, `alarmEmail`, `alarmTopicArn` and `budgetAlarm` from the app's context. */
+const MB = (name: string, value: unknown, min: number): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > 10_240) {
+    throw new Error(`Context '${name}' must be an integer number of MB between ${min} and 10240; got '${String(value)}'.`);
+  }
+  return n;
+};
+
+/** `policies:512,guardrails:512` (the CLI's form) or an object; group names are checked by the API stack. */
+function resolveMemorySizes(value: unknown): Record<string, number> | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  const entries =
+    typeof value === 'object'
+      ? Object.entries(value as Record<string, unknown>)
+      : String(value)
+          .split(',')
+          .map((pair) => pair.split(':').map((x) => x.trim()) as [string, string?]);
+  const out: Record<string, number> = {};
+  for (const [group, mb] of entries) {
+    if (!group || mb === undefined) throw new Error(`Context 'memorySizes' must look like 'gateway:1024,policies:512'; got '${String(value)}'.`);
+    out[group] = MB(`memorySizes.${group}`, mb, 128);
+  }
+  return out;
+}
+
+const INSTANCE_TYPE = /^[a-z][a-z0-9-]*\.[a-z0-9]+$/;
+const VPC_ID = /^vpc-[0-9a-f]{8,17}$/;
+const SUBNET_ID = /^subnet-[0-9a-f]{8,17}$/;
+const SG_ID = /^sg-[0-9a-f]{8,17}$/;
+
+const list = (value: unknown): string[] | undefined => {
+  if (value === undefined || value === null || value === '') return undefined;
+  const items = Array.isArray(value) ? value.map(String) : String(value).split(',');
+  return items.map((x) => x.trim()).filter(Boolean);
+};
+
+function int(name: string, value: unknown, fallback: number, min: number, max: number): number {
+  if (value === undefined || value === null || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`Context '${name}' must be an integer between ${min} and ${max}; got '${String(value)}'.`);
+  return n;
+}
+
+/** Validates the managed-instances settings against the limits Lambda documents. */
+export function resolveManagedInstances(raw: Record<string, unknown>): ManagedInstancesOptions {
+  const d = DEFAULT_MANAGED_INSTANCES;
+  const groups = list(raw.groups) ?? [...d.groups];
+  if (groups.length === 0) throw new Error(`Context 'managedInstanceGroups' must name at least one endpoint group.`);
+  const instanceTypes = list(raw.instanceTypes) ?? [...d.instanceTypes];
+  for (const t of instanceTypes) {
+    if (!INSTANCE_TYPE.test(t)) throw new Error(`Context 'instanceTypes' must be EC2 instance types like c7g.large; got '${t}'.`);
+  }
+  const memorySize = raw.memorySize === undefined ? d.memorySize : MB('managedInstanceMemorySize', raw.memorySize, 2048);
+  const memoryGiBPerVCpu = raw.memoryGiBPerVCpu === undefined ? d.memoryGiBPerVCpu : Number(raw.memoryGiBPerVCpu);
+  if (!(memoryGiBPerVCpu >= 2 && memoryGiBPerVCpu <= 8)) {
+    throw new Error(`Context 'memoryGiBPerVCpu' must be between 2 and 8; got '${String(raw.memoryGiBPerVCpu)}'.`);
+  }
+  if (memorySize / 1024 < memoryGiBPerVCpu) {
+    throw new Error(
+      `An execution environment has at least one vCPU: managedInstanceMemorySize ${memorySize} MB is below memoryGiBPerVCpu ${memoryGiBPerVCpu} GiB.`,
+    );
+  }
+  const perExecutionEnvironmentMaxConcurrency = int(
+    'perExecutionEnvironmentMaxConcurrency',
+    raw.perExecutionEnvironmentMaxConcurrency,
+    d.perExecutionEnvironmentMaxConcurrency,
+    1,
+    1600,
+  );
+  const minExecutionEnvironments = int('minExecutionEnvironments', raw.minExecutionEnvironments, d.minExecutionEnvironments, 0, 15_000);
+  const maxExecutionEnvironments =
+    raw.maxExecutionEnvironments === undefined || raw.maxExecutionEnvironments === ''
+      ? undefined
+      : int('maxExecutionEnvironments', raw.maxExecutionEnvironments, 0, Math.max(1, minExecutionEnvironments), 15_000);
+  const maxVCpuCount = int('maxVCpuCount', raw.maxVCpuCount, d.maxVCpuCount, 12, 15_000);
+  const vpcId = optionalString(raw.vpcId);
+  const subnetIds = list(raw.subnetIds);
+  const securityGroupIds = list(raw.securityGroupIds);
+  if (vpcId !== undefined) {
+    if (!VPC_ID.test(vpcId)) throw new Error(`Context 'vpcId' must be a VPC id (vpc-...); got '${vpcId}'.`);
+    if (!subnetIds || subnetIds.length < 1 || subnetIds.length > 16 || !subnetIds.every((x) => SUBNET_ID.test(x))) {
+      throw new Error(`Context 'subnetIds' must list 1 to 16 subnet ids (subnet-...) of VPC ${vpcId}; got '${String(raw.subnetIds)}'.`);
+    }
+    if (securityGroupIds && (securityGroupIds.length > 5 || !securityGroupIds.every((x) => SG_ID.test(x)))) {
+      throw new Error(`Context 'securityGroupIds' must list at most 5 security group ids (sg-...); got '${String(raw.securityGroupIds)}'.`);
+    }
+  } else if (subnetIds || securityGroupIds) {
+    throw new Error(`Context 'subnetIds' and 'securityGroupIds' need 'vpcId' (the VPC they belong to).`);
+  }
+  const maxAzs = int('maxAzs', raw.maxAzs, d.maxAzs, 1, 6);
+  const natGateways = int('natGateways', raw.natGateways, d.natGateways, 1, maxAzs);
+  return {
+    groups,
+    instanceTypes,
+    memorySize,
+    memoryGiBPerVCpu,
+    perExecutionEnvironmentMaxConcurrency,
+    minExecutionEnvironments,
+    ...(maxExecutionEnvironments !== undefined ? { maxExecutionEnvironments } : {}),
+    maxVCpuCount,
+    ...(vpcId !== undefined ? { vpcId, subnetIds: subnetIds!, ...(securityGroupIds ? { securityGroupIds } : {}) } : {}),
+    natGateways,
+    maxAzs,
+  };
+}
+
+/**
+ * Reads the options from the app's context: `stage`, `logRetentionDays`, `memorySize`,
+ * `memorySizes`, `nag`, `alarmEmail`, `alarmTopicArn`, `capacity` and the managed-instances
+ * settings (`managedInstanceGroups`, `instanceTypes`, `managedInstanceMemorySize`,
+ * `memoryGiBPerVCpu`, `perExecutionEnvironmentMaxConcurrency`, `minExecutionEnvironments`,
+ * `maxExecutionEnvironments`, `maxVCpuCount`, `vpcId`, `subnetIds`, `securityGroupIds`,
+ * `natGateways`, `maxAzs`) and `budgetAlarm`.
+ */
 export function optionsFromContext(app: App): GatewayAppOptions {
   const ctx = (key: string): unknown => app.node.tryGetContext(key);
   return resolveOptions({
     stage: ctx('stage'),
     logRetentionDays: ctx('logRetentionDays'),
     memorySize: ctx('memorySize'),
+    memorySizes: ctx('memorySizes'),
     nag: ctx('nag'),
     alarmEmail: ctx('alarmEmail'),
     alarmTopicArn: ctx('alarmTopicArn'),
+    capacity: ctx('capacity'),
+    managedInstances: {
+      groups: ctx('managedInstanceGroups'),
+      instanceTypes: ctx('instanceTypes'),
+      memorySize: ctx('managedInstanceMemorySize'),
+      memoryGiBPerVCpu: ctx('memoryGiBPerVCpu'),
+      perExecutionEnvironmentMaxConcurrency: ctx('perExecutionEnvironmentMaxConcurrency'),
+      minExecutionEnvironments: ctx('minExecutionEnvironments'),
+      maxExecutionEnvironments: ctx('maxExecutionEnvironments'),
+      maxVCpuCount: ctx('maxVCpuCount'),
+      vpcId: ctx('vpcId'),
+      subnetIds: ctx('subnetIds'),
+      securityGroupIds: ctx('securityGroupIds'),
+      natGateways: ctx('natGateways'),
+      maxAzs: ctx('maxAzs'),
+    },
     budgetAlarm: ctx('budgetAlarm'),
   });
 }

@@ -46,7 +46,7 @@ describe('app options', () => {
   it('defaults, and reads context values given as strings by the CLI', () => {
     expect(optionsFromContext(new App())).toEqual({ ...DEFAULT_OPTIONS, nag: true });
     const ctx = new App({ context: { stage: 'dev', logRetentionDays: '7', memorySize: '2048', nag: 'false' } });
-    expect(optionsFromContext(ctx)).toEqual({ stage: 'dev', logRetentionDays: 7, memorySize: 2048, nag: false });
+    expect(optionsFromContext(ctx)).toEqual({ stage: 'dev', logRetentionDays: 7, memorySize: 2048, capacity: 'on-demand', nag: false });
   });
 
   it('rejects values AWS would refuse, naming the setting', () => {
