@@ -5,6 +5,7 @@ import { uuid } from '../shared/ids';
 import { findWorkspace } from '../shared/stores/workspaces';
 import { log } from '../shared/telemetry/logger';
 import { parseInput, queryEnum, queryInt } from '../shared/validation';
+import { syncBudgetAlarm } from './budget-alarms';
 import { clearBudgetCache } from './budgets';
 import { createBudgetSchema, DEFAULT_ALERT_THRESHOLDS, normaliseThresholds, updateBudgetSchema, type BudgetPolicy } from './budget-model';
 import { clearPolicyCache } from './limiter';
@@ -48,6 +49,8 @@ interface PolicyKind<P extends Common> {
   /** Extra list filters from the query. */
   listFilter(req: GatewayRequest): (p: P) => boolean;
   clearCache(workspaceId: string): void;
+  /** After a policy was created, changed or deleted (`undefined`): e.g. its alarm. */
+  afterWrite?(id: string, policy: P | undefined, req: GatewayRequest): Promise<void>;
 }
 
 function routesFor<P extends Common>(kind: PolicyKind<P>): Route[] {
@@ -73,6 +76,7 @@ function routesFor<P extends Common>(kind: PolicyKind<P>): Route[] {
     } as P);
     kind.clearCache(workspaceId);
     log.info(`${kind.noun} created`, { policy_id: policy.id, target_workspace_id: workspaceId, by_key_id: req.auth.keyId }, req.context);
+    await kind.afterWrite?.(policy.id, policy, req);
     return ok(withObject(policy));
   }
 
@@ -102,6 +106,7 @@ function routesFor<P extends Common>(kind: PolicyKind<P>): Route[] {
     if (!policy) throw notFoundError(req.params.id!);
     kind.clearCache(workspaceId);
     log.info(`${kind.noun} updated`, { policy_id: policy.id, status: policy.status, by_key_id: req.auth.keyId }, req.context);
+    await kind.afterWrite?.(policy.id, policy, req);
     return ok(withObject(policy));
   }
 
@@ -119,6 +124,7 @@ function routesFor<P extends Common>(kind: PolicyKind<P>): Route[] {
     if (!(await kind.store.remove(workspaceId, id))) throw notFoundError(id);
     kind.clearCache(workspaceId);
     log.info(`${kind.noun} deleted`, { policy_id: id, by_key_id: req.auth.keyId }, req.context);
+    await kind.afterWrite?.(id, undefined, req);
     return ok({ object: `${kind.object}.deleted`, id, deleted: true });
   }
 
@@ -184,6 +190,7 @@ const budgets: PolicyKind<BudgetPolicy> = {
   },
   listFilter: () => () => true,
   clearCache: clearBudgetCache,
+  afterWrite: (id, budget, req) => syncBudgetAlarm(id, budget, req.context),
 };
 
 export const policyRoutes: Route[] = [...routesFor(rateLimits), ...routesFor(budgets)];

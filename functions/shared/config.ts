@@ -93,6 +93,14 @@ const schema = z.object({
   FINE_TUNING_POLL_SECONDS: intFromEnv(60, 1),
   /** Queue of new fine-tuning jobs; its consumer starts one execution per job. */
   FINE_TUNING_QUEUE_URL: z.optional(z.string()),
+  /**
+   * Per-budget CloudWatch alarms (stack option `budgetAlarm`): the topic they notify, the
+   * prefix of their names (the function may manage only alarms with it) and, for tests, the
+   * CloudWatch endpoint. Unset topic: no alarms are managed.
+   */
+  BUDGET_ALARM_TOPIC_ARN: z.optional(z.string()),
+  BUDGET_ALARM_PREFIX: z._default(z.string(), 'ai-gateway-budget-'),
+  AWS_ENDPOINT_URL_CLOUDWATCH: urlFromEnv,
   SERVICE_NAME: z._default(z.string(), 'ai-gateway'),
   /** Powertools' settings the gateway's own EMF lines follow (functions/shared/telemetry/metrics.ts). */
   POWERTOOLS_METRICS_NAMESPACE: z._default(z.string(), 'AiGateway'),
@@ -102,6 +110,7 @@ const schema = z.object({
 
 export interface GatewayConfig {
   region: string;
+  budgetAlarms: { topicArn: string | undefined; namePrefix: string; endpoint: string | undefined };
   /** Endpoint of a service when set in the environment; otherwise the regional one is used. */
   awsEndpoints: { dynamodb: string | undefined; kms: string | undefined };
   tables: Record<TableName, string>;
@@ -145,6 +154,11 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
       kms: e.AWS_ENDPOINT_URL_KMS ?? e.AWS_ENDPOINT_URL,
     },
     tables,
+    budgetAlarms: {
+      topicArn: e.BUDGET_ALARM_TOPIC_ARN || undefined,
+      namePrefix: e.BUDGET_ALARM_PREFIX,
+      endpoint: e.AWS_ENDPOINT_URL_CLOUDWATCH ?? e.AWS_ENDPOINT_URL,
+    },
     providerCredentialsKeyId: e.PROVIDER_CREDENTIALS_KEY_ID,
     trustedHosts: e.GATEWAY_TRUSTED_HOSTS,
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,

@@ -1,4 +1,5 @@
-import { Duration, Tags, Token, Validations, type App } from 'aws-cdk-lib';
+import { Aws, Duration, Tags, Token, Validations, type App } from 'aws-cdk-lib';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { CfnQueue } from 'aws-cdk-lib/aws-sqs';
 import type { CfnStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
@@ -62,6 +63,8 @@ export function buildApp(app: App, options: GatewayAppOptions): GatewayStacks {
     tables: data.tables,
     providerCredentialsKey: data.providerCredentialsKey,
   });
+
+  if (options.budgetAlarm) manageBudgetAlarms(api, stage, options.alarmTopicArn);
 
   // State machines, their workers and queues (infra/workflows/registry.ts). It hands env
   // vars and grants to the API functions that feed or stop workflows, so the API stack
@@ -141,4 +144,30 @@ function fixedName(value: string | undefined): string | undefined {
 function required(value: string | undefined, what: string): string {
   if (value === undefined) throw new Error(`The observability stack needs a fixed name for the ${what}.`);
   return value;
+}
+
+/**
+ * `-c budgetAlarm=true`: the policies function keeps one CloudWatch alarm per active budget
+ * (functions/policies/budget-alarms.ts), named `ai-gateway-<stage>-budget-<id>` so the alarm
+ * topic accepts it, and may manage only alarms with that prefix. The topic's ARN is built
+ * from its fixed name: the observability stack deploys after this one.
+ */
+function manageBudgetAlarms(api: ApiStack, stage: string, alarmTopicArn: string | undefined): void {
+  const fn = api.functions.policies?.function;
+  if (!fn) throw new Error("The option 'budgetAlarm' needs the 'policies' endpoint group.");
+  const prefix = `ai-gateway-${stage}-budget-`;
+  fn.addEnvironment('BUDGET_ALARM_TOPIC_ARN', alarmTopicArn ?? `arn:${Aws.PARTITION}:sns:${Aws.REGION}:${Aws.ACCOUNT_ID}:ai-gateway-${stage}-alarms`);
+  fn.addEnvironment('BUDGET_ALARM_PREFIX', prefix);
+  fn.addToRolePolicy(
+    new PolicyStatement({
+      sid: 'BudgetAlarms',
+      actions: ['cloudwatch:PutMetricAlarm', 'cloudwatch:DeleteAlarms'],
+      resources: [`arn:${Aws.PARTITION}:cloudwatch:${Aws.REGION}:${Aws.ACCOUNT_ID}:alarm:${prefix}*`],
+    }),
+  );
+  Validations.of(fn.role!).acknowledge({
+    id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudwatch:<AWS::Region>:<AWS::AccountId>:alarm:${prefix}*]`,
+    reason:
+      'Budgets are created at run time, each with its own alarm: the function may put and delete only alarms whose names carry the budget-alarm prefix of this stage.',
+  });
 }
