@@ -87,7 +87,7 @@ export class ChatStream implements AsyncIterable<ChatCompletionChunk> {
     const remaining = this.src.remainingMs();
     // Output guardrails need the text, so OpenAI chunks are parsed and re-sent then.
     const through = translator ?? (finale ? reframeOpenAIStream(ctx, providerName) : undefined);
-    return through ? translatedStream(upstream, through, log, remaining, finale) : passThroughStream(upstream, log, remaining);
+    return through ? translatedStream(upstream, through, log, remaining, finale) : passThroughStream(upstream, log, remaining, this.src.hideUsage);
   }
 
   /** Stop reading: the upstream request is aborted, a pending `next()` throws a `cancelled` ChatStreamError (chat-stream.ts). */
@@ -159,7 +159,8 @@ export async function chatCall({ req, body, log }: ChatCallInput): Promise<ChatO
         : undefined;
     const source: StreamSource = {
       upstream: d.routing.result.response!.body,
-      translator: chat.stream?.(ctx) ?? (chat.streamUsageOnRequest && !ctx.includeUsage ? reframeOpenAIStream(ctx, d.resolved.adapter.name) : undefined),
+      translator: chat.stream?.(ctx),
+      hideUsage: Boolean(chat.streamUsageOnRequest) && !ctx.includeUsage,
       providerName: d.resolved.adapter.name,
       ctx,
       finale,

@@ -56,6 +56,8 @@ export interface StreamSource {
   upstream: Readable;
   /** Absent: the provider streams OpenAI chunks already. */
   translator?: StreamTranslator;
+  /** OpenAI chunks carrying usage the caller did not ask for (the gateway asked, to price the stream): it is left out. */
+  hideUsage?: boolean;
   providerName: string;
   ctx: TranslateContext;
   finale?: StreamFinale;

@@ -82,32 +82,44 @@ function relay(upstream: Readable, sse: SseWriter, facts: StreamLog, remainingMs
   });
 }
 
-/** OpenAI-shaped upstream: bytes pass through untouched; usage is read off a parsed copy. */
-export function passThroughStream(upstream: Readable, facts: StreamLog, remainingMs: number | undefined): SseWriter {
+/**
+ * OpenAI-shaped upstream: bytes pass through untouched; usage is read off a parsed copy.
+ * `hideUsage`: the gateway asked for usage the caller did not (to price the stream), so
+ * events are forwarded one by one as they arrive, less the final usage-only chunk (the
+ * others keep the `"usage":null` OpenAI puts in them then); still no JSON re-encoding.
+ */
+export function passThroughStream(upstream: Readable, facts: StreamLog, remainingMs: number | undefined, hideUsage = false): SseWriter {
   const sse = new SseWriter();
   let sawDone = false;
+  let writable = true;
   const parser = createParser({
     onEvent(event) {
       if (event.data === '[DONE]') {
         sawDone = true;
+        if (hideUsage) writable = sse.writeRaw('data: [DONE]\n\n');
         return;
       }
-      if (!event.data.includes('"usage"')) return;
-      try {
-        const usage = (JSON.parse(event.data) as { usage?: Usage | null }).usage;
-        if (usage) facts.usage = usage;
-      } catch {
-        /* not JSON: nothing to learn */
+      const hasUsage = event.data.includes('"usage"');
+      let usageOnly = false;
+      if (hasUsage) {
+        try {
+          const chunk = JSON.parse(event.data) as { usage?: Usage | null; choices?: unknown[] };
+          if (chunk.usage) facts.usage = chunk.usage;
+          usageOnly = Boolean(chunk.usage) && Array.isArray(chunk.choices) && chunk.choices.length === 0;
+        } catch {
+          /* not JSON: nothing to learn */
+        }
       }
+      if (hideUsage && !usageOnly) writable = sse.writeRaw(`data: ${event.data}\n\n`);
     },
   });
   const decoder = new TextDecoder();
   relay(upstream, sse, facts, remainingMs, {
     onData(chunk) {
       // Forward first: reading usage off the copy must not delay the caller's bytes.
-      sse.writeRaw(chunk);
+      if (!hideUsage) sse.writeRaw(chunk);
       parser.feed(decoder.decode(chunk, { stream: true }));
-      return true;
+      return hideUsage ? writable : true;
     },
     onEnd() {
       if (!sawDone) facts.streamError = 'provider stream ended without [DONE]';
