@@ -3,7 +3,8 @@ import { hourLabel, HOUR_LABEL_LENGTH } from './periods';
 
 /**
  * Which counters a request adds to, and how counters are keyed, pure. Table `usage`:
- *   pk `WS#<workspace>#SPEND#<dimension>`  (dimension: workspace, api_key, provider, model, metadata.<key>)
+ *   pk `WS#<workspace>#SPEND#<dimension>`  (dimension: api_key, provider, model, metadata.<key>;
+ *      `workspace` is read as the sum of the workspace's api_key counters)
  *   sk `<YYYY-MM-DDTHH>#<value>`, or just `<YYYY-MM-DDTHH>` when the value is null (no provider
  *      or model: a request refused before routing)
  * so a report is one Query per (workspace, dimension) over a sort-key range of hours.
@@ -135,8 +136,9 @@ export function countersOf(record: SpendFacts): CounterKey[] {
   const hour = hourLabel(record.created_at);
   const ws = record.workspace_id;
   const key = (dimension: Dimension, value: string | null): CounterKey => ({ pk: spendPartition(ws, dimension), sk: counterSortKey(hour, groupValue(value)) });
+  // No `workspace` counter: every request has a key, so a workspace's totals are the sum of
+  // its keys' counters (functions/spend/report.ts), one UpdateItem per request fewer.
   return [
-    key('workspace', ws),
     key('api_key', record.api_key_id),
     key('provider', record.provider),
     key('model', record.model),

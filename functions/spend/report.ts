@@ -118,15 +118,18 @@ export async function spendReport(query: SpendQuery): Promise<SpendReport> {
   const step = GRANULARITY_SECONDS[granularity];
   const max = query.maxCounters ?? MAX_REPORT_COUNTERS;
   const budget = { left: max, max };
+  // A workspace's totals are the sum of its keys' counters (no counter of its own).
+  const stored: Dimension = dimension === 'workspace' ? 'api_key' : dimension;
   const perWorkspace = await inLanes(query.workspaceIds, MAX_PARALLEL_QUERIES, async (ws) => ({
     ws,
-    items: await readCounters(ws, dimension, range, nowSeconds, budget),
+    items: await readCounters(ws, stored, range, nowSeconds, budget),
   }));
   const rows = new Map<string, { period: number; group: string | null; amounts: SpendAmounts }>();
   const totals = zeroAmounts();
-  for (const { items } of perWorkspace) {
+  for (const { ws, items } of perWorkspace) {
     for (const item of items) {
-      const { hour, value } = parseCounterSortKey(item.sk);
+      const { hour, value: stored } = parseCounterSortKey(item.sk);
+      const value = dimension === 'workspace' ? ws : stored;
       const hourStart = parseHourLabel(hour);
       if (hourStart === undefined || hourStart < range.from || hourStart >= range.to) continue;
       const amounts = zeroAmounts();

@@ -135,17 +135,16 @@ describe('the counters of a request', () => {
     created_at: at('2026-11-25T19:27:04Z'),
   };
 
-  it('are the workspace, key, provider, model and each metadata key, in the hour of the request', () => {
+  it('are the key, provider, model and each metadata key, in the hour of the request (a workspace sums its keys)', () => {
     const keys = countersOf({ ...base, metadata: { team: 'search', _user: 'u-1' } });
     expect(keys).toEqual([
-      { pk: spendPartition('ws_1', 'workspace'), sk: '2026-11-25T19#ws_1' },
       { pk: spendPartition('ws_1', 'api_key'), sk: '2026-11-25T19#key_1' },
       { pk: spendPartition('ws_1', 'provider'), sk: '2026-11-25T19#openai' },
       { pk: spendPartition('ws_1', 'model'), sk: '2026-11-25T19#gpt-4o-mini' },
       { pk: 'WS#ws_1#SPEND#metadata._user', sk: '2026-11-25T19#u-1' },
       { pk: 'WS#ws_1#SPEND#metadata.team', sk: '2026-11-25T19#search' },
     ]);
-    expect(countersOf({ ...base, provider: null, model: null }).slice(2)).toEqual([
+    expect(countersOf({ ...base, provider: null, model: null }).slice(1)).toEqual([
       { pk: spendPartition('ws_1', 'provider'), sk: '2026-11-25T19' },
       { pk: spendPartition('ws_1', 'model'), sk: '2026-11-25T19' },
     ]);
