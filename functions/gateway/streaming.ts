@@ -82,6 +82,8 @@ function relay(upstream: Readable, sse: SseWriter, facts: StreamLog, remainingMs
   });
 }
 
+const USAGE_OBJECT = /"usage"\s*:\s*\{/;
+
 /**
  * OpenAI-shaped upstream: bytes pass through untouched; usage is read off a parsed copy.
  * `hideUsage`: the gateway asked for usage the caller did not (to price the stream), so
@@ -99,9 +101,9 @@ export function passThroughStream(upstream: Readable, facts: StreamLog, remainin
         if (hideUsage) writable = sse.writeRaw('data: [DONE]\n\n');
         return;
       }
-      const hasUsage = event.data.includes('"usage"');
       let usageOnly = false;
-      if (hasUsage) {
+      // Once usage is asked for, every chunk carries `"usage":null`: only one with a usage object is parsed.
+      if (event.data.includes('"usage"') && USAGE_OBJECT.test(event.data)) {
         try {
           const chunk = JSON.parse(event.data) as { usage?: Usage | null; choices?: unknown[] };
           if (chunk.usage) facts.usage = chunk.usage;
