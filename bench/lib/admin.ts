@@ -33,3 +33,27 @@ export async function setUpGateway(url: string, adminKey: string): Promise<Bench
   });
   return { key: plain.secret, limitedKey: limited.secret, limitedKeyId: limited.id, policyId: policy.id };
 }
+
+/**
+ * What the storage and cost phases send a chat request through: a key under a requests/min
+ * policy that never refuses (so the limiter does its work), a managed OpenAI provider at the
+ * fake upstream, and a saved config targeting it. Returns the key.
+ */
+export async function setUpLimitedChat(
+  admin: (method: string, path: string, body?: unknown) => Promise<unknown>,
+  name: string,
+  upstreamUrl: string,
+  providerKey: string,
+): Promise<{ id: string; secret: string }> {
+  const key = (await admin('POST', '/v1/api-keys', { name, scopes: ['gateway'] })) as { id: string; secret: string };
+  await admin('POST', '/v1/policies/rate-limits', {
+    name: `${name}: never refuses`,
+    conditions: [{ key: 'api_key', value: key.id }],
+    type: 'requests',
+    unit: 'rpm',
+    value: 1_000_000_000_000,
+  });
+  await admin('POST', '/v1/providers', { slug: `${name}-openai`, provider: 'openai', api_key: providerKey, custom_host: `${upstreamUrl}/v1` });
+  await admin('POST', '/v1/configs', { name, slug: `${name}-config`, config: { retry: { attempts: 1 }, targets: [{ provider: `@${name}-openai` }] } });
+  return key;
+}

@@ -19,7 +19,7 @@ import {
 } from '../../infra/cost/model';
 import { PRICES_AS_OF, REGION } from '../../infra/cost/prices';
 import { runsDefinition } from '../../infra/workflows/runs';
-import { api } from './admin';
+import { api, setUpLimitedChat } from './admin';
 import { runLoad, round } from './load';
 import { cpuMs, type ChildGateway } from './procs';
 import { PROVIDER_KEY } from './scenarios';
@@ -139,16 +139,7 @@ export async function measureCostInputs(
   opts: { durationS: number; connections: number; latencyMs: number },
 ): Promise<CostMeasurement> {
   const admin = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) => api<T>(gw.url, gw.adminKey, method, path, body);
-  const key = await admin<{ id: string; secret: string }>('POST', '/v1/api-keys', { name: 'bench-cost', scopes: ['gateway'] });
-  await admin('POST', '/v1/policies/rate-limits', {
-    name: 'bench-cost: never refuses',
-    conditions: [{ key: 'api_key', value: key.id }],
-    type: 'requests',
-    unit: 'rpm',
-    value: 1_000_000_000_000,
-  });
-  await admin('POST', '/v1/providers', { slug: 'cost-openai', provider: 'openai', api_key: PROVIDER_KEY, custom_host: `${upstreamUrl}/v1` });
-  await admin('POST', '/v1/configs', { name: 'cost', slug: 'cost-config', config: { retry: { attempts: 1 }, targets: [{ provider: '@cost-openai' }] } });
+  const key = await setUpLimitedChat(admin, 'cost', upstreamUrl, PROVIDER_KEY);
   const body = JSON.stringify({
     model: 'gpt-4o-mini',
     messages: [{ role: 'user', content: 'Summarise the benefits of a gateway in front of model providers in one line' }],

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LocalGateway } from '../../infra/local/server';
-import { api } from './admin';
+import { api, setUpLimitedChat } from './admin';
 import { PROVIDER_KEY, type Upstreams } from './scenarios';
 
 /** DynamoDB commands that read, and those that write (everything the code base sends). */
@@ -52,16 +52,7 @@ export async function measureStorageCalls(gw: LocalGateway, upstreams: Upstreams
   const { storageCalls } = await import('../../functions/shared/db/client');
   const admin = (method: string, path: string, body?: unknown) => api(gw.url, gw.adminKey, method, path, body);
   const key = (await admin('POST', '/v1/api-keys', { name: 'bench-storage', scopes: ['gateway'] })) as { id: string; secret: string };
-  const limited = (await admin('POST', '/v1/api-keys', { name: 'bench-storage-limited', scopes: ['gateway'] })) as { id: string; secret: string };
-  await admin('POST', '/v1/policies/rate-limits', {
-    name: 'bench: never refuses',
-    conditions: [{ key: 'api_key', value: limited.id }],
-    type: 'requests',
-    unit: 'rpm',
-    value: 1_000_000_000_000,
-  });
-  await admin('POST', '/v1/providers', { slug: 'bench-openai', provider: 'openai', api_key: PROVIDER_KEY, custom_host: `${upstreams.openai0}/v1` });
-  await admin('POST', '/v1/configs', { name: 'bench', slug: 'bench-config', config: { retry: { attempts: 1 }, targets: [{ provider: '@bench-openai' }] } });
+  const limited = await setUpLimitedChat(admin, 'bench', upstreams.openai0, PROVIDER_KEY);
 
   const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Count my storage calls' }] });
   const scenarios: Array<{ scenario: string; description: string; path: string; headers: Record<string, string> }> = [

@@ -83,6 +83,34 @@ const op = (method: HttpMethod, path: string, scope: Scope, summary: string, ans
 });
 const body = (name: string, schema: zm.ZodMiniType) => ({ body: { name, schema } });
 
+/** The six operations of a kind of policy (functions/policies/routes.ts serves them alike). */
+function policyOperations(
+  base: string,
+  noun: { one: string; many: string },
+  schemaName: string,
+  create: zm.ZodMiniType,
+  update: zm.ZodMiniType,
+  listFilters: readonly QueryParameter[] = [],
+): Operation[] {
+  const inWorkspace = { query: [workspaceId] };
+  return [
+    op('POST', base, 'admin', `Create a ${noun.one}`, 'object', body(`${schemaName}Create`, create)),
+    op('GET', base, 'admin', `List ${noun.many}`, 'object', {
+      query: [
+        workspaceId,
+        { name: 'status', type: 'string', description: '`active` or `archived`.' },
+        ...listFilters,
+        { name: 'page_size', type: 'integer', description: 'Page size.' },
+        { name: 'current_page', type: 'integer', description: 'Page number, from 0.' },
+      ],
+    }),
+    op('GET', `${base}/{id}`, 'admin', `Retrieve a ${noun.one}`, 'object', inWorkspace),
+    op('PUT', `${base}/{id}`, 'admin', `Update a ${noun.one}`, 'object', { ...body(`${schemaName}Update`, update), ...inWorkspace }),
+    op('DELETE', `${base}/{id}`, 'admin', `Delete a ${noun.one}`, 'object', inWorkspace),
+    op('POST', `${base}/{id}/archive`, 'admin', `Archive a ${noun.one}`, 'object', inWorkspace),
+  ];
+}
+
 export const OPERATIONS: readonly Operation[] = [
   // gateway: inference
   op('POST', '/v1/chat/completions', 'gateway', 'Create a chat completion on any provider', 'stream', {
@@ -213,38 +241,12 @@ export const OPERATIONS: readonly Operation[] = [
   op('PUT', '/v1/guardrails/{idOrSlug}', 'admin', 'Update a guardrail (new version)', 'object', body('GuardrailUpdate', guardrailUpdate)),
   op('DELETE', '/v1/guardrails/{idOrSlug}', 'admin', 'Delete a guardrail', 'deleted'),
 
-  // policies
-  op('POST', '/v1/policies/rate-limits', 'admin', 'Create a rate-limit policy', 'object', body('RateLimitPolicyCreate', policyCreate)),
-  op('GET', '/v1/policies/rate-limits', 'admin', 'List rate-limit policies', 'object', {
-    query: [
-      workspaceId,
-      { name: 'status', type: 'string', description: '`active` or `archived`.' },
-      { name: 'type', type: 'string', description: '`requests` or `tokens`.' },
-      { name: 'unit', type: 'string', description: '`rpm`, `rph` or `rpd`.' },
-      { name: 'page_size', type: 'integer', description: 'Page size.' },
-      { name: 'current_page', type: 'integer', description: 'Page number, from 0.' },
-    ],
-  }),
-  op('GET', '/v1/policies/rate-limits/{id}', 'admin', 'Retrieve a rate-limit policy', 'object', { query: [workspaceId] }),
-  op('PUT', '/v1/policies/rate-limits/{id}', 'admin', 'Update a rate-limit policy', 'object', {
-    ...body('RateLimitPolicyUpdate', policyUpdate),
-    query: [workspaceId],
-  }),
-  op('DELETE', '/v1/policies/rate-limits/{id}', 'admin', 'Delete a rate-limit policy', 'object', { query: [workspaceId] }),
-  op('POST', '/v1/policies/rate-limits/{id}/archive', 'admin', 'Archive a rate-limit policy', 'object', { query: [workspaceId] }),
-  op('POST', '/v1/policies/budgets', 'admin', 'Create a budget', 'object', body('BudgetCreate', budgetCreate)),
-  op('GET', '/v1/policies/budgets', 'admin', 'List budgets', 'object', {
-    query: [
-      workspaceId,
-      { name: 'status', type: 'string', description: '`active` or `archived`.' },
-      { name: 'page_size', type: 'integer', description: 'Page size.' },
-      { name: 'current_page', type: 'integer', description: 'Page number, from 0.' },
-    ],
-  }),
-  op('GET', '/v1/policies/budgets/{id}', 'admin', 'Retrieve a budget', 'object', { query: [workspaceId] }),
-  op('PUT', '/v1/policies/budgets/{id}', 'admin', 'Update a budget', 'object', { ...body('BudgetUpdate', budgetUpdate), query: [workspaceId] }),
-  op('DELETE', '/v1/policies/budgets/{id}', 'admin', 'Delete a budget', 'object', { query: [workspaceId] }),
-  op('POST', '/v1/policies/budgets/{id}/archive', 'admin', 'Archive a budget', 'object', { query: [workspaceId] }),
+  // policies: rate limits and budgets share their routes and rules
+  ...policyOperations('/v1/policies/rate-limits', { one: 'rate-limit policy', many: 'rate-limit policies' }, 'RateLimitPolicy', policyCreate, policyUpdate, [
+    { name: 'type', type: 'string', description: '`requests` or `tokens`.' },
+    { name: 'unit', type: 'string', description: '`rpm`, `rph` or `rpd`.' },
+  ]),
+  ...policyOperations('/v1/policies/budgets', { one: 'budget', many: 'budgets' }, 'Budget', budgetCreate, budgetUpdate),
 
   // prices
   op('POST', '/v1/prices', 'admin', 'Create a price override for a provider and model', 'object', body('PriceOverrideCreate', priceCreate)),
