@@ -2,6 +2,7 @@ import type { RequestFacts, RequestLogRecord } from '../gateway/request-log';
 import type { BudgetGrant } from '../policies/budgets';
 import type { CallerRequest } from '../shared/http/types';
 import type { RequestContext } from '../shared/telemetry/context';
+import { log } from '../shared/telemetry/logger';
 import type { RequestCost } from './pricing';
 
 /**
@@ -28,8 +29,20 @@ export function warmPricing(workspaceId: string): void {
   );
 }
 
-/** What a request cost, from its log facts. */
-export const priceFacts = async (req: CallerRequest, facts: RequestFacts): Promise<RequestCost> => (await loadPricing()).priceFacts(req, facts);
+/**
+ * What a request cost, from its log facts. If the pricing code cannot be loaded the cost is
+ * unknown: the request's log record is written all the same.
+ */
+export async function priceFacts(req: CallerRequest, facts: RequestFacts): Promise<RequestCost> {
+  let pricing: typeof import('./pricing');
+  try {
+    pricing = await loadPricing();
+  } catch (err) {
+    log.warn('pricing unavailable', { error: (err as Error).message }, req.context);
+    return { cost_usd: null, price_source: null, pricing_unknown: true };
+  }
+  return pricing.priceFacts(req, facts);
+}
 
 /** Once a record is priced: its spend counters (after it is stored) and its budgets. */
 export const accountFor = async (record: RequestLogRecord, stored: Promise<void>, budgets: BudgetGrant | undefined, context: RequestContext): Promise<void> =>
