@@ -1,5 +1,7 @@
+import { ddb, tableName } from '../shared/db/client';
 import { getItem } from '../shared/db/ops';
-import { listPage } from '../shared/db/list';
+import { listPage, type Page, type PageRequest } from '../shared/db/list';
+import { ID_PREFIX } from '../shared/ids';
 import { badRequest, notFound } from '../shared/errors';
 import { listObject, pageFromQuery } from '../shared/http/list';
 import { ok } from '../shared/http/response';
@@ -92,22 +94,51 @@ async function list(req: GatewayRequest) {
     values[`:mv${i}`] = value;
     clauses.push(`#metadata.#mk${i} = :mv${i}`);
   });
-  const result = await listPage(
-    {
-      table: 'logs',
-      ...(source.index ? { index: source.index } : {}),
-      partition: source.partition,
-      prefix: '',
-      ...(clauses.length ? { filter: { expression: clauses.join(' AND '), names, values } } : {}),
-    },
+  const where = clauses.length ? { expression: clauses.join(' AND '), names, values } : undefined;
+  const listed = listPage<Record<string, unknown>>(
+    { table: 'logs', ...(source.index ? { index: source.index } : {}), partition: source.partition, prefix: '', ...(where ? { filter: where } : {}) },
     page,
   );
+  const result = q.trace_id?.startsWith(ID_PREFIX.log)
+    ? withRecord(await listed, await recordOfTrace(req.auth.workspaceId, q.trace_id, where), page)
+    : await listed;
   return ok(
     listObject(
-      result.items.map((i) => strip(i as Record<string, unknown>)),
+      result.items.map((i) => strip(i)),
       result.hasMore,
     ),
   );
+}
+
+type Filter = { expression: string; names: Record<string, string>; values: Record<string, unknown> };
+
+/**
+ * The record whose id is the trace id (a trace the gateway made: that one record, not in the
+ * trace index) when it passes the list's filters.
+ */
+async function recordOfTrace(workspaceId: string, traceId: string, filter: Filter | undefined) {
+  const out = await ddb.query({
+    TableName: tableName('logs'),
+    KeyConditionExpression: '#pk = :pk AND #sk = :sk',
+    FilterExpression: filter?.expression,
+    ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk', ...filter?.names },
+    ExpressionAttributeValues: { ':pk': logPartition(workspaceId), ':sk': traceId, ...filter?.values },
+  });
+  return out.Items?.[0] as Record<string, unknown> | undefined;
+}
+
+/** A page of the trace index with the trace's own record put in its place (if it falls within the cursors). */
+function withRecord(indexed: Page<Record<string, unknown>>, record: Record<string, unknown> | undefined, page: PageRequest): Page<Record<string, unknown>> {
+  const id = record?.sk as string | undefined;
+  if (!record || !id || indexed.items.some((i) => i.sk === id)) return indexed;
+  const newer = (a: string, b: string) => (page.order === 'desc' ? a > b : a < b); // a comes first in list order
+  if (page.after !== undefined && !newer(page.after, id)) return indexed;
+  if (page.before !== undefined && !newer(id, page.before)) return indexed;
+  const items = [...indexed.items, record].sort((a, b) => (newer(a.sk as string, b.sk as string) ? -1 : 1));
+  if (items.length <= page.limit) return { items, hasMore: indexed.hasMore };
+  // Paging back (`before` only) keeps the items nearest the cursor: the end of the list.
+  const kept = page.before !== undefined && page.after === undefined ? items.slice(-page.limit) : items.slice(0, page.limit);
+  return { items: kept, hasMore: true };
 }
 
 async function get(req: GatewayRequest) {

@@ -95,12 +95,15 @@ function withDerivedMetadata(facts: RequestFacts): Record<string, string> {
  * the invocation ends; concurrent requests of one process share BatchWriteItem calls).
  */
 export function recordRequest(req: CallerRequest, facts: RequestFacts): void {
+  // The first record of a request whose trace id the gateway made takes that id (only one can).
+  const reservedId = req.context.logId;
+  req.context.logId = undefined;
   afterResponse(req.context, async () => {
     const now = Date.now();
     const cost = facts.cost ?? (await priceFacts(req, facts));
     const record: RequestLogRecord = {
       object: 'request_log',
-      id: newId(ID_PREFIX.log),
+      id: reservedId ?? newId(ID_PREFIX.log),
       trace_id: req.traceId,
       workspace_id: req.auth.workspaceId,
       organisation_id: req.auth.organisationId,
@@ -166,15 +169,17 @@ export function recordRequest(req: CallerRequest, facts: RequestFacts): void {
 }
 
 /**
- * The stored item of a record: keyed by workspace (newest first by id), by trace id, and by
- * the value of each well-known metadata key it has (`_user`, `_prompt`, ...).
+ * The stored item of a record: keyed by workspace (newest first by id), by the value of each
+ * well-known metadata key it has (`_user`, `_prompt`, ...) and, unless the record's id is its
+ * trace id (a trace the gateway made has that one record, found by its key), by trace id.
+ * The trace index costs a second write unit per record, so only traces that can hold several
+ * records (a caller's trace id, an assistant run's) pay it.
  */
-export function requestLogItem(record: RequestLogRecord): RequestLogRecord & { pk: string; sk: string; gsi1pk: string; gsi1sk: string; ttl: number } {
+export function requestLogItem(record: RequestLogRecord): RequestLogRecord & { pk: string; sk: string; gsi1pk?: string; gsi1sk?: string; ttl: number } {
   return {
     pk: logPartition(record.workspace_id),
     sk: record.id,
-    gsi1pk: tracePartition(record.workspace_id, record.trace_id),
-    gsi1sk: record.id,
+    ...(record.id === record.trace_id ? {} : { gsi1pk: tracePartition(record.workspace_id, record.trace_id), gsi1sk: record.id }),
     ...metadataIndexKeys(record),
     ttl: record.created_at + config().requestLogTtlDays * 86_400,
     ...record,

@@ -3,7 +3,7 @@ import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { authenticate } from '../auth/authenticate';
 import { config } from '../config';
 import { asGatewayError, payloadTooLarge } from '../errors';
-import { uuid } from '../ids';
+import { ID_PREFIX, newId } from '../ids';
 import { log } from '../telemetry/logger';
 import { flushAfterResponse, newRequestContext, type RequestContext } from '../telemetry/context';
 import { buildRequest, normaliseHeaders, traceIdFrom } from './request';
@@ -45,6 +45,9 @@ function matchRequest(group: GroupRouter, method: string, path: string, headers:
 
 export const TRACE_HEADER = 'x-gateway-trace-id';
 
+/** A generated trace id is the id of the request's log record (`log_...`). */
+const newLogId = () => newId(ID_PREFIX.log);
+
 /**
  * Serve one API Gateway REST (v1) proxy event: trace id -> body limit -> authenticate ->
  * route -> the route's middleware (`Route.use`) -> handler. Every failure becomes the one
@@ -52,7 +55,8 @@ export const TRACE_HEADER = 'x-gateway-trace-id';
  */
 export async function handleEvent(group: GroupRouter, event: APIGatewayProxyEvent, ctx: RequestContext): Promise<HttpResponse> {
   const headers = normaliseHeaders(event);
-  ctx.traceId = traceIdFrom(headers, uuid);
+  ctx.traceId = traceIdFrom(headers, newLogId);
+  if (ctx.traceId !== headers[TRACE_HEADER]) ctx.logId = ctx.traceId;
   const method = (event.httpMethod ?? 'GET').toUpperCase();
   const path = event.path ?? '/';
   try {

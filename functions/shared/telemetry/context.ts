@@ -10,6 +10,12 @@ export interface RequestContext {
   traceId: string;
   route?: string;
   workspaceId?: string;
+  /**
+   * The id reserved for this request's own log record when the gateway made the trace id:
+   * the trace id itself, so that a generated trace is found by the record's key and the
+   * record needs no trace-index write (functions/gateway/request-log.ts).
+   */
+  logId?: string;
   /** Work to run after the response has been sent (request logs, usage). */
   afterResponse: Array<() => Promise<void>>;
 }
