@@ -1,4 +1,6 @@
 import { config } from '../shared/config';
+import { HOLD_MS, othersInFlight, registerHolder } from '../shared/telemetry/invocations';
+import { log } from '../shared/telemetry/logger';
 import { updateItem } from '../shared/db/ops';
 import type { TableName } from '../shared/tables';
 import type { RequestLogRecord } from '../gateway/request-log';
@@ -18,6 +20,8 @@ interface Generation {
   items: Map<string, PendingIncrement>;
   done: Promise<void>;
   settle: (err?: unknown) => void;
+  /** Some increments' requests did not wait for this write: its failure is logged here. */
+  unawaited?: boolean;
 }
 
 function newGeneration(): Generation {
@@ -39,11 +43,17 @@ async function addToCounter(table: TableName, item: PendingIncrement): Promise<v
 
 /**
  * Atomic counters, shared by concurrent requests of one process: increments of the same
- * counter that arrive while a flush is in flight (or in the same event-loop turn) are
- * summed in memory and written by one UpdateItem (`ADD`), so a busy process makes one write
- * per counter per flush, not one per request. Every caller awaits the flush that carries its
- * increments, so an after-response task that awaits it loses nothing when Lambda freezes the
- * container. A Lambda container (one request at a time) writes each counter once, at once.
+ * counter are summed in memory and written by one UpdateItem (`ADD`), so a busy process makes
+ * one write per counter per flush, not one per request.
+ *
+ * - A request alone in its process (Lambda on demand: one at a time) awaits the flush that
+ *   carries its increments, started in the same event-loop turn (or after the flush in
+ *   flight), so nothing is left when Lambda freezes the container.
+ * - A request with others running beside it (Lambda Managed Instances, the local runtime)
+ *   leaves its increments to the process: they are written within HOLD_MS, or by the last
+ *   invocation to end, which waits for them (../shared/telemetry/invocations.ts). At one
+ *   write per counter per second, a counter costs the same whether it counts 1 or 100
+ *   requests a second.
  */
 export function counterWriter(
   table: TableName,
@@ -51,8 +61,9 @@ export function counterWriter(
   write: (table: TableName, item: PendingIncrement) => Promise<void> = addToCounter,
 ): (keys: readonly CounterKey[], amounts: SpendAmounts, ttl: number) => Promise<void> {
   let next = newGeneration();
-  let flushing = false;
+  let current: Generation | undefined;
   let scheduled = false;
+  let holding: NodeJS.Timeout | undefined;
 
   async function flush(generation: Generation): Promise<void> {
     const items = [...generation.items.values()];
@@ -67,19 +78,28 @@ export function counterWriter(
       }
     };
     await Promise.all(Array.from({ length: Math.min(MAX_PARALLEL_UPDATES, items.length) }, lane));
+    if (failure !== undefined && generation.unawaited) log.error('spend counters not written', { table, counters: items.length, error: String(failure) });
     generation.settle(failure);
   }
 
   function start(): void {
-    if (flushing || next.items.size === 0) return;
+    if (current || next.items.size === 0) return;
+    clearTimeout(holding);
+    holding = undefined;
     const generation = next;
     next = newGeneration();
-    flushing = true;
+    current = generation;
     void flush(generation).finally(() => {
-      flushing = false;
+      current = undefined;
       start();
     });
   }
+
+  registerHolder(async () => {
+    const pending = [current?.done, next.items.size ? next.done : undefined];
+    start();
+    await Promise.allSettled(pending);
+  });
 
   return (keys, amounts, ttl) => {
     const generation = next;
@@ -90,6 +110,11 @@ export function counterWriter(
         addAmounts(pending.amounts, amounts);
         pending.ttl = Math.max(pending.ttl, ttl);
       } else generation.items.set(id, { key, amounts: addAmounts(zeroAmounts(), amounts), ttl });
+    }
+    if (othersInFlight()) {
+      generation.unawaited = true;
+      holding ??= setTimeout(start, HOLD_MS).unref();
+      return Promise.resolve();
     }
     if (!scheduled) {
       // Increments of the same event-loop turn join one flush.

@@ -6,7 +6,7 @@ import { recordSpend } from './counters';
 import type { Usage } from '../providers/types';
 import type { CallerRequest } from '../shared/http/types';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { publishMetric } from '../shared/telemetry/emf';
+import { publishRequestMetric } from '../shared/telemetry/emf';
 import { log, type LogContext } from '../shared/telemetry/logger';
 import { catalogueProviderFor, loadCatalogue, warmCatalogue } from './catalogue';
 import { findOverride, warmOverrides } from './override-lookup';
@@ -157,7 +157,7 @@ export async function priceFacts(req: CallerRequest, facts: RequestFacts): Promi
     context: req.context,
   });
   if (cost.cost_usd !== null) {
-    publishMetric('CostUSD', MetricUnit.NoUnit, cost.cost_usd, [['service', 'workspace', 'provider', 'model']], {
+    publishRequestMetric('CostUSD', MetricUnit.NoUnit, cost.cost_usd, ['service', 'workspace', 'provider', 'model'], {
       workspace: req.auth.workspaceId,
       provider: facts.provider ?? 'none',
       model: facts.model ?? 'none',

@@ -330,11 +330,12 @@ describe('many concurrent requests', () => {
     const again = await spend(key, `group_by=workspace&${RANGE()}`);
     expect(again.body.totals).toEqual(totalsOf(expected(records, (r) => r.workspace_id, 86_400)));
     expect(again.body.totals.requests).toBe(N);
-    // Each request adds to 5 counters (workspace, key, provider, model, _user: 8 distinct
-    // ones here); requests that end together share one UpdateItem per counter.
+    // Each request adds to 4 counters (key, provider, model, _user: 7 distinct ones here). The
+    // requests overlap in this process, so their increments are held and shared: about one
+    // UpdateItem per counter, far from one per request and counter.
     const updates = (storageCalls.UpdateItemCommand ?? 0) - updatesBefore;
-    expect(updates).toBeGreaterThanOrEqual(8);
-    expect(updates).toBeLessThan(N * 5);
+    expect(updates).toBeGreaterThanOrEqual(7);
+    expect(updates).toBeLessThan(N);
   });
 });
 

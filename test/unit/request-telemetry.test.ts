@@ -13,16 +13,17 @@ const ISO_OFFSET = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/;
 async function load(env: Record<string, string | undefined>) {
   vi.resetModules();
   for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
-  const [logger, metrics, context, powertools] = await Promise.all([
+  const [logger, metrics, context, invocations, powertools] = await Promise.all([
     import('../../functions/shared/telemetry/logger'),
     import('../../functions/shared/telemetry/metrics'),
     import('../../functions/shared/telemetry/context'),
+    import('../../functions/shared/telemetry/invocations'),
     import('@aws-lambda-powertools/metrics'),
   ]);
   const { Metrics, MetricUnit } = powertools;
   const oracleMetrics = new Metrics({ namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'AiGateway', serviceName: logger.SERVICE_NAME });
   /** What the gateway did before: eight addMetric calls and a publish, through Powertools. */
-  function powertoolsMetrics(m: RequestMetrics): void {
+  function powertoolsMetrics(m: RequestMetrics, publish = true): void {
     oracleMetrics.addDimension('route', m.route);
     if (m.provider) oracleMetrics.addDimension('provider', m.provider);
     oracleMetrics.addMetric('Requests', MetricUnit.Count, 1);
@@ -35,10 +36,17 @@ async function load(env: Record<string, string | undefined>) {
     if (m.cacheHit !== undefined) oracleMetrics.addMetric('CacheHits', MetricUnit.Count, m.cacheHit ? 1 : 0);
     if (m.rateLimited) oracleMetrics.addMetric('RateLimitRejections', MetricUnit.Count, 1);
     if (m.guardrailBlocked) oracleMetrics.addMetric('GuardrailBlocks', MetricUnit.Count, 1);
-    oracleMetrics.publishStoredMetrics();
+    if (publish) oracleMetrics.publishStoredMetrics();
   }
   const ctx = { ...context.newRequestContext('trace-1'), workspaceId: 'ws-1' };
   return {
+    invocations,
+    /** Powertools' one document for many requests' metrics (a metric added again becomes an array of values). */
+    oracleBatch: (ms: RequestMetrics[]) =>
+      stdout(() => {
+        for (const m of ms) powertoolsMetrics(m, false);
+        oracleMetrics.publishStoredMetrics();
+      }),
     lean: (fields: Record<string, unknown>, m: RequestMetrics) => stdout(() => metrics.writeRequestTelemetry('request', fields, m, ctx)),
     oracle: (fields: Record<string, unknown>, m: RequestMetrics) =>
       stdout(() => {
@@ -203,5 +211,76 @@ describe('request telemetry: the same lines as Powertools, in one write', () => 
       'CacheHits',
     ]);
     expect(emf).toMatchObject({ service: 'ai-gateway', route: 'chat.completions', provider: 'openai', Requests: 1, Latency: 12, CacheHits: 0 });
+  });
+});
+
+describe('request metrics of a busy process (many invocations at once)', () => {
+  const ON = { POWERTOOLS_LOG_LEVEL: 'ERROR', POWERTOOLS_METRICS_DISABLED: 'false' };
+  const requests = (n: number): RequestMetrics[] =>
+    Array.from({ length: n }, (_, i) => ({
+      ...FULL,
+      latencyMs: 10 + i,
+      upstreamLatencyMs: 5 + i,
+      promptTokens: i,
+      completionTokens: 2 * i,
+      cacheHit: i % 2 === 0,
+    }));
+
+  it('are held and written as one document of value arrays, the one Powertools writes for the same metrics added again and again', async () => {
+    const t = await load(ON);
+    t.invocations.invocationStarted();
+    t.invocations.invocationStarted();
+    const ms = requests(7);
+    for (const m of ms) expect(t.lean(FIELDS, m)).toEqual([]);
+    t.invocations.invocationEnded();
+    // The last invocation to end writes what is held.
+    const written = stdout(() => void t.invocations.invocationEnded());
+    expect(written).toHaveLength(1);
+    expect(written).toEqual(t.oracleBatch(ms));
+    const doc = JSON.parse(written[0]!) as Record<string, unknown>;
+    expect(doc.Requests).toEqual([1, 1, 1, 1, 1, 1, 1]);
+    expect(doc.Latency).toEqual([10, 11, 12, 13, 14, 15, 16]);
+  });
+
+  it("keep documents of different dimensions apart, and write one as soon as a metric has 100 values (EMF's limit)", async () => {
+    const t = await load(ON);
+    t.invocations.invocationStarted();
+    t.invocations.invocationStarted();
+    const ms = requests(100);
+    for (const m of ms.slice(0, 99)) expect(t.lean(FIELDS, m)).toEqual([]);
+    expect(t.lean(FIELDS, FAILED)).toEqual([]);
+    const full = t.lean(FIELDS, ms[99]!);
+    expect(full).toHaveLength(1);
+    const doc = JSON.parse(full[0]!) as Record<string, unknown>;
+    expect(doc).toMatchObject({ route: 'chat.completions', provider: 'openai' });
+    expect(doc.Requests).toEqual(ms.map(() => 1));
+    expect(doc.Latency).toEqual(ms.map((m) => m.latencyMs));
+    expect(doc.CacheHits).toEqual(ms.map((m) => (m.cacheHit ? 1 : 0)));
+    const rest = stdout(() => void t.invocations.writeHeld());
+    expect(rest).toHaveLength(1);
+    expect(JSON.parse(rest[0]!)).toMatchObject({ route: 'embeddings', provider: 'cohere', Requests: 1, Errors: 1 });
+  });
+
+  it('are written within a second while the process stays busy', async () => {
+    vi.useFakeTimers();
+    try {
+      const t = await load(ON);
+      t.invocations.invocationStarted();
+      t.invocations.invocationStarted();
+      expect(t.lean(FIELDS, FULL)).toEqual([]);
+      expect(stdout(() => vi.advanceTimersByTime(t.invocations.HOLD_MS - 1))).toEqual([]);
+      const written = stdout(() => vi.advanceTimersByTime(1));
+      expect(written).toHaveLength(1);
+      expect(JSON.parse(written[0]!)).toMatchObject({ Requests: 1, Latency: 12 });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('are written at once by a process serving one invocation (Lambda on demand)', async () => {
+    const t = await load(ON);
+    t.invocations.invocationStarted();
+    expect(t.lean(FIELDS, FULL)).toHaveLength(1);
+    expect(stdout(() => void t.invocations.invocationEnded())).toEqual([]);
   });
 });

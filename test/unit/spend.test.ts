@@ -1,6 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GatewayError } from '../../functions/shared/errors';
 import { counterWriter, type PendingIncrement } from '../../functions/spend/counters';
+import * as invocations from '../../functions/shared/telemetry/invocations';
+import { log } from '../../functions/shared/telemetry/logger';
 import {
   amountsOf,
   counterSortKey,
@@ -238,5 +240,57 @@ describe('the counter writer', () => {
     fail = false;
     await add([ws], amounts(2), 1);
     expect(writes).toEqual([2]);
+  });
+
+  describe('in a process serving many invocations at once', () => {
+    // Two invocations running: each caller's increments are left to the process.
+    beforeEach(() => {
+      invocations.invocationStarted();
+      invocations.invocationStarted();
+    });
+    afterEach(async () => {
+      vi.useRealTimers();
+      await invocations.invocationEnded();
+      await invocations.invocationEnded();
+    });
+
+    it('callers do not wait; each counter is written once per second with everything that arrived', async () => {
+      vi.useFakeTimers();
+      const { writes, add } = recordingWriter();
+      for (let i = 0; i < 30; i++) await add([ws, model(i % 3)], amounts(1, 5), 100);
+      await vi.advanceTimersByTimeAsync(invocations.HOLD_MS - 1);
+      expect(writes).toHaveLength(0);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(writes).toHaveLength(4);
+      expect(writes.find((w) => w.key.sk === ws.sk)!.amounts).toEqual(amounts(30, 150));
+      await add([ws], amounts(1, 5), 100);
+      await vi.advanceTimersByTimeAsync(invocations.HOLD_MS);
+      expect(writes.map((w) => w.amounts.requests)).toEqual([30, 10, 10, 10, 1]);
+    });
+
+    it('the invocation that leaves the process idle writes what is held, and waits for it', async () => {
+      const { writes, add } = recordingWriter();
+      await add([ws], amounts(4, 2), 100);
+      await invocations.invocationEnded();
+      expect(writes).toHaveLength(0);
+      await invocations.invocationEnded(); // idle now
+      expect(writes.map((w) => w.amounts.requests)).toEqual([4]);
+      invocations.invocationStarted();
+      invocations.invocationStarted();
+    });
+
+    it('a failed write of held increments is logged (nobody awaits it)', async () => {
+      const errors = vi.spyOn(log, 'error').mockImplementation(() => undefined);
+      try {
+        const add = counterWriter('usage', async () => {
+          throw new Error('throttled');
+        });
+        await add([ws], amounts(1), 1);
+        await invocations.writeHeld();
+        expect(errors).toHaveBeenCalledWith('spend counters not written', expect.objectContaining({ counters: 1, error: 'Error: throttled' }));
+      } finally {
+        errors.mockRestore();
+      }
+    });
   });
 });

@@ -6,6 +6,7 @@ import { asGatewayError, payloadTooLarge } from '../errors';
 import { ID_PREFIX, newId } from '../ids';
 import { log } from '../telemetry/logger';
 import { flushAfterResponse, newRequestContext, type RequestContext } from '../telemetry/context';
+import { invocationEnded, invocationStarted } from '../telemetry/invocations';
 import { buildRequest, normaliseHeaders, traceIdFrom } from './request';
 import { errorResponse, mergeHeaders } from './response';
 import { methodNotAllowed, routeNotFound, Router } from './router';
@@ -112,7 +113,8 @@ function sendBody(body: ResponseBody | undefined, out: Writable): Promise<void> 
 /**
  * The Lambda entry for one endpoint group, in response-streaming mode: the body is piped
  * to the caller as it is produced; work queued with `afterResponse` (request logs, usage)
- * runs once the response has been sent, and the invocation waits for it.
+ * runs once the response has been sent, and the invocation waits for it (and, if it is the
+ * last one running, for what busy invocations held back: ../telemetry/invocations.ts).
  *
  * Not middy: with no middleware in the stack, all middy did here
  * was wrap string bodies in `Readable.from` and pipe every body with
@@ -124,15 +126,17 @@ export function createHttpHandler(routes: readonly Route[], options: GroupOption
   const group = groupRouter(routes, options);
   return awslambda.streamifyResponse(async (event: APIGatewayProxyEvent, responseStream: Writable, _context: Context) => {
     const ctx = newRequestContext();
-    const response = await handleEvent(group, event, ctx);
-    const out = awslambda.HttpResponseStream.from(responseStream, {
-      statusCode: response.statusCode,
-      headers: mergeHeaders(response.headers, { [TRACE_HEADER]: ctx.traceId }),
-    });
+    invocationStarted();
     try {
+      const response = await handleEvent(group, event, ctx);
+      const out = awslambda.HttpResponseStream.from(responseStream, {
+        statusCode: response.statusCode,
+        headers: mergeHeaders(response.headers, { [TRACE_HEADER]: ctx.traceId }),
+      });
       await sendBody(response.body, out);
     } finally {
       await runAfterResponse(ctx);
+      await invocationEnded();
     }
   });
 }

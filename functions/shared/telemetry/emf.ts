@@ -1,5 +1,6 @@
 import { config } from '../config';
 import { SERVICE_NAME } from './logger';
+import { metricsLine } from './metric-batch';
 
 /**
  * Publish one metric of an event (cost of a request, a budget's threshold crossed) as an
@@ -18,4 +19,13 @@ export function publishMetric(name: string, unit: string, value: number, dimensi
     [name]: value,
   };
   process.stdout.write(`${JSON.stringify(document)}\n`);
+}
+
+/**
+ * A metric that many requests publish (a request's cost): under one set of dimensions, held
+ * with other requests' values in a busy process (./metric-batch.ts), written at once otherwise.
+ */
+export function publishRequestMetric(name: string, unit: string, value: number, dimensions: string[], fields: Record<string, string>): void {
+  const line = metricsLine([dimensions], { service: SERVICE_NAME, ...fields }, [[name, unit, value]]);
+  if (line) process.stdout.write(line);
 }

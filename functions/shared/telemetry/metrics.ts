@@ -1,10 +1,11 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { config } from '../config';
 import { infoLine, SERVICE_NAME, type LogContext } from './logger';
+import { metricsLine, type MetricValue } from './metric-batch';
 
 /**
- * EMF metrics: one JSON line per request that CloudWatch turns into metrics without an
- * API call. Dimensions stay low-cardinality (service, route, provider).
+ * EMF metrics: JSON lines that CloudWatch turns into metrics without an API call, one per
+ * request or, in a process serving many requests at once, one per second and set of
+ * dimensions (./metric-batch.ts). Dimensions stay low-cardinality (service, route, provider).
  *
  * The settings are Powertools' (POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_METRICS_DISABLED and
  * dev mode), read by config() under Powertools' rules; the per-request document is built here in one step, in exactly the shape Powertools
@@ -26,13 +27,9 @@ export interface RequestMetrics {
   guardrailBlocked?: boolean;
 }
 
-type Metric = [name: string, unit: string, value: number];
-
-/** The request's EMF document as a line ending in a newline; '' when metrics are disabled. */
+/** The request's EMF document as a line ending in a newline; '' when metrics are disabled or the values are held for a shared document (./metric-batch.ts). */
 export function requestMetricsLine(m: RequestMetrics): string {
-  const { metricsEnabled, metricsNamespace } = config();
-  if (!metricsEnabled) return '';
-  const metrics: Metric[] = [
+  const metrics: MetricValue[] = [
     ['Requests', MetricUnit.Count, 1],
     ['Errors', MetricUnit.Count, m.status >= 500 ? 1 : 0],
     ['ClientErrors', MetricUnit.Count, m.status >= 400 && m.status < 500 ? 1 : 0],
@@ -47,15 +44,7 @@ export function requestMetricsLine(m: RequestMetrics): string {
 
   const dimensions: Record<string, string> = { service: SERVICE_NAME, route: m.route };
   if (m.provider) dimensions.provider = m.provider;
-  const document: Record<string, unknown> = {
-    _aws: {
-      Timestamp: Date.now(),
-      CloudWatchMetrics: [{ Namespace: metricsNamespace, Dimensions: [Object.keys(dimensions)], Metrics: metrics.map(([Name, Unit]) => ({ Name, Unit })) }],
-    },
-    ...dimensions,
-  };
-  for (const [name, , value] of metrics) document[name] = value;
-  return `${JSON.stringify(document)}\n`;
+  return metricsLine([Object.keys(dimensions)], dimensions, metrics);
 }
 
 /**
