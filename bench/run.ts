@@ -4,7 +4,7 @@
  *
  *   this process (autocannon + stream clients + an in-process gateway for the storage count)
  *   ├─ DynamoDB Local (Java; one for every gateway, each with its own table prefix)
- *   ├─ bench/upstream.ts      fake OpenAI / Anthropic / Cohere (test/fakes), 0 and 50 ms latency
+ *   ├─ bench/upstream.ts      fake OpenAI / Anthropic / Cohere (test/fakes), 0, 50 and 2,000 ms latency
  *   ├─ bench/bare-proxy.ts    the floor: a bare node:http pass-through proxy
  *   ├─ infra/local/main.ts    the gateway under load (what `npm start` runs, with the endpoint
  *   │                         functions from their production bundles), in memory
@@ -82,9 +82,11 @@ const M = {
   rssStreams: QUICK ? 200 : 1000,
   slowChunkDelayMs: 400,
   coldRuns: QUICK ? 1 : 5,
-  costDurationS: QUICK ? 3 : 10,
-  costConnections: 16,
-  costLatencyMs: 50 as Latency,
+  // Cost: requests one at a time (on demand), then one managed-instances environment at the
+  // 100 req/s, 2 s headline: 200 in flight over 4 environments, 50 each, 25 req/s.
+  costAloneRequests: QUICK ? 20 : 40,
+  costBusyDurationS: QUICK ? 8 : 16,
+  costBusyConnections: 50,
   groupCpuRequests: QUICK ? 50 : 300,
   storageRequests: QUICK ? 50 : 200,
   pairedRounds: QUICK ? 1 : 5,
@@ -408,13 +410,18 @@ try {
     const counter = await startCapacityCounter(dynamo.endpoint);
     const gw = await startChildGateway({ name: 'cost', dynamodbEndpoint: counter.endpoint, functionBundles: resolve(TMP_DIR, 'bundles') });
     try {
-      const measured = await measureCostInputs(gw, counter, M.costLatencyMs === 0 ? up.openai0 : up.openai50, {
-        durationS: M.costDurationS,
-        connections: M.costConnections,
-        latencyMs: M.costLatencyMs,
-      });
+      const measured = await measureCostInputs(
+        gw,
+        counter,
+        { alone: up.openai50, busy: up.openai2000 },
+        {
+          alone: { requests: M.costAloneRequests, latencyMs: 50 },
+          busy: { durationS: M.costBusyDurationS, connections: M.costBusyConnections, latencyMs: 2000 },
+        },
+      );
+      const { alone, busy } = measured;
       log(
-        `cost inputs: ${measured.cpuMsPerRequest} ms CPU, ${measured.writeUnitsPerRequest} WRU, ${measured.readUnitsPerRequest} RRU, ${measured.logBytesPerRequest} log B, ${measured.customMetrics} metrics / request`,
+        `cost inputs: ${measured.cpuMsPerRequest} ms CPU; alone ${alone.writeUnitsPerRequest} WRU, ${alone.logBytesPerRequest} log B; busy at ${busy.requestsPerSecond} req/s ${busy.writeUnitsPerRequest} WRU + ${busy.heldWriteUnitsPerSecond}/s, ${busy.logBytesPerRequest} log B + ${busy.heldLogBytesPerSecond} B/s; ${measured.customMetrics} metrics`,
       );
       results.cost = costTables(
         measured,

@@ -12,6 +12,7 @@ export const SLOW_CHUNK_DELAY_MS = Number(process.env.BENCH_SLOW_CHUNK_DELAY_MS 
 const fakes: Record<string, FakeServer> = {
   openai0: await startOpenAIFake(),
   openai50: await startOpenAIFake({ latencyMs: 50 }),
+  openai2000: await startOpenAIFake({ latencyMs: 2000 }),
   anthropic0: await startAnthropicFake(),
   anthropic50: await startAnthropicFake({ latencyMs: 50 }),
   openaiSlow: await startOpenAIFake({ chunkDelayMs: SLOW_CHUNK_DELAY_MS }),

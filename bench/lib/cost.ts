@@ -104,20 +104,6 @@ export async function startCapacityCounter(target: string): Promise<CapacityCoun
   };
 }
 
-/** What the cost phase measured on the gateway group, per request. */
-export interface CostMeasurement extends MeasuredInputs {
-  requests: number;
-  connections: number;
-  providerLatencyMs: number;
-  /** DynamoDB calls per request by operation (the bench's counter, not billing). */
-  callsPerRequest: Record<string, number>;
-  /** Request units per request by `write|read <table>[/<index>]`: where the WRU go. */
-  unitsPerRequestByTarget: Record<string, number>;
-  /** The EMF metrics seen (namespace/name/dimension values), which the count above is. */
-  metrics: string[];
-  description: string;
-}
-
 export interface GroupCpu {
   name: string;
   request: string;
@@ -125,91 +111,226 @@ export interface GroupCpu {
   cpuMsPerRequest: number;
 }
 
-/**
- * The per-request inputs of the cost model, measured on a gateway process that runs the
- * production bundles (stdout to a file, as Lambda's goes to its log) against the capacity
- * counter: a chat completion through a saved config to a managed provider, with a key
- * under a rate-limit policy and the request log on, at `connections` concurrent requests
- * to a fake provider answering after `latencyMs`.
- */
-export async function measureCostInputs(
+/** One phase of the cost measurement: how the requests were sent and what they cost. */
+export interface CostPhase {
+  requests: number;
+  connections: number;
+  providerLatencyMs: number;
+  durationS: number;
+  /** DynamoDB calls per request by operation (the bench's counter, not billing). */
+  callsPerRequest: Record<string, number>;
+  /** Request units per request by `write|read <table>[/<index>]`: where the WRU go. */
+  unitsPerRequestByTarget: Record<string, number>;
+  /** Log bytes per request: JSON log lines, and EMF documents split into their values and the rest. */
+  logBytes: { linesPerRequest: number; emfValuesPerRequest: number; emfRestPerRequest: number; emfDocumentsPerSecond: number };
+}
+
+/** What the cost phases measured on the gateway group. */
+export interface CostMeasurement extends MeasuredInputs {
+  /** The EMF metrics seen (namespace/name/dimension values), which the count above is. */
+  metrics: string[];
+  phases: { alone: CostPhase; busy: CostPhase };
+  description: string;
+}
+
+interface PhaseCounts {
+  phase: CostPhase;
+  cpuMs: number;
+  write: number;
+  read: number;
+  byTarget: Record<string, number>;
+  logText: string;
+}
+
+/** Units, calls, CPU and log output of the requests `send` makes, once their after-response writes have landed. */
+async function measurePhase(
   gw: ChildGateway,
   counter: CapacityCounter,
-  upstreamUrl: string,
-  opts: { durationS: number; connections: number; latencyMs: number },
-): Promise<CostMeasurement> {
-  const admin = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) => api<T>(gw.url, gw.adminKey, method, path, body);
-  const key = await setUpLimitedChat(admin, 'cost', upstreamUrl, PROVIDER_KEY);
-  const body = JSON.stringify({
-    model: 'gpt-4o-mini',
-    messages: [{ role: 'user', content: 'Summarise the benefits of a gateway in front of model providers in one line' }],
-  });
-  const spec = {
-    url: `${gw.url}/v1/chat/completions`,
-    method: 'POST' as const,
-    headers: { 'content-type': 'application/json', 'x-gateway-api-key': key.secret, 'x-gateway-config': 'cost-config' },
-    body,
-  };
-  // Warm: caches (key, config, provider, policy), JIT, connections.
-  await runLoad(spec, { connections: opts.connections, durationS: 2, record: false });
-  const sample = await fetch(spec.url, { method: 'POST', headers: spec.headers, body });
-  const responseBytes = (await sample.arrayBuffer()).byteLength;
-  if (sample.status !== 200) throw new Error(`cost request answered ${sample.status}`);
-  await sleep(1500);
-
+  shape: { connections: number; providerLatencyMs: number },
+  send: () => Promise<{ requests: number; errors: number }>,
+): Promise<PhaseCounts> {
   const logBefore = statSync(gw.logFile).size;
-  const unitsBefore = { ...counter.units, calls: { ...counter.units.calls }, byTarget: { ...counter.units.byTarget } };
+  const before = { ...counter.units, calls: { ...counter.units.calls }, byTarget: { ...counter.units.byTarget } };
   const cpuBefore = cpuMs(gw.pid);
-  const r = await runLoad(spec, { connections: opts.connections, durationS: opts.durationS, serverPid: gw.pid });
-  // Let the request-log batches of the last requests land before reading the counters.
+  const started = performance.now();
+  const r = await send();
+  const durationS = (performance.now() - started) / 1000;
+  // Held writes go out within a second, or when the process goes idle.
   await sleep(1500);
   const cpuUsed = cpuMs(gw.pid) - cpuBefore;
   const logAfter = statSync(gw.logFile).size;
   if (r.errors > 0) throw new Error(`cost phase: ${r.errors} errors in ${r.requests} requests`);
   const n = r.requests;
   const logText = readFileSync(gw.logFile).subarray(logBefore, logAfter).toString('utf8');
-  const metrics = new Set<string>();
+  const perRequest = (after: Record<string, number>, prior: Record<string, number>) =>
+    Object.fromEntries(
+      Object.entries(after)
+        .map(([k, v]) => [k, round((v - (prior[k] ?? 0)) / n, 3)] as const)
+        .filter(([, v]) => v > 0),
+    );
+  const bytes = { lines: 0, emfValues: 0, emfRest: 0, emfDocuments: 0 };
   for (const line of logText.split('\n')) {
-    if (!line.includes('"CloudWatchMetrics"')) continue;
-    try {
-      const doc = JSON.parse(line) as {
-        _aws: { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string }> }> };
-      } & Record<string, unknown>;
-      for (const directive of doc._aws.CloudWatchMetrics) {
-        for (const dims of directive.Dimensions) {
-          const dimValues = dims.map((d) => `${d}=${String(doc[d])}`).join(',');
-          for (const m of directive.Metrics) metrics.add(`${directive.Namespace}/${m.Name}{${dimValues}}`);
+    if (!line) continue;
+    const size = Buffer.byteLength(line) + 1;
+    const doc = emfDocument(line);
+    if (!doc) {
+      bytes.lines += size;
+      continue;
+    }
+    // What grows with the requests in a shared document: each metric's values.
+    const values = doc._aws.CloudWatchMetrics.flatMap((d) => d.Metrics).reduce((sum, m) => sum + JSON.stringify(doc[m.Name]).length, 0);
+    bytes.emfValues += values;
+    bytes.emfRest += size - values;
+    bytes.emfDocuments++;
+  }
+  return {
+    phase: {
+      requests: n,
+      connections: shape.connections,
+      providerLatencyMs: shape.providerLatencyMs,
+      durationS: round(durationS, 2),
+      callsPerRequest: perRequest(counter.units.calls, before.calls),
+      unitsPerRequestByTarget: perRequest(counter.units.byTarget, before.byTarget),
+      logBytes: {
+        linesPerRequest: Math.round(bytes.lines / n),
+        emfValuesPerRequest: round(bytes.emfValues / n, 1),
+        emfRestPerRequest: round(bytes.emfRest / n, 1),
+        emfDocumentsPerSecond: round(bytes.emfDocuments / durationS, 2),
+      },
+    },
+    cpuMs: cpuUsed,
+    write: counter.units.write - before.write,
+    read: counter.units.read - before.read,
+    byTarget: Object.fromEntries(Object.entries(counter.units.byTarget).map(([k, v]) => [k, v - (before.byTarget[k] ?? 0)])),
+    logText,
+  };
+}
+
+type EmfDocument = { _aws: { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string }> }> } } & Record<
+  string,
+  unknown
+>;
+
+function emfDocument(line: string): EmfDocument | undefined {
+  if (!line.includes('"CloudWatchMetrics"')) return undefined;
+  try {
+    return JSON.parse(line) as EmfDocument;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The per-request inputs of the cost model, measured on a gateway process that runs the
+ * production bundles (stdout to a file, as Lambda's goes to its log) against the capacity
+ * counter: a chat completion through a saved config to a managed provider, with a key
+ * under a rate-limit policy and the request log on. Two phases:
+ * - alone: one request at a time, each finished (after-response writes included) before the
+ *   next, as an on-demand Lambda environment serves them: nothing is held or shared;
+ * - busy: `busy.connections` requests in flight to a provider answering after
+ *   `busy.latencyMs`, as one managed-instances environment serves them: counters and EMF
+ *   values are held and shared. Its rate is the process's; the model scales the shared part
+ *   to other rates.
+ */
+export async function measureCostInputs(
+  gw: ChildGateway,
+  counter: CapacityCounter,
+  upstreams: { alone: string; busy: string },
+  opts: { alone: { requests: number; latencyMs: number }; busy: { durationS: number; connections: number; latencyMs: number } },
+): Promise<CostMeasurement> {
+  const admin = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) => api<T>(gw.url, gw.adminKey, method, path, body);
+  const body = JSON.stringify({
+    model: 'gpt-4o-mini',
+    messages: [{ role: 'user', content: 'Summarise the benefits of a gateway in front of model providers in one line' }],
+  });
+  const specFor = async (name: string, upstreamUrl: string) => {
+    const key = await setUpLimitedChat(admin, name, upstreamUrl, PROVIDER_KEY);
+    return {
+      url: `${gw.url}/v1/chat/completions`,
+      method: 'POST' as const,
+      headers: { 'content-type': 'application/json', 'x-gateway-api-key': key.secret, 'x-gateway-config': `${name}-config` },
+      body,
+    };
+  };
+  const aloneSpec = await specFor('cost', upstreams.alone);
+  const busySpec = await specFor('cost-busy', upstreams.busy);
+  const sendOne = async (spec: typeof aloneSpec) => {
+    const res = await fetch(spec.url, { method: 'POST', headers: spec.headers, body });
+    const bytes = (await res.arrayBuffer()).byteLength;
+    if (res.status !== 200) throw new Error(`cost request answered ${res.status}`);
+    return bytes;
+  };
+  // Warm: caches (key, config, provider, policy), JIT, connections.
+  await runLoad(aloneSpec, { connections: 16, durationS: 2, record: false });
+  const responseBytes = await sendOne(aloneSpec);
+  await sleep(1500);
+
+  const alone = await measurePhase(gw, counter, { connections: 1, providerLatencyMs: opts.alone.latencyMs }, async () => {
+    for (let i = 0; i < opts.alone.requests; i++) {
+      await sendOne(aloneSpec);
+      // Its after-response writes finish before the next request arrives.
+      await sleep(100);
+    }
+    return { requests: opts.alone.requests, errors: 0 };
+  });
+  await sendOne(busySpec);
+  // Closed loop, every request counted: the requests still in flight when the time is up
+  // are waited for (a load tool that drops them would leave their writes uncounted).
+  const busy = await measurePhase(gw, counter, { connections: opts.busy.connections, providerLatencyMs: opts.busy.latencyMs }, async () => {
+    const deadline = performance.now() + opts.busy.durationS * 1000;
+    let requests = 0;
+    await Promise.all(
+      Array.from({ length: opts.busy.connections }, async () => {
+        while (performance.now() < deadline) {
+          await sendOne(busySpec);
+          requests++;
         }
+      }),
+    );
+    return { requests, errors: 0 };
+  });
+
+  const metrics = new Set<string>();
+  for (const line of busy.logText.split('\n')) {
+    const doc = emfDocument(line);
+    for (const directive of doc?._aws.CloudWatchMetrics ?? []) {
+      for (const dims of directive.Dimensions) {
+        const dimValues = dims.map((d) => `${d}=${String(doc![d])}`).join(',');
+        for (const m of directive.Metrics) metrics.add(`${directive.Namespace}/${m.Name}{${dimValues}}`);
       }
-    } catch {
-      // Not an EMF document after all.
     }
   }
-  const calls = Object.fromEntries(
-    Object.entries(counter.units.calls)
-      .map(([op, c]) => [op, round((c - (unitsBefore.calls[op] ?? 0)) / n, 3)])
-      .filter(([, v]) => (v as number) > 0),
-  );
+  const n = { alone: alone.phase.requests, busy: busy.phase.requests };
+  const rate = n.busy / busy.phase.durationS;
+  // Counters (rate limits, spend) are the usage table's: held and shared in a busy process.
+  const heldUnits = Object.entries(busy.byTarget)
+    .filter(([target]) => target.startsWith('write usage'))
+    .reduce((sum, [, u]) => sum + u, 0);
+  const b = busy.phase.logBytes;
   return {
-    description: `POST /v1/chat/completions through a saved config to a managed OpenAI provider, key under a requests/min policy, request log on; ${opts.connections} concurrent, fake provider answering after ${opts.latencyMs} ms`,
-    requests: n,
-    connections: opts.connections,
-    providerLatencyMs: opts.latencyMs,
-    cpuMsPerRequest: round(cpuUsed / n, 3),
-    writeUnitsPerRequest: round((counter.units.write - unitsBefore.write) / n, 3),
-    readUnitsPerRequest: round((counter.units.read - unitsBefore.read) / n, 3),
-    logBytesPerRequest: Math.round((logAfter - logBefore) / n),
+    description: `POST /v1/chat/completions through a saved config to a managed OpenAI provider, key under a requests/min policy, request log on; alone: ${n.alone} requests one at a time; busy: ${opts.busy.connections} in flight, provider answering after ${opts.busy.latencyMs} ms (${round(rate, 1)} req/s in one process)`,
+    cpuMsPerRequest: round(busy.cpuMs / n.busy, 3),
+    alone: {
+      writeUnitsPerRequest: round(alone.write / n.alone, 3),
+      readUnitsPerRequest: round(alone.read / n.alone, 3),
+      logBytesPerRequest: Math.round(Buffer.byteLength(alone.logText) / n.alone),
+      heldWriteUnitsPerSecond: 0,
+      heldLogBytesPerSecond: 0,
+    },
+    busy: {
+      requestsPerSecond: round(rate, 2),
+      writeUnitsPerRequest: round((busy.write - heldUnits) / n.busy, 3),
+      readUnitsPerRequest: round(busy.read / n.busy, 3),
+      logBytesPerRequest: Math.round(b.linesPerRequest + b.emfValuesPerRequest),
+      heldWriteUnitsPerSecond: round(heldUnits / busy.phase.durationS, 3),
+      heldLogBytesPerSecond: Math.round((b.emfRestPerRequest * n.busy) / busy.phase.durationS),
+    },
     // What crosses the NAT: the upstream request (the same JSON plus headers, about 300 B)
     // and the provider's answer (what the gateway relays, measured on one response).
     providerBytesPerRequest: Buffer.byteLength(body) + 300 + responseBytes + 300,
     customMetrics: metrics.size,
     metrics: [...metrics].sort(),
-    callsPerRequest: calls,
-    unitsPerRequestByTarget: Object.fromEntries(
-      Object.entries(counter.units.byTarget)
-        .map(([t, u]) => [t, round((u - (unitsBefore.byTarget[t] ?? 0)) / n, 3)])
-        .filter(([, v]) => (v as number) > 0),
-    ),
+    phases: { alone: alone.phase, busy: busy.phase },
   };
 }
 
@@ -311,11 +432,10 @@ function runCosts(): CostResults['assistantRuns'] {
 
 function variantsAt(m: CostMeasurement, managed: ManagedInstancesSettings, t: { providerLatencyS: number; requestsPerSecond: number }) {
   const at = (mm: MeasuredInputs, s: ManagedInstancesSettings) => round(managedInstancesCost(mm, t, s).usdPerMillion, 3);
-  // The request log's trace-id index write (a second WRU per record), as measured.
-  const indexWru = Object.entries(m.unitsPerRequestByTarget)
-    .filter(([target]) => target.startsWith('write logs/'))
-    .reduce((n, [, v]) => n + v, 0);
-  const noIndex = { ...m, writeUnitsPerRequest: m.writeUnitsPerRequest - indexWru };
+  // Records under a caller's trace id also write the trace index: one more unit per record
+  // (the request-log record is within 1 KB: its own write is 1 WRU).
+  const indexWru = m.phases.busy.unitsPerRequestByTarget['write logs'] ?? 1;
+  const traced = { ...m, busy: { ...m.busy, writeUnitsPerRequest: m.busy.writeUnitsPerRequest + indexWru } };
   const existingVpc = { ...managed, natGateways: 0 };
   return [
     { change: 'as configured', usdPerMillion: at(m, managed) },
@@ -324,8 +444,10 @@ function variantsAt(m: CostMeasurement, managed: ManagedInstancesSettings, t: { 
       usdPerMillion: at(m, { ...managed, perExecutionEnvironmentMaxConcurrency: 256 }),
     },
     { change: 'an existing VPC whose egress is already paid (no NAT lines)', usdPerMillion: at(m, existingVpc) },
-    { change: `request-log records without the index write (${round(indexWru, 3)} WRU less)`, usdPerMillion: at(noIndex, managed) },
-    { change: 'all three', usdPerMillion: at(noIndex, { ...existingVpc, perExecutionEnvironmentMaxConcurrency: 256 }) },
+    {
+      change: `every request under a caller's trace id (its record also in the trace index: ${round(indexWru, 3)} WRU more)`,
+      usdPerMillion: at(traced, managed),
+    },
   ];
 }
 
@@ -333,24 +455,32 @@ const usd = (v: number) => `$${v < 1 ? v.toFixed(3) : v.toFixed(2)}`;
 
 export function renderCost(c: CostResults): string {
   const m = c.measured;
+  const a = m.phases.alone;
+  const b = m.phases.busy;
+  const targets = (p: CostPhase) =>
+    Object.entries(p.unitsPerRequestByTarget)
+      .map(([t, v]) => `${t} ${v}`)
+      .join(', ');
+  const calls = (p: CostPhase) =>
+    Object.entries(p.callsPerRequest)
+      .map(([op, v]) => `${op} ${v}`)
+      .join(', ');
   const head = (cols: string[]) => `| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|`;
   const lines: string[] = [];
   lines.push(
-    `Prices: ${c.region}, list prices of ${c.pricesAsOf} (infra/cost/prices.ts). Measured inputs (${m.requests} requests; ${m.description}):`,
+    `Prices: ${c.region}, list prices of ${c.pricesAsOf} (infra/cost/prices.ts). Measured inputs (${m.description}):`,
     '',
-    head(['input', 'per request']),
-    `| gateway CPU | ${m.cpuMsPerRequest} ms |`,
-    `| DynamoDB write units (WRU) | ${m.writeUnitsPerRequest} |`,
-    `| DynamoDB read units (RRU) | ${m.readUnitsPerRequest} |`,
-    `| DynamoDB units by table / index | ${Object.entries(m.unitsPerRequestByTarget)
-      .map(([t, v]) => `${t} ${v}`)
-      .join(', ')} |`,
-    `| DynamoDB calls | ${Object.entries(m.callsPerRequest)
-      .map(([op, v]) => `${op} ${v}`)
-      .join(', ')} |`,
-    `| log bytes (JSON log + EMF) | ${m.logBytesPerRequest} B |`,
-    `| provider bytes (request + response) | ${m.providerBytesPerRequest} B |`,
-    `| custom metrics (EMF, distinct) | ${m.customMetrics} |`,
+    head(['input', 'alone (on demand)', 'busy (managed instances)']),
+    `| requests measured | ${a.requests} | ${b.requests} in ${b.durationS} s (${m.busy.requestsPerSecond} req/s) |`,
+    `| gateway CPU per request | | ${m.cpuMsPerRequest} ms |`,
+    `| DynamoDB write units per request | ${m.alone.writeUnitsPerRequest} | ${m.busy.writeUnitsPerRequest} + ${m.busy.heldWriteUnitsPerSecond} per second shared (counters) |`,
+    `| DynamoDB read units per request | ${m.alone.readUnitsPerRequest} | ${m.busy.readUnitsPerRequest} |`,
+    `| DynamoDB units by table / index, per request | ${targets(a)} | ${targets(b)} |`,
+    `| DynamoDB calls per request | ${calls(a)} | ${calls(b)} |`,
+    `| log bytes per request | ${m.alone.logBytesPerRequest} B | ${m.busy.logBytesPerRequest} B + ${m.busy.heldLogBytesPerSecond} B per second shared (EMF documents) |`,
+    `| EMF documents per second | | ${b.logBytes.emfDocumentsPerSecond} |`,
+    `| provider bytes (request + response) | ${m.providerBytesPerRequest} B | ${m.providerBytesPerRequest} B |`,
+    `| custom metrics (EMF, distinct) | ${m.customMetrics} | ${m.customMetrics} |`,
     '',
     `On demand: ${c.onDemand.memoryMb} MB arm64. Managed instances: ${c.managedInstances.instanceTypes.join(' or ')}, ${c.managedInstances.memoryMb} MB environments (${c.managedInstances.memoryMb / 1024 / c.managedInstances.memoryGiBPerVCpu} vCPU), ${c.managedInstances.perExecutionEnvironmentMaxConcurrency} concurrent requests each, at least ${c.managedInstances.minExecutionEnvironments} environments, ${c.managedInstances.natGateways} NAT gateway.`,
     '',

@@ -4,6 +4,7 @@ import type { RequestSpec } from './load';
 export interface Upstreams {
   openai0: string;
   openai50: string;
+  openai2000: string;
   anthropic0: string;
   anthropic50: string;
   openaiSlow: string;

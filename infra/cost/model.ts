@@ -7,23 +7,56 @@ import { EC2_INSTANCE_PRICES, HOURS_PER_MONTH, LAMBDA_FACTS, PRICES } from './pr
  * the tables can show where the money goes.
  */
 
+/** DynamoDB units and log bytes of the gateway's requests in one way of serving them. */
+export interface WritesAndLogs {
+  /**
+   * DynamoDB write and read request units each request costs itself (item-size based, as
+   * DynamoDB bills them), counted by the bench: request-log records, and in a process serving
+   * one request at a time also its counters (rate limits, spend).
+   */
+  writeUnitsPerRequest: number;
+  readUnitsPerRequest: number;
+  /** Bytes each request writes to the function's log (JSON log lines, EMF documents or its values in a shared one). */
+  logBytesPerRequest: number;
+  /**
+   * What a busy process writes for all its requests together, per second: counters and EMF
+   * documents held for up to a second and shared (functions/shared/telemetry/invocations.ts).
+   * Per request that is this over the process's request rate; 0 for a process serving one
+   * request at a time, which holds nothing.
+   */
+  heldWriteUnitsPerSecond: number;
+  heldLogBytesPerSecond: number;
+}
+
 /** What one request costs in resources, as measured by the bench on the gateway group. */
 export interface MeasuredInputs {
   /** CPU time of the gateway process per request, ms on one full core. */
   cpuMsPerRequest: number;
-  /**
-   * DynamoDB write and read request units per request (item-size based, as DynamoDB bills
-   * them), counted by the bench: request-log records, rate-limit counters, spend counters
-   * and whatever else the request path writes.
-   */
-  writeUnitsPerRequest: number;
-  readUnitsPerRequest: number;
-  /** Bytes the function writes to its log per request (JSON log lines and EMF documents). */
-  logBytesPerRequest: number;
+  /** One request at a time per process, as Lambda on demand serves them: everything is written per request. */
+  alone: WritesAndLogs;
+  /** Many requests at once per process (managed instances), measured at `requestsPerSecond` in one process. */
+  busy: WritesAndLogs & { requestsPerSecond: number };
   /** Bytes sent to and received from the model provider per request (NAT data in managed-instances mode). */
   providerBytesPerRequest: number;
   /** Distinct custom metrics (name × dimension set) the EMF documents create. */
   customMetrics: number;
+}
+
+/**
+ * Units and bytes per request of a process serving `requestsPerSecond`: its own, plus its
+ * share of what the process holds and writes once a second (never more than the same writes
+ * cost unshared, as measured alone).
+ */
+export function perRequestAt(
+  m: MeasuredInputs,
+  requestsPerSecond: number,
+): Pick<WritesAndLogs, 'writeUnitsPerRequest' | 'readUnitsPerRequest' | 'logBytesPerRequest'> {
+  const share = (held: number, own: number, alone: number) => own + Math.min(held / requestsPerSecond, Math.max(0, alone - own));
+  return {
+    writeUnitsPerRequest: share(m.busy.heldWriteUnitsPerSecond, m.busy.writeUnitsPerRequest, m.alone.writeUnitsPerRequest),
+    readUnitsPerRequest: m.busy.readUnitsPerRequest,
+    logBytesPerRequest: share(m.busy.heldLogBytesPerSecond, m.busy.logBytesPerRequest, m.alone.logBytesPerRequest),
+  };
 }
 
 export interface Traffic {
@@ -97,7 +130,7 @@ export function processingMs(cpuMsPerRequest: number, memoryMb: number): number 
 }
 
 /** Items every mode pays the same way: API Gateway, Lambda requests, DynamoDB, logs, metrics. */
-function sharedItems(m: MeasuredInputs, t: Traffic, logBytesPerRequest: number): LineItem[] {
+function sharedItems(m: MeasuredInputs, t: Traffic, w: Pick<WritesAndLogs, 'writeUnitsPerRequest' | 'readUnitsPerRequest' | 'logBytesPerRequest'>): LineItem[] {
   const monthlyMillions = (t.requestsPerSecond * 3600 * HOURS_PER_MONTH) / MILLION;
   return [
     {
@@ -112,18 +145,18 @@ function sharedItems(m: MeasuredInputs, t: Traffic, logBytesPerRequest: number):
     },
     {
       name: 'DynamoDB writes',
-      usdPerMillion: m.writeUnitsPerRequest * PRICES.dynamoWriteRequestUnitsPerMillion.usd,
-      detail: `${round(m.writeUnitsPerRequest, 3)} WRU/request × $${PRICES.dynamoWriteRequestUnitsPerMillion.usd}/M`,
+      usdPerMillion: w.writeUnitsPerRequest * PRICES.dynamoWriteRequestUnitsPerMillion.usd,
+      detail: `${round(w.writeUnitsPerRequest, 3)} WRU/request × $${PRICES.dynamoWriteRequestUnitsPerMillion.usd}/M`,
     },
     {
       name: 'DynamoDB reads',
-      usdPerMillion: m.readUnitsPerRequest * PRICES.dynamoReadRequestUnitsPerMillion.usd,
-      detail: `${round(m.readUnitsPerRequest, 3)} RRU/request × $${PRICES.dynamoReadRequestUnitsPerMillion.usd}/M`,
+      usdPerMillion: w.readUnitsPerRequest * PRICES.dynamoReadRequestUnitsPerMillion.usd,
+      detail: `${round(w.readUnitsPerRequest, 3)} RRU/request × $${PRICES.dynamoReadRequestUnitsPerMillion.usd}/M`,
     },
     {
       name: 'CloudWatch Logs',
-      usdPerMillion: (logBytesPerRequest * MILLION * PRICES.cloudWatchLogsIngestionPerGb.usd) / 1e9,
-      detail: `${Math.round(logBytesPerRequest)} B/request × $${PRICES.cloudWatchLogsIngestionPerGb.usd}/GB`,
+      usdPerMillion: (w.logBytesPerRequest * MILLION * PRICES.cloudWatchLogsIngestionPerGb.usd) / 1e9,
+      detail: `${Math.round(w.logBytesPerRequest)} B/request × $${PRICES.cloudWatchLogsIngestionPerGb.usd}/GB`,
     },
     {
       name: 'EMF custom metrics',
@@ -136,7 +169,7 @@ function sharedItems(m: MeasuredInputs, t: Traffic, logBytesPerRequest: number):
 export function onDemandCost(m: MeasuredInputs, t: Traffic, s: OnDemandSettings): OnDemandCost {
   const billedSeconds = t.providerLatencyS + processingMs(m.cpuMsPerRequest, s.memoryMb) / 1000;
   const gbSeconds = (billedSeconds * s.memoryMb) / 1024;
-  const items = sharedItems(m, t, m.logBytesPerRequest + s.platformLogBytesPerInvoke);
+  const items = sharedItems(m, t, { ...m.alone, logBytesPerRequest: m.alone.logBytesPerRequest + s.platformLogBytesPerInvoke });
   items.splice(2, 0, {
     name: 'Lambda duration',
     usdPerMillion: gbSeconds * MILLION * PRICES.lambdaArmGbSecond.usd,
@@ -180,8 +213,9 @@ export function managedInstancesFleet(m: MeasuredInputs, t: Traffic, s: ManagedI
 export function managedInstancesCost(m: MeasuredInputs, t: Traffic, s: ManagedInstancesSettings): ManagedInstancesCost {
   const fleet = managedInstancesFleet(m, t, s);
   const hours = hoursPerMillion(t.requestsPerSecond);
-  const items = sharedItems(m, t, m.logBytesPerRequest);
-  const natData = m.providerBytesPerRequest + m.logBytesPerRequest;
+  const perRequest = perRequestAt(m, t.requestsPerSecond / fleet.executionEnvironments);
+  const items = sharedItems(m, t, perRequest);
+  const natData = m.providerBytesPerRequest + perRequest.logBytesPerRequest;
   items.splice(
     2,
     0,

@@ -6,6 +6,7 @@ import {
   managedInstancesCost,
   managedInstancesFleet,
   onDemandCost,
+  perRequestAt,
   processingMs,
   rightSizeMemory,
   type ManagedInstancesSettings,
@@ -17,9 +18,16 @@ import { PRICES } from '../../infra/cost/prices';
 // Hand-computed expectations (the arithmetic is written out beside each figure).
 const measured: MeasuredInputs = {
   cpuMsPerRequest: 1,
-  writeUnitsPerRequest: 2,
-  readUnitsPerRequest: 0.5,
-  logBytesPerRequest: 1500,
+  alone: { writeUnitsPerRequest: 2, readUnitsPerRequest: 0.5, logBytesPerRequest: 1500, heldWriteUnitsPerSecond: 0, heldLogBytesPerSecond: 0 },
+  // Each request writes 1 WRU and 500 B itself; the process adds 5 WRU and 2,000 B a second for all of them.
+  busy: {
+    requestsPerSecond: 25,
+    writeUnitsPerRequest: 1,
+    readUnitsPerRequest: 0.5,
+    logBytesPerRequest: 500,
+    heldWriteUnitsPerSecond: 5,
+    heldLogBytesPerSecond: 2000,
+  },
   providerBytesPerRequest: 2500,
   customMetrics: 20,
 };
@@ -90,15 +98,24 @@ describe('cost model', () => {
     expect(item(c, 'EC2 instances')).toBeCloseTo(0.29 * hours, 10);
     expect(item(c, 'Managed-instances fee')).toBeCloseTo(0.29 * hours * 0.15, 10);
     expect(item(c, 'NAT gateway hours')).toBeCloseTo(0.045 * hours, 10);
-    // (2500 + 1500) B × 1e6 = 4 GB at $0.045.
-    expect(item(c, 'NAT data')).toBeCloseTo(0.18, 10);
-    // No platform records added: the same log bytes the function writes.
-    expect(item(c, 'CloudWatch Logs')).toBeCloseTo(0.75, 10);
+    // 4 environments at 25 req/s each: 500 B + 2,000 B/s ÷ 25 = 580 B of log per request, no
+    // platform records; 1 WRU + 5 WRU/s ÷ 25 = 1.2 WRU.
+    expect(item(c, 'CloudWatch Logs')).toBeCloseTo(0.29, 10);
+    expect(item(c, 'DynamoDB writes')).toBeCloseTo(1.2 * 0.625, 10);
+    // (2500 + 580) B × 1e6 = 3.08 GB at $0.045.
+    expect(item(c, 'NAT data')).toBeCloseTo(3.08 * 0.045, 10);
     expect(c.items.find((i) => i.name === 'Lambda duration')).toBeUndefined();
     expect(item(c, 'API Gateway (REST)')).toBe(PRICES.apiGatewayRestPerMillion.usd);
     // An existing VPC whose egress is paid elsewhere: no NAT lines.
     const noNat = managedInstancesCost(measured, { providerLatencyS: 2, requestsPerSecond: 100 }, { ...managed, natGateways: 0 });
     expect(item(noNat, 'NAT gateway hours') + item(noNat, 'NAT data')).toBe(0);
+  });
+
+  it('shares what a busy process holds among its requests, never above what the same writes cost unshared', () => {
+    expect(perRequestAt(measured, 25)).toEqual({ writeUnitsPerRequest: 1.2, readUnitsPerRequest: 0.5, logBytesPerRequest: 580 });
+    expect(perRequestAt(measured, 250)).toEqual({ writeUnitsPerRequest: 1.02, readUnitsPerRequest: 0.5, logBytesPerRequest: 508 });
+    // One request a second: 5 WRU and 2,000 B of shared writes each, capped at the unshared 2 WRU and 1,500 B.
+    expect(perRequestAt(measured, 1)).toEqual({ writeUnitsPerRequest: 2, readUnitsPerRequest: 0.5, logBytesPerRequest: 1500 });
   });
 
   it('finds the break-even rate: on demand is cheaper below it, managed instances from it on', () => {
