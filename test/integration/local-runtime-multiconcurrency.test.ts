@@ -103,6 +103,14 @@ async function logFor(g: LocalGateway, trace: string) {
   return (r.body?.data ?? []) as Array<Record<string, any>>;
 }
 
+/** Requests the spend counters hold for a key (today and yesterday, in case the hour turns). */
+async function requestsCounted(g: LocalGateway, keyId: string): Promise<number> {
+  const now = Math.floor(Date.now() / 1000);
+  const r = await call(g, 'GET', `/v1/analytics/spend?group_by=api_key&from=${now - 86_400}&to=${now + 3600}`);
+  expect(r.status).toBe(200);
+  return (r.body.data as Array<{ group: string | null; requests: number }>).filter((row) => row.group === keyId).reduce((n, row) => n + row.requests, 0);
+}
+
 describe('multi-concurrency mode: production bundles in worker threads, many invocations per thread', () => {
   it('keeps every request to itself under concurrent load with auth, limits, guardrails, cache and logging on', async () => {
     // Stay inside one rate-limit minute.
@@ -184,11 +192,12 @@ describe('multi-concurrency mode: production bundles in worker threads, many inv
     }
   }, 120_000);
 
-  it('flushes every pending request-log record when the runtime shuts down', async () => {
+  it('flushes every pending request-log record and held spend counter when the runtime shuts down', async () => {
+    const unlimited = keys.find((k) => k.limit === 1000)!;
+    const spentBefore = await requestsCounted(gw!, unlimited.id);
     // Records wait 5 s for company: at shutdown they are still queued in the threads.
     await gw!.stop();
     gw = await startGateway({ REQUEST_LOG_BATCH_WAIT_MS: '5000' });
-    const unlimited = keys.find((k) => k.limit === 1000)!;
     const run = `${Date.now()}`;
     // The provider key comes with the request (the restarted runtime has a new local KMS,
     // so the managed provider's stored key cannot be decrypted here).
@@ -222,6 +231,8 @@ describe('multi-concurrency mode: production bundles in worker threads, many inv
       expect(found, s.trace).toHaveLength(1);
       expect(found[0]!.status).toBe(200);
     }
+    // The spend counters the threads held for their concurrent requests were written too.
+    expect(await requestsCounted(gw, unlimited.id)).toBe(spentBefore + sent.length);
   }, 120_000);
 
   it('refuses to start when a thread cannot load the handlers, and stops what it had started', async () => {
