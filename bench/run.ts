@@ -408,7 +408,13 @@ try {
     if (!results.bundles.length) results.bundles = await bundleAll();
     await quietEmulator();
     const counter = await startCapacityCounter(dynamo.endpoint);
-    const gw = await startChildGateway({ name: 'cost', dynamodbEndpoint: counter.endpoint, functionBundles: resolve(TMP_DIR, 'bundles') });
+    const gw = await startChildGateway({
+      name: 'cost',
+      dynamodbEndpoint: counter.endpoint,
+      functionBundles: resolve(TMP_DIR, 'bundles'),
+      // As deployed (Powertools' default level), whatever an earlier phase left in this process's environment.
+      env: { POWERTOOLS_LOG_LEVEL: 'INFO' },
+    });
     try {
       const measured = await measureCostInputs(
         gw,
