@@ -84,6 +84,19 @@ describe('catalogue prices', () => {
     expect(record).toMatchObject({ price_source: 'catalogue', pricing_unknown: false, provider: 'openai', model: 'gpt-4o-mini' });
   });
 
+  it('a model priced again (its catalogue match remembered) is priced from its own usage every time', async () => {
+    const costs = new Set<number>();
+    for (const words of ['short', 'a somewhat longer question about prices', 'the longest question of the three, about what a gateway costs per request']) {
+      const res = await call(gw, 'POST', '/v1/chat/completions', { headers: viaOpenAI(trace('again')), body: chat('gpt-4o-mini', words) });
+      expect(res.status).toBe(200);
+      const { prompt_tokens, completion_tokens } = res.body.usage;
+      const cost = Number(res.headers.get('x-gateway-cost'));
+      close(cost, usd(prompt_tokens, LIST_PRICE['gpt-4o-mini'].input) + usd(completion_tokens, LIST_PRICE['gpt-4o-mini'].output));
+      costs.add(cost);
+    }
+    expect(costs.size).toBe(3);
+  });
+
   it('a stream the caller asked no usage for is priced all the same: the gateway asks OpenAI for usage and hides it', async () => {
     const t = trace('stream');
     const res = await fetch(`${gw.url}/v1/chat/completions`, {
@@ -213,6 +226,9 @@ describe('what has no price', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('x-gateway-cost')).toBeNull();
     expect(await logOf(t)).toMatchObject({ cost_usd: null, pricing_unknown: true, price_source: null });
+    // Still unknown when asked again (the failed match is remembered, not turned into a price).
+    const again = await call(gw, 'POST', '/v1/chat/completions', { headers: viaOpenAI(trace('unknown')), body: chat('gpt-4o-mini-unlisted-finetune') });
+    expect(again.headers.get('x-gateway-cost')).toBeNull();
   });
 
   it('a provider the catalogue does not list is unknown too (no borrowed price for the same model name)', async () => {
