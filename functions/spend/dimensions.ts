@@ -3,11 +3,15 @@ import { hourLabel, HOUR_LABEL_LENGTH } from './periods';
 
 /**
  * Which counters a request adds to, and how counters are keyed, pure. Table `usage`:
- *   pk `WS#<workspace>#SPEND#<dimension>`  (dimension: api_key, provider, model, metadata.<key>;
- *      `workspace` is read as the sum of the workspace's api_key counters)
- *   sk `<YYYY-MM-DDTHH>#<value>`, or just `<YYYY-MM-DDTHH>` when the value is null (no provider
- *      or model: a request refused before routing)
- * so a report is one Query per (workspace, dimension) over a sort-key range of hours.
+ *   pk `WS#<workspace>#SPEND#cell`: one counter per hour and (key, provider, model), sk
+ *      `<YYYY-MM-DDTHH>#["<key>","<provider>","<model>"]` (JSON; null when the request had
+ *      none: refused before routing). A report by workspace, key, provider or model sums the
+ *      cells of its hours by that field, so a request writes one counter for all four.
+ *   pk `WS#<workspace>#SPEND#metadata.<key>`: one per counted metadata key, sk
+ *      `<YYYY-MM-DDTHH>#<value>`.
+ *   pk `WS#<workspace>#SPEND#api_key|provider|model`: what requests wrote before cells
+ *      (one counter per dimension), still summed by reports, never written.
+ * so a report is one or two Queries per workspace over a sort-key range of hours.
  */
 
 export const BASE_DIMENSIONS = ['workspace', 'api_key', 'provider', 'model'] as const;
@@ -24,7 +28,38 @@ export const MAX_SPEND_METADATA_KEY_CHARS = 64;
 /** Longer values (UTF-8 bytes) get no counter (a sort key holds at most 1024 bytes). */
 export const MAX_SPEND_VALUE_BYTES = 512;
 
-export const spendPartition = (workspaceId: string, dimension: Dimension) => `WS#${workspaceId}#SPEND#${dimension}`;
+/** A dimension's counters, or `cell`: the (key, provider, model) counters. */
+export type SpendPartition = Dimension | 'cell';
+export const spendPartition = (workspaceId: string, partition: SpendPartition) => `WS#${workspaceId}#SPEND#${partition}`;
+
+/** What a cell counts: one key's requests to one provider and model. */
+export interface Cell {
+  api_key: string;
+  provider: string | null;
+  model: string | null;
+}
+
+/** A sort key holds at most 1024 bytes. */
+const MAX_SORT_KEY_BYTES = 1024;
+
+export function cellSortKey(hour: string, cell: Cell): string {
+  let model = cell.model;
+  for (;;) {
+    const sk = `${hour}#${JSON.stringify([cell.api_key, cell.provider, model])}`;
+    if (Buffer.byteLength(sk, 'utf8') <= MAX_SORT_KEY_BYTES || !model) return sk;
+    model = model.slice(0, Math.floor(model.length * 0.9));
+  }
+}
+
+/** The hour and the cell of a cell counter's sort key (undefined if it is not one). */
+export function parseCellSortKey(sk: string): { hour: string; cell: Cell } | undefined {
+  try {
+    const [api_key, provider, model] = JSON.parse(sk.slice(HOUR_LABEL_LENGTH + 1)) as [string, string | null, string | null];
+    return typeof api_key === 'string' ? { hour: sk.slice(0, HOUR_LABEL_LENGTH), cell: { api_key, provider, model } } : undefined;
+  } catch {
+    return undefined;
+  }
+}
 export const counterSortKey = (hour: string, value: string | null) => (value === null ? hour : `${hour}#${value}`);
 
 /** The hour label and the value (null: none) of a counter's sort key. */
@@ -131,17 +166,18 @@ export interface CounterKey {
   sk: string;
 }
 
-/** Every counter one request adds to: its hour, in each dimension it has a value for. */
+/** Every counter one request adds to: its hour's cell (key, provider, model), and each counted metadata key's. */
 export function countersOf(record: SpendFacts): CounterKey[] {
   const hour = hourLabel(record.created_at);
   const ws = record.workspace_id;
-  const key = (dimension: Dimension, value: string | null): CounterKey => ({ pk: spendPartition(ws, dimension), sk: counterSortKey(hour, groupValue(value)) });
-  // No `workspace` counter: every request has a key, so a workspace's totals are the sum of
-  // its keys' counters (functions/spend/report.ts), one UpdateItem per request fewer.
   return [
-    key('api_key', record.api_key_id),
-    key('provider', record.provider),
-    key('model', record.model),
-    ...countedMetadata(record.metadata).map(([k, v]) => key(`${METADATA_DIMENSION_PREFIX}${k}`, v)),
+    {
+      pk: spendPartition(ws, 'cell'),
+      sk: cellSortKey(hour, { api_key: record.api_key_id, provider: groupValue(record.provider), model: groupValue(record.model) }),
+    },
+    ...countedMetadata(record.metadata).map(([k, v]) => ({
+      pk: spendPartition(ws, `${METADATA_DIMENSION_PREFIX}${k}`),
+      sk: counterSortKey(hour, groupValue(v)),
+    })),
   ];
 }

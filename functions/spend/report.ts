@@ -4,11 +4,14 @@ import {
   addAmounts,
   COUNTER_ATTRIBUTES,
   hourRangeBounds,
+  parseCellSortKey,
   parseCounterSortKey,
   spendPartition,
   zeroAmounts,
+  type BaseDimension,
   type Dimension,
   type SpendAmounts,
+  type SpendPartition,
 } from './dimensions';
 import { floorTo, GRANULARITY_SECONDS, hourLabel, HOUR_SECONDS, isoSeconds, parseHourLabel, type Granularity, type ReportRange } from './periods';
 
@@ -56,10 +59,10 @@ interface CounterItem extends Partial<Record<(typeof COUNTER_ATTRIBUTES)[number]
   sk: string;
 }
 
-/** One workspace's counters of one dimension over the range's hours: one Query, paged. */
+/** One workspace's counters of one partition over the range's hours: one Query, paged. */
 async function readCounters(
   workspaceId: string,
-  dimension: Dimension,
+  partition: SpendPartition,
   range: ReportRange,
   nowSeconds: number,
   budget: { left: number; max: number },
@@ -74,7 +77,7 @@ async function readCounters(
       // Counters past their TTL stay until DynamoDB deletes them: they are not counted.
       FilterExpression: '#ttl > :now',
       ExpressionAttributeNames: { '#ttl': 'ttl' },
-      ExpressionAttributeValues: { ':pk': spendPartition(workspaceId, dimension), ':lo': lo, ':hi': hi, ':now': nowSeconds },
+      ExpressionAttributeValues: { ':pk': spendPartition(workspaceId, partition), ':lo': lo, ':hi': hi, ':now': nowSeconds },
       ExclusiveStartKey: start,
     });
     items.push(...((out.Items ?? []) as unknown as CounterItem[]));
@@ -104,6 +107,8 @@ async function inLanes<T, R>(inputs: readonly T[], lanes: number, run: (input: T
   return results;
 }
 
+const isBaseDimension = (dimension: Dimension): dimension is BaseDimension => !dimension.startsWith('metadata.');
+
 const withCost = ({ cost_nano_usd, ...rest }: SpendAmounts): SpendTotals => ({ ...rest, cost_usd: cost_nano_usd / 1e9 });
 
 const compareGroups = (a: string | null, b: string | null) => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1);
@@ -118,29 +123,36 @@ export async function spendReport(query: SpendQuery): Promise<SpendReport> {
   const step = GRANULARITY_SECONDS[granularity];
   const max = query.maxCounters ?? MAX_REPORT_COUNTERS;
   const budget = { left: max, max };
-  // A workspace's totals are the sum of its keys' counters (no counter of its own).
-  const stored: Dimension = dimension === 'workspace' ? 'api_key' : dimension;
-  const perWorkspace = await inLanes(query.workspaceIds, MAX_PARALLEL_QUERIES, async (ws) => ({
-    ws,
-    items: await readCounters(ws, stored, range, nowSeconds, budget),
-  }));
   const rows = new Map<string, { period: number; group: string | null; amounts: SpendAmounts }>();
   const totals = zeroAmounts();
-  for (const { ws, items } of perWorkspace) {
-    for (const item of items) {
-      const { hour, value: stored } = parseCounterSortKey(item.sk);
-      const value = dimension === 'workspace' ? ws : stored;
-      const hourStart = parseHourLabel(hour);
-      if (hourStart === undefined || hourStart < range.from || hourStart >= range.to) continue;
-      const amounts = zeroAmounts();
-      for (const attribute of COUNTER_ATTRIBUTES) amounts[attribute] = Number(item[attribute] ?? 0);
-      const period = floorTo(hourStart, step);
-      const id = `${period}\u0000${value === null ? '' : `=${value}`}`;
-      const row = rows.get(id) ?? rows.set(id, { period, group: value, amounts: zeroAmounts() }).get(id)!;
-      addAmounts(row.amounts, amounts);
-      addAmounts(totals, amounts);
+  const add = (hour: string, value: string | null, item: CounterItem) => {
+    const hourStart = parseHourLabel(hour);
+    if (hourStart === undefined || hourStart < range.from || hourStart >= range.to) return;
+    const amounts = zeroAmounts();
+    for (const attribute of COUNTER_ATTRIBUTES) amounts[attribute] = Number(item[attribute] ?? 0);
+    const period = floorTo(hourStart, step);
+    const id = `${period}\u0000${value === null ? '' : `=${value}`}`;
+    const row = rows.get(id) ?? rows.set(id, { period, group: value, amounts: zeroAmounts() }).get(id)!;
+    addAmounts(row.amounts, amounts);
+    addAmounts(totals, amounts);
+  };
+  const base = isBaseDimension(dimension);
+  await inLanes(query.workspaceIds, MAX_PARALLEL_QUERIES, async (ws) => {
+    if (base) {
+      // Workspace, key, provider and model are fields of the (key, provider, model) cells.
+      for (const item of await readCounters(ws, 'cell', range, nowSeconds, budget)) {
+        const parsed = parseCellSortKey(item.sk);
+        if (parsed) add(parsed.hour, dimension === 'workspace' ? ws : parsed.cell[dimension], item);
+      }
     }
-  }
+    // Metadata counters; for the base dimensions, the counters written before cells (a
+    // workspace's were its keys'), which hold the hours before cells and nothing after.
+    const legacy: Dimension = dimension === 'workspace' ? 'api_key' : dimension;
+    for (const item of await readCounters(ws, legacy, range, nowSeconds, budget)) {
+      const { hour, value } = parseCounterSortKey(item.sk);
+      add(hour, dimension === 'workspace' ? ws : value, item);
+    }
+  });
   const data = [...rows.values()]
     .sort((a, b) => a.period - b.period || compareGroups(a.group, b.group))
     .map((row) => ({ period_start: isoSeconds(row.period), group: row.group, ...withCost(row.amounts) }));

@@ -5,11 +5,13 @@ import * as invocations from '../../functions/shared/telemetry/invocations';
 import { log } from '../../functions/shared/telemetry/logger';
 import {
   amountsOf,
+  cellSortKey,
   counterSortKey,
   countedMetadata,
   countersOf,
   hourRangeBounds,
   MAX_SPEND_METADATA_KEYS,
+  parseCellSortKey,
   parseCounterSortKey,
   spendPartition,
 } from '../../functions/spend/dimensions';
@@ -137,19 +139,32 @@ describe('the counters of a request', () => {
     created_at: at('2026-11-25T19:27:04Z'),
   };
 
-  it('are the key, provider, model and each metadata key, in the hour of the request (a workspace sums its keys)', () => {
+  it("are the hour's cell of key, provider and model, and each metadata key's, in the hour of the request", () => {
     const keys = countersOf({ ...base, metadata: { team: 'search', _user: 'u-1' } });
     expect(keys).toEqual([
-      { pk: spendPartition('ws_1', 'api_key'), sk: '2026-11-25T19#key_1' },
-      { pk: spendPartition('ws_1', 'provider'), sk: '2026-11-25T19#openai' },
-      { pk: spendPartition('ws_1', 'model'), sk: '2026-11-25T19#gpt-4o-mini' },
+      { pk: spendPartition('ws_1', 'cell'), sk: '2026-11-25T19#["key_1","openai","gpt-4o-mini"]' },
       { pk: 'WS#ws_1#SPEND#metadata._user', sk: '2026-11-25T19#u-1' },
       { pk: 'WS#ws_1#SPEND#metadata.team', sk: '2026-11-25T19#search' },
     ]);
-    expect(countersOf({ ...base, provider: null, model: null }).slice(1)).toEqual([
-      { pk: spendPartition('ws_1', 'provider'), sk: '2026-11-25T19' },
-      { pk: spendPartition('ws_1', 'model'), sk: '2026-11-25T19' },
-    ]);
+    expect(countersOf({ ...base, provider: null, model: null })).toEqual([{ pk: spendPartition('ws_1', 'cell'), sk: '2026-11-25T19#["key_1",null,null]' }]);
+  });
+
+  it('key cells so that any provider or model name reads back as it was, within a sort key', () => {
+    for (const cell of [
+      { api_key: 'key_1', provider: 'openai', model: 'ft:gpt-4o#"quoted"\\x' },
+      { api_key: 'key_1', provider: null, model: null },
+      { api_key: 'key_2', provider: 'bedrock', model: 'é'.repeat(300) },
+    ]) {
+      const sk = cellSortKey('2026-11-25T19', cell);
+      expect(parseCellSortKey(sk)).toEqual({ hour: '2026-11-25T19', cell });
+      const { lo, hi } = hourRangeBounds('2026-11-25T19', '2026-11-25T19');
+      expect(sk > lo && sk < hi).toBe(true);
+    }
+    // An oversized model is cut until the key fits DynamoDB's 1,024 bytes.
+    const long = cellSortKey('2026-11-25T19', { api_key: 'key_1', provider: 'openai', model: '"'.repeat(600) });
+    expect(Buffer.byteLength(long)).toBeLessThanOrEqual(1024);
+    expect(parseCellSortKey(long)!.cell.model!.length).toBeGreaterThan(100);
+    expect(parseCellSortKey('2026-11-25T19#openai')).toBeUndefined();
   });
 
   it('bound metadata: well-known keys first, at most 8 keys, no empty or oversized ones', () => {
