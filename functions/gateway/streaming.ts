@@ -87,18 +87,20 @@ const USAGE_OBJECT = /"usage"\s*:\s*\{/;
 /**
  * OpenAI-shaped upstream: bytes pass through untouched; usage is read off a parsed copy.
  * `hideUsage`: the gateway asked for usage the caller did not (to price the stream), so
- * events are forwarded one by one as they arrive, less the final usage-only chunk (the
- * others keep the `"usage":null` OpenAI puts in them then); still no JSON re-encoding.
+ * the events of each upstream read are forwarded together as soon as it is parsed, less the
+ * final usage-only chunk (the others keep the `"usage":null` OpenAI puts in them then);
+ * still no JSON re-encoding, and one write per read rather than per event.
  */
 export function passThroughStream(upstream: Readable, facts: StreamLog, remainingMs: number | undefined, hideUsage = false): SseWriter {
   const sse = new SseWriter();
   let sawDone = false;
-  let writable = true;
+  /** Events of the current read to forward (hideUsage). */
+  let forward = '';
   const parser = createParser({
     onEvent(event) {
       if (event.data === '[DONE]') {
         sawDone = true;
-        if (hideUsage) writable = sse.writeRaw('data: [DONE]\n\n');
+        if (hideUsage) forward += 'data: [DONE]\n\n';
         return;
       }
       let usageOnly = false;
@@ -112,7 +114,7 @@ export function passThroughStream(upstream: Readable, facts: StreamLog, remainin
           /* not JSON: nothing to learn */
         }
       }
-      if (hideUsage && !usageOnly) writable = sse.writeRaw(`data: ${event.data}\n\n`);
+      if (hideUsage && !usageOnly) forward += `data: ${event.data}\n\n`;
     },
   });
   const decoder = new TextDecoder();
@@ -121,7 +123,12 @@ export function passThroughStream(upstream: Readable, facts: StreamLog, remainin
       // Forward first: reading usage off the copy must not delay the caller's bytes.
       if (!hideUsage) sse.writeRaw(chunk);
       parser.feed(decoder.decode(chunk, { stream: true }));
-      return hideUsage ? writable : true;
+      if (hideUsage && forward) {
+        // A full buffer is backpressure (relay pauses the provider), not a reason to stop.
+        sse.writeRaw(forward);
+        forward = '';
+      }
+      return true;
     },
     onEnd() {
       if (!sawDone) facts.streamError = 'provider stream ended without [DONE]';

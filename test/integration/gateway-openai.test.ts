@@ -92,6 +92,52 @@ describe('unified chat through the OpenAI SDK (OpenAI-compatible provider)', () 
     expect(res.data[0]!.embedding.length).toBeGreaterThan(0);
   });
 
+  it('streams a long answer whole to a caller who reads slowly (backpressure pauses the provider, never cuts it)', async () => {
+    // No usage asked for: the gateway asks OpenAI for it and forwards the events itself.
+    const { request } = await import('node:http');
+    const words = Array.from({ length: 20_000 }, (_, i) => `w${i}`).join(' ');
+    const body = JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: words }] });
+    const url = new URL(`${gw.baseUrl}/chat/completions`);
+    const text = await new Promise<string>((resolve, reject) => {
+      const req = request(
+        url,
+        {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            authorization: `Bearer ${PROVIDER_KEY}`,
+            'x-gateway-api-key': gw.adminKey,
+            'x-gateway-provider': 'openai',
+            'x-gateway-custom-host': `${openaiFake.url}/v1`,
+          },
+        },
+        (res) => {
+          // Read nothing for a while: the gateway's writes fill every buffer on the way.
+          res.pause();
+          const chunks: Buffer[] = [];
+          setTimeout(() => {
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+            res.resume();
+          }, 1500);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+    const events = text.split('\n\n').filter(Boolean);
+    expect(events.at(-1)).toBe('data: [DONE]');
+    const content = events
+      .slice(0, -1)
+      .map((e) => JSON.parse(e.slice('data: '.length)) as { choices: Array<{ delta: { content?: string } }>; usage?: unknown })
+      .map((chunk) => {
+        expect(chunk.usage ?? null).toBeNull();
+        return chunk.choices[0]?.delta.content ?? '';
+      })
+      .join('');
+    expect(content).toBe(`echo: ${words}`);
+  }, 30_000);
+
   it('raises typed SDK errors for provider errors, passed through with their status', async () => {
     const err = await openaiClient()
       .chat.completions.create({ model: 'fail-429', messages: [{ role: 'user', content: 'x' }] })
