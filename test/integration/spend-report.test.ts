@@ -339,40 +339,45 @@ describe('many concurrent requests', () => {
   });
 });
 
+/** A request-log record as the pricing step hands it to the spend counters (cost_usd in whole nano-dollars, null when unknown). */
+function spendRecord(workspaceId: string, keyId: string, r: { id: string; model: string; cost_usd: number | null; created_at?: number }) {
+  return {
+    object: 'request_log' as const,
+    id: r.id,
+    trace_id: 't',
+    workspace_id: workspaceId,
+    organisation_id: gw.organisationId,
+    api_key_id: keyId,
+    method: 'POST',
+    path: '/v1/chat/completions',
+    route: 'chat',
+    provider: 'openai',
+    managed_provider: null,
+    model: r.model,
+    status: 200,
+    stream: false,
+    latency_ms: 1,
+    upstream_latency_ms: 1,
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    cache_status: null,
+    retry_count: 0,
+    attempts: [],
+    metadata: {},
+    error: null,
+    created_at: r.created_at ?? Math.floor(Date.now() / 1000),
+    cost_usd: r.cost_usd,
+    price_source: r.cost_usd === null ? null : ('catalogue' as const),
+    pricing_unknown: r.cost_usd === null,
+  };
+}
+
 describe('cost', () => {
   it('is summed exactly in nano-dollars, and unpriced requests are counted apart', async () => {
     // Records as the pricing step writes them (cost_usd in whole nano-dollars, null when the
     // price is unknown), added to the counters the way the request log does.
     const { recordSpend } = await import('../../functions/spend/counters');
     const d = await workspace('spend-d', 1);
-    const record = (cost_usd: number | null, model: string) => ({
-      object: 'request_log' as const,
-      id: `log_${model}`,
-      trace_id: 't',
-      workspace_id: d.id,
-      organisation_id: gw.organisationId,
-      api_key_id: d.keys[0]!.id,
-      method: 'POST',
-      path: '/v1/chat/completions',
-      route: 'chat',
-      provider: 'openai',
-      managed_provider: null,
-      model,
-      status: 200,
-      stream: false,
-      latency_ms: 1,
-      upstream_latency_ms: 1,
-      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-      cache_status: null,
-      retry_count: 0,
-      attempts: [],
-      metadata: {},
-      error: null,
-      created_at: Math.floor(Date.now() / 1000),
-      cost_usd,
-      price_source: cost_usd === null ? null : ('catalogue' as const),
-      pricing_unknown: cost_usd === null,
-    });
+    const record = (cost_usd: number | null, model: string) => spendRecord(d.id, d.keys[0]!.id, { id: `log_${model}`, model, cost_usd });
     const costs = [0.1, 0.2, 0.000000001, 0.000123456, null];
     await Promise.all(costs.map((cost, i) => recordSpend(record(cost, cost === null ? 'custom-model' : `m${i % 2}`))));
     const res = await spend(d.keys[0]!.secret, `group_by=model&${RANGE()}`);
@@ -404,34 +409,7 @@ describe('counters written before cells (one counter per dimension)', () => {
       await ops.updateItem('usage', { pk: `WS#${e.id}#SPEND#${dimension}`, sk: `${lastHour}#${value}` }, { set: { ttl: now + 86_400 }, add: old });
     }
     // And a request of this hour, counted in its cell.
-    await recordSpend({
-      object: 'request_log',
-      id: 'log_cells',
-      trace_id: 't',
-      workspace_id: e.id,
-      organisation_id: gw.organisationId,
-      api_key_id: keyId,
-      method: 'POST',
-      path: '/v1/chat/completions',
-      route: 'chat',
-      provider: 'openai',
-      managed_provider: null,
-      model: 'gpt-4o-mini',
-      status: 200,
-      stream: false,
-      latency_ms: 1,
-      upstream_latency_ms: 1,
-      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-      cache_status: null,
-      retry_count: 0,
-      attempts: [],
-      metadata: {},
-      error: null,
-      created_at: now,
-      cost_usd: 0.000001,
-      price_source: 'catalogue',
-      pricing_unknown: false,
-    });
+    await recordSpend(spendRecord(e.id, keyId, { id: 'log_cells', model: 'gpt-4o-mini', cost_usd: 0.000001, created_at: now }));
     const range = `from=${now - 7200}&to=${now + 3600}`;
     for (const groupBy of ['workspace', 'api_key', 'provider', 'model']) {
       const res = await spend(e.keys[0]!.secret, `group_by=${groupBy}&granularity=day&${range}`);
