@@ -84,7 +84,9 @@ async function readCounters(
     budget.left -= out.ScannedCount ?? out.Items?.length ?? 0;
     if (budget.left < 0) {
       throw badRequest(
-        `This report would sum more than ${budget.max} counters: narrow \`from\`/\`to\`, or group by a dimension with fewer values.`,
+        partition === 'cell'
+          ? `This report would sum more than ${budget.max} counters: narrow \`from\`/\`to\` (a report by workspace, key, provider or model reads one counter per hour and key-provider-model pair).`
+          : `This report would sum more than ${budget.max} counters: narrow \`from\`/\`to\`, or group by a dimension with fewer values.`,
         'from',
         'report_too_large',
       );
