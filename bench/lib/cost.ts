@@ -409,6 +409,7 @@ export function costTables(m: CostMeasurement, onDemand: OnDemandSettings, manag
       `Lambda adds ${onDemand.platformLogBytesPerInvoke} B of platform log records (start, report) per on-demand invocation (an estimate, not measured here).`,
       `Managed instances: environments = max(minimum, requests in flight / ${managed.perExecutionEnvironmentMaxConcurrency}, CPU / ${managed.cpuTargetUtilization * 100} % of a vCPU); each instance keeps 1 vCPU and 1 GiB; at least 3 instances; the cheapest allowed type wins. Steady traffic: no headroom for surges is priced in.`,
       'NAT data: the provider request and response plus the log bytes pass through NAT (DynamoDB does not: gateway endpoint). An existing VPC may pay for egress differently.',
+      `On demand an environment serves one request at a time: every write is the request's own (the alone phase). On managed instances what an environment holds and writes per second (counters, EMF document overhead: ${m.busy.heldWriteUnitsPerSecond} WRU and ${m.busy.heldLogBytesPerSecond} B per second, measured at ${m.busy.requestsPerSecond} req/s in one process) is shared by the requests of that environment (rate / environments), never costing more per request than the same writes unshared.`,
       'No free tier, no Savings Plans (they apply to the EC2 part of managed instances only), no data transfer out to callers (the same in both modes).',
     ],
   };
