@@ -284,3 +284,33 @@ describe('request metrics of a busy process (many invocations at once)', () => {
     expect(stdout(() => void t.invocations.invocationEnded())).toEqual([]);
   });
 });
+
+describe('an event metric (publishMetric)', () => {
+  it('is one EMF document under every dimension set given, written at once even in a busy process', async () => {
+    const t = await load({ POWERTOOLS_METRICS_DISABLED: 'false' });
+    const emf = await import('../../functions/shared/telemetry/emf');
+    t.invocations.invocationStarted();
+    t.invocations.invocationStarted();
+    const written = stdout(() =>
+      emf.publishMetric('BudgetThresholdCrossed', 'Count', 1, [['service', 'workspace', 'budget'], ['service']], { workspace: 'ws-1', budget: 'bud_1' }),
+    );
+    expect(written.map((l) => JSON.parse(l))).toEqual([
+      {
+        _aws: {
+          Timestamp: 0,
+          CloudWatchMetrics: [
+            {
+              Namespace: 'AiGateway',
+              Dimensions: [['service', 'workspace', 'budget'], ['service']],
+              Metrics: [{ Name: 'BudgetThresholdCrossed', Unit: 'Count' }],
+            },
+          ],
+        },
+        service: 'ai-gateway',
+        workspace: 'ws-1',
+        budget: 'bud_1',
+        BudgetThresholdCrossed: 1,
+      },
+    ]);
+  });
+});

@@ -19,7 +19,7 @@ const MAX_VALUES = 100;
 interface Batch {
   namespace: string;
   dimensions: string[][];
-  fields: Record<string, string>;
+  fields: Record<string, string | number>;
   timestamp: number;
   metrics: Map<string, { unit: string; values: number[] }>;
 }
