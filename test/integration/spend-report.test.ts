@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { startAnthropicFake, startGeminiFake, startOpenAIFake, type FakeServer } from '../fakes';
 import { call, errorOf, startTestGateway } from '../support/gateway';
+import type { SpendTotals } from '../../functions/spend/report';
 
 // Spend reports (`GET /v1/analytics/spend`) against the request log: after a known mix of
 // requests (several workspaces, keys, providers, models and metadata values, streamed and
@@ -114,14 +115,8 @@ async function logRecords(ws: Workspace, count: number): Promise<LogRecord[]> {
   throw new Error(`fewer than ${count} log records in ${ws.slug}`);
 }
 
-interface Sums {
-  requests: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  cost_usd: number;
-  unpriced_requests: number;
-}
+/** What a report row and its totals sum. */
+type Sums = SpendTotals;
 
 const RANGE = () => `from=${startedAt - 7200}&to=${Math.floor(Date.now() / 1000) + 7200}`;
 
