@@ -100,7 +100,7 @@ async function list(req: GatewayRequest) {
     page,
   );
   const result = q.trace_id?.startsWith(ID_PREFIX.log)
-    ? withRecord(await listed, await recordOfTrace(req.auth.workspaceId, q.trace_id, where), page)
+    ? withRecord(...(await Promise.all([listed, recordOfTrace(req.auth.workspaceId, q.trace_id, where)])), page)
     : await listed;
   return ok(
     listObject(
