@@ -4,6 +4,7 @@ import {
   addAmounts,
   COUNTER_ATTRIBUTES,
   hourRangeBounds,
+  METADATA_DIMENSION_PREFIX,
   parseCellSortKey,
   parseCounterSortKey,
   spendPartition,
@@ -109,7 +110,7 @@ async function inLanes<T, R>(inputs: readonly T[], lanes: number, run: (input: T
   return results;
 }
 
-const isBaseDimension = (dimension: Dimension): dimension is BaseDimension => !dimension.startsWith('metadata.');
+const isBaseDimension = (dimension: Dimension): dimension is BaseDimension => !dimension.startsWith(METADATA_DIMENSION_PREFIX);
 
 const withCost = ({ cost_nano_usd, ...rest }: SpendAmounts): SpendTotals => ({ ...rest, cost_usd: cost_nano_usd / 1e9 });
 
