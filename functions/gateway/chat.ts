@@ -4,7 +4,7 @@ import { SSE_HEADERS } from '../shared/http/sse';
 import { parseInput, z } from '../shared/validation';
 import type { ChatRequest } from '../providers/types';
 import { chatCall, type ChatOutcome } from './chat-core';
-import { withRequestLog } from './request-log';
+import { requestFacts } from './request-log';
 import { failureResponse } from './responses';
 
 /**
@@ -36,8 +36,8 @@ export function chatResponse(outcome: ChatOutcome): HttpResponse {
   }
 }
 
-export const chatCompletions = (req: GatewayRequest) =>
-  withRequestLog(req, 'chat.completions', async (log) => chatResponse(await chatCall({ req, body: parseChatBody(req), log })));
+/** `POST /v1/chat/completions`, under the `requestLog` middleware. */
+export const chatCompletions = async (req: GatewayRequest) => chatResponse(await chatCall({ req, body: parseChatBody(req), log: requestFacts(req) }));
 
 /** The body schema, for the OpenAPI document (infra/openapi). */
 export { chatSchema };

@@ -3,7 +3,7 @@ import type { GatewayRequest, HttpResponse } from '../shared/http/types';
 import { parseInput, z } from '../shared/validation';
 import type { EmbeddingsRequest } from '../providers/types';
 import { dispatch, withOverrides } from './pipeline';
-import { withRequestLog } from './request-log';
+import { requestFacts } from './request-log';
 import { failureResponse, jsonResponse, succeeded, upstreamJson } from './responses';
 
 const embeddingsSchema = z.looseObject({
@@ -18,39 +18,40 @@ const embeddingsSchema = z.looseObject({
   dimensions: z.optional(z.int().check(z.gte(1))),
 });
 
-export const embeddings = (req: GatewayRequest) =>
-  withRequestLog(req, 'embeddings', async (facts): Promise<HttpResponse> => {
-    const body = parseInput(embeddingsSchema, req.json()) as EmbeddingsRequest;
-    let effective = body;
-    const d = await dispatch({
-      req,
-      log: facts,
-      model: body.model,
-      cacheRoute: 'embeddings',
-      params: body,
-      build({ adapter, target }, leaf) {
-        if (!adapter.embeddings) throw badRequest(`Provider '${adapter.slug}' does not support embeddings.`, 'x-gateway-provider', 'unsupported_operation');
-        effective = withOverrides(body, leaf);
-        if (!effective.model) throw badRequest('`model` is required (in the body or the config override_params).', 'model', 'missing_model');
-        return adapter.embeddings.request(effective, target);
-      },
-    });
-    Object.assign(facts, d.facts, { model: effective.model });
-    if (!succeeded(d)) return failureResponse(d);
-    let parsed: unknown;
-    try {
-      parsed = await upstreamJson(d);
-    } catch {
-      throw upstreamError(`Provider '${d.resolved.adapter.slug}' returned a body that is not valid JSON.`, 'invalid_upstream_response');
-    }
-    const adapter = d.resolved.adapter.embeddings!;
-    const out = adapter.response
-      ? adapter.response(parsed, { model: effective.model, id: '', created: Math.floor(Date.now() / 1000), includeUsage: false }, effective)
-      : (parsed as { usage?: { prompt_tokens: number; total_tokens: number } });
-    const usage = (out as { usage?: { prompt_tokens: number; total_tokens: number } }).usage;
-    if (usage) facts.usage = { prompt_tokens: usage.prompt_tokens, completion_tokens: 0, total_tokens: usage.total_tokens };
-    return jsonResponse(d, out);
+/** `POST /v1/embeddings`, under the `requestLog` middleware. */
+export async function embeddings(req: GatewayRequest): Promise<HttpResponse> {
+  const facts = requestFacts(req);
+  const body = parseInput(embeddingsSchema, req.json()) as EmbeddingsRequest;
+  let effective = body;
+  const d = await dispatch({
+    req,
+    log: facts,
+    model: body.model,
+    cacheRoute: 'embeddings',
+    params: body,
+    build({ adapter, target }, leaf) {
+      if (!adapter.embeddings) throw badRequest(`Provider '${adapter.slug}' does not support embeddings.`, 'x-gateway-provider', 'unsupported_operation');
+      effective = withOverrides(body, leaf);
+      if (!effective.model) throw badRequest('`model` is required (in the body or the config override_params).', 'model', 'missing_model');
+      return adapter.embeddings.request(effective, target);
+    },
   });
+  Object.assign(facts, d.facts, { model: effective.model });
+  if (!succeeded(d)) return failureResponse(d);
+  let parsed: unknown;
+  try {
+    parsed = await upstreamJson(d);
+  } catch {
+    throw upstreamError(`Provider '${d.resolved.adapter.slug}' returned a body that is not valid JSON.`, 'invalid_upstream_response');
+  }
+  const adapter = d.resolved.adapter.embeddings!;
+  const out = adapter.response
+    ? adapter.response(parsed, { model: effective.model, id: '', created: Math.floor(Date.now() / 1000), includeUsage: false }, effective)
+    : (parsed as { usage?: { prompt_tokens: number; total_tokens: number } });
+  const usage = (out as { usage?: { prompt_tokens: number; total_tokens: number } }).usage;
+  if (usage) facts.usage = { prompt_tokens: usage.prompt_tokens, completion_tokens: 0, total_tokens: usage.total_tokens };
+  return jsonResponse(d, out);
+}
 
 /** The body schema, for the OpenAPI document (infra/openapi). */
 export { embeddingsSchema };

@@ -18,7 +18,8 @@ import { asGatewayError, badRequest, type GatewayError } from '../shared/errors'
 import type { ConfigNode } from '../shared/gateway-config';
 import { json, mergeHeaders } from '../shared/http/response';
 import { SSE_HEADERS } from '../shared/http/sse';
-import type { GatewayRequest, HttpResponse } from '../shared/http/types';
+import { compose } from '../shared/http/middleware';
+import type { GatewayRequest, HttpResponse, Middleware } from '../shared/http/types';
 import { readBody } from '../shared/net/http-client';
 import { log as logger } from '../shared/telemetry/logger';
 import { parseInput } from '../shared/validation';
@@ -34,22 +35,22 @@ import { responseHeadersFrom } from './headers';
 import { dispatch, gatewayHeaders, type Dispatched } from './pipeline';
 import { proxyRequest } from './proxy';
 import { watchUsage } from './messages-usage';
-import { withRequestLog, type RequestFacts } from './request-log';
+import { requestFacts, requestLog, type RequestFacts } from './request-log';
 import { reachableProviders, resolveConfig } from './target';
 
 /** A provider error body larger than this is not read for its message. */
 const MAX_ERROR_BODY = 64 * 1024;
 
-/** Run a route, answering any error it throws in Anthropic's shape. */
-async function anthropicErrors(req: GatewayRequest, run: () => Promise<HttpResponse>): Promise<HttpResponse> {
+/** Middleware: any error the rest of the route throws is answered in Anthropic's shape. */
+const anthropicErrors: Middleware = async (req, next) => {
   try {
-    return await run();
+    return await next();
   } catch (err) {
     const error = asGatewayError(err);
     if (error.status >= 500) logger.error('request failed', { route: 'messages', error: err instanceof Error ? err.message : String(err) }, req.context);
     return anthropicErrorResponse(error);
   }
-}
+};
 
 function anthropicErrorResponse(error: GatewayError, headers: Record<string, string> = {}): HttpResponse {
   const shaped = toAnthropicError(error);
@@ -179,30 +180,24 @@ function providerKeyFromXApiKey(req: GatewayRequest): GatewayRequest {
   return { ...req, headers: { ...headers, authorization: `Bearer ${headers['x-api-key']}` } };
 }
 
-export const messages = (sent: GatewayRequest): Promise<HttpResponse> => {
+// The middleware is composed here, not in the route table: this module loads on first use.
+export const messages = compose([anthropicErrors, requestLog('messages')], async (sent) => {
   const req = providerKeyFromXApiKey(sent);
-  return anthropicErrors(req, () =>
-    withRequestLog(req, 'messages', async (log) => {
-      const { providers, guarded } = await reachable(req);
-      return allAnthropic(providers) && !guarded ? native(req, log, 'messages') : translated(req, log);
-    }),
-  );
-};
+  const log = requestFacts(req);
+  const { providers, guarded } = await reachable(req);
+  return allAnthropic(providers) && !guarded ? native(req, log, 'messages') : translated(req, log);
+});
 
-export const countTokens = (sent: GatewayRequest): Promise<HttpResponse> => {
+export const countTokens = compose([anthropicErrors, requestLog('messages.count_tokens')], async (sent) => {
   const req = providerKeyFromXApiKey(sent);
-  return anthropicErrors(req, () =>
-    withRequestLog(req, 'messages.count_tokens', async (log) => {
-      const { providers } = await reachable(req);
-      const other = providers.find((p) => p !== 'anthropic');
-      if (other !== undefined) {
-        throw badRequest(
-          `Token counting (/v1/messages/count_tokens) is available on Anthropic only; this request reaches '${other}', which has no equivalent.`,
-          'x-gateway-provider',
-          'unsupported_operation',
-        );
-      }
-      return native(req, log, 'messages/count_tokens');
-    }),
-  );
-};
+  const { providers } = await reachable(req);
+  const other = providers.find((p) => p !== 'anthropic');
+  if (other !== undefined) {
+    throw badRequest(
+      `Token counting (/v1/messages/count_tokens) is available on Anthropic only; this request reaches '${other}', which has no equivalent.`,
+      'x-gateway-provider',
+      'unsupported_operation',
+    );
+  }
+  return native(req, requestFacts(req), 'messages/count_tokens');
+});

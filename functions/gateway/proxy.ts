@@ -1,12 +1,13 @@
 import { namesAnyProvider, namesPerRequestProvider } from '../shared/auth/managed-provider';
 import { badRequest } from '../shared/errors';
 import type { Passthrough } from '../shared/http/lambda-entry';
+import { compose } from '../shared/http/middleware';
 import { mergeHeaders } from '../shared/http/response';
 import type { GatewayRequest, HttpResponse, Route } from '../shared/http/types';
 import type { ProviderAdapter, ProviderTarget, UpstreamRequest } from '../providers/types';
 import { isForwardableRequestHeader, responseHeadersFrom } from './headers';
 import { dispatch, gatewayHeaders } from './pipeline';
-import { withRequestLog } from './request-log';
+import { requestFacts, requestLog } from './request-log';
 import { failureResponse, succeeded } from './responses';
 
 const IDENTITY_ENCODING = { 'accept-encoding': 'identity' } as const;
@@ -47,18 +48,23 @@ function modelOf(req: GatewayRequest): string | undefined {
  * The generic proxy: any provider endpoint, forwarded unchanged, the response
  * streamed back chunk by chunk with the provider's status and headers.
  */
-export const genericProxy = (req: GatewayRequest) =>
-  withRequestLog(req, 'proxy', async (facts): Promise<HttpResponse> => {
-    const path = req.params.proxy ?? '';
-    if (!path) throw badRequest('Name the provider endpoint after /v1, e.g. /v1/models.', null, 'missing_path');
-    const model = modelOf(req);
-    const d = await dispatch({ req, log: facts, model, build: ({ adapter, target }) => proxyRequest(req, adapter, target, path) });
-    const stream = String(d.routing.result.response?.headers['content-type'] ?? '').includes('text/event-stream');
-    Object.assign(facts, d.facts, { stream });
-    if (!succeeded(d)) return failureResponse(d);
-    const upstream = d.routing.result.response!;
-    return { statusCode: upstream.status, headers: mergeHeaders(responseHeadersFrom(upstream.headers), gatewayHeaders(d)), body: upstream.body };
-  });
+export async function forwardToProvider(req: GatewayRequest): Promise<HttpResponse> {
+  const facts = requestFacts(req);
+  const path = req.params.proxy ?? '';
+  if (!path) throw badRequest('Name the provider endpoint after /v1, e.g. /v1/models.', null, 'missing_path');
+  const model = modelOf(req);
+  const d = await dispatch({ req, log: facts, model, build: ({ adapter, target }) => proxyRequest(req, adapter, target, path) });
+  const stream = String(d.routing.result.response?.headers['content-type'] ?? '').includes('text/event-stream');
+  Object.assign(facts, d.facts, { stream });
+  if (!succeeded(d)) return failureResponse(d);
+  const upstream = d.routing.result.response!;
+  return { statusCode: upstream.status, headers: mergeHeaders(responseHeadersFrom(upstream.headers), gatewayHeaders(d)), body: upstream.body };
+}
+
+const logProxied = requestLog('proxy');
+
+/** The generic proxy with its request log, for routes that hand some requests to it. */
+export const genericProxy = compose([logProxied], forwardToProvider);
 
 /** `/v1/{any provider path}` with the methods the proxy forwards. */
 export const proxyRoutes: Route[] = (['GET', 'POST', 'PUT', 'DELETE'] as const).map((method) => ({
@@ -66,7 +72,8 @@ export const proxyRoutes: Route[] = (['GET', 'POST', 'PUT', 'DELETE'] as const).
   path: '/v1/{proxy+}',
   scope: 'gateway',
   name: 'proxy',
-  handler: genericProxy,
+  use: [logProxied],
+  handler: forwardToProvider,
 }));
 
 /**

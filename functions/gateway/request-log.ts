@@ -2,8 +2,8 @@ import { config } from '../shared/config';
 import { batchedPuts } from '../shared/db/batched-puts';
 import { INDEXED_METADATA_KEYS, LOG_METADATA_INDEXES } from '../shared/tables';
 import { ID_PREFIX, newId } from '../shared/ids';
-import type { CallerRequest, GatewayRequest } from '../shared/http/types';
-import { afterResponse } from '../shared/telemetry/context';
+import type { CallerRequest, Middleware } from '../shared/http/types';
+import { afterResponse, type RequestContext } from '../shared/telemetry/context';
 import { logPartition, metadataPartition, tracePartition } from './log-keys';
 import { writeRequestTelemetry } from '../shared/telemetry/metrics';
 import type { Usage } from '../providers/types';
@@ -197,27 +197,41 @@ export function openRequestLog(req: CallerRequest, route: string): RequestFacts 
   return facts;
 }
 
+/** The request log each request opened by `requestLog` fills, by request context (shared by a handler's changed copies of a request). */
+const openLogs = new WeakMap<RequestContext, RequestFacts>();
+
 /**
- * Run an inference route with its request log: the record is scheduled first, so even a
- * request rejected by validation leaves one, with the status it got.
+ * Middleware of inference routes: the request's log record is scheduled before the handler
+ * runs, so even a request rejected by validation leaves one, with the status it got; a whole
+ * answer that used tokens is priced before it is sent (`x-gateway-cost`). The handler fills
+ * the record's facts through `requestFacts(req)`.
  */
-export async function withRequestLog(
-  req: GatewayRequest,
-  route: string,
-  handle: (facts: RequestFacts) => Promise<import('../shared/http/types').HttpResponse>,
-) {
-  const facts = openRequestLog(req, route);
-  try {
-    const res = await handle(facts);
-    if (facts.status === 500) facts.status = res.statusCode;
-    // A whole answer carries its cost; a streamed one's is known only in its log record.
-    if (res.statusCode < 400 && (typeof res.body === 'string' || Buffer.isBuffer(res.body)) && (facts.usage || facts.extra?.search_units !== undefined)) {
-      facts.cost = await priceFacts(req, facts);
-      if (facts.cost.cost_usd !== null) res.headers = { ...res.headers, 'x-gateway-cost': String(facts.cost.cost_usd) };
+export function requestLog(route: string): Middleware {
+  return async (req, next) => {
+    const facts = openRequestLog(req, route);
+    openLogs.set(req.context, facts);
+    try {
+      const res = await next();
+      if (facts.status === 500) facts.status = res.statusCode;
+      // A whole answer carries its cost; a streamed one's is known only in its log record.
+      if (res.statusCode < 400 && (typeof res.body === 'string' || Buffer.isBuffer(res.body)) && (facts.usage || facts.extra?.search_units !== undefined)) {
+        facts.cost = await priceFacts(req, facts);
+        if (facts.cost.cost_usd !== null) res.headers = { ...res.headers, 'x-gateway-cost': String(facts.cost.cost_usd) };
+      }
+      return res;
+    } catch (err) {
+      facts.status = (err as { status?: number }).status ?? 500;
+      throw err;
     }
-    return res;
-  } catch (err) {
-    facts.status = (err as { status?: number }).status ?? 500;
-    throw err;
-  }
+  };
+}
+
+/** A route's name and its `requestLog` middleware under that name: `{ method, path, scope, ...logged('embeddings'), handler }`. */
+export const logged = (name: string) => ({ name, use: [requestLog(name)] });
+
+/** The log facts of a request whose route runs the `requestLog` middleware. */
+export function requestFacts(req: CallerRequest): RequestFacts {
+  const facts = openLogs.get(req.context);
+  if (!facts) throw new Error(`No request log is open for ${req.method} ${req.path}: its route lacks the requestLog middleware.`);
+  return facts;
 }

@@ -9,6 +9,7 @@ import { MAX_VERSION_BYTES, parseCreateBody, parseUpdateBody, versionFields } fr
 import { addVersion, createPrompt, deletePrompt, getVersion, listPrompts, listVersions, publishVersion } from './store';
 import { validateTemplate } from './template';
 import type { PromptVersion, VersionFields } from './types';
+import { logged } from '../gateway/request-log';
 import { completions, render } from './run';
 import { promptSummary, promptWithVersion, updateResult, versionView } from './views';
 
@@ -132,5 +133,11 @@ export const promptRoutes: Route[] = [
   { method: 'GET', path: '/v1/prompts/{promptId}/versions', scope: 'gateway', name: 'prompts.versions', handler: versions },
   { method: 'PUT', path: '/v1/prompts/{promptId}/versions/{version}/publish', scope: 'admin', name: 'prompts.publish', handler: publish },
   { method: 'POST', path: '/v1/prompts/{promptId}/render', scope: 'gateway', name: 'prompts.render', handler: render },
-  { method: 'POST', path: '/v1/prompts/{promptId}/completions', scope: 'gateway', name: 'prompts.completions', handler: completions },
+  {
+    method: 'POST',
+    path: '/v1/prompts/{promptId}/completions',
+    scope: 'gateway',
+    ...logged('prompts.completions'),
+    handler: completions,
+  },
 ];

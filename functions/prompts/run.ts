@@ -5,7 +5,7 @@ import type { GatewayRequest, HttpResponse, ResponseBody } from '../shared/http/
 import { readBody } from '../shared/net/http-client';
 import { chatResponse, parseChatBody } from '../gateway/chat';
 import { chatCall, type ChatOutcome } from '../gateway/chat-core';
-import { withRequestLog } from '../gateway/request-log';
+import { requestFacts } from '../gateway/request-log';
 import { completionBody, composeChatBody, type ChatBody } from './compose';
 import { selectByRef } from './resolve';
 import { parseRunBody, type RunBody } from './schemas';
@@ -62,20 +62,21 @@ async function wrapCompletion(outcome: ChatOutcome): Promise<HttpResponse> {
   return json(200, { status: 'success', headers, body: outcome.completion }, gateway);
 }
 
-export const completions = (req: GatewayRequest): Promise<HttpResponse> =>
-  withRequestLog(req, 'prompts.completions', async (facts) => {
-    const body = parseRunBody(req.json());
-    const { prompt, version } = await selectByRef(req.auth.workspaceId, req.params.promptId!, true);
-    facts.extra = {
-      ...facts.extra,
-      prompt_id: prompt.id,
-      prompt_slug: prompt.slug,
-      prompt_version_id: version.prompt_version_id,
-      prompt_version: version.version,
-    };
-    const stream = body.stream === true;
-    const data = completionBody(renderBody(version, body), stream);
-    const chatReq = chatRequest(req, version, data);
-    const outcome = await chatCall({ req: chatReq, body: parseChatBody(chatReq), log: facts });
-    return stream ? chatResponse(outcome) : wrapCompletion(outcome);
-  });
+/** `POST /v1/prompts/{promptId}/completions`, under the `requestLog` middleware. */
+export async function completions(req: GatewayRequest): Promise<HttpResponse> {
+  const facts = requestFacts(req);
+  const body = parseRunBody(req.json());
+  const { prompt, version } = await selectByRef(req.auth.workspaceId, req.params.promptId!, true);
+  facts.extra = {
+    ...facts.extra,
+    prompt_id: prompt.id,
+    prompt_slug: prompt.slug,
+    prompt_version_id: version.prompt_version_id,
+    prompt_version: version.version,
+  };
+  const stream = body.stream === true;
+  const data = completionBody(renderBody(version, body), stream);
+  const chatReq = chatRequest(req, version, data);
+  const outcome = await chatCall({ req: chatReq, body: parseChatBody(chatReq), log: facts });
+  return stream ? chatResponse(outcome) : wrapCompletion(outcome);
+}

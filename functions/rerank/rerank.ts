@@ -21,7 +21,7 @@ import { newId } from '../shared/ids';
 import type { Leaf } from '../gateway/routing';
 import { parseGatewayOptions } from '../gateway/headers';
 import { dispatch, withOverrides } from '../gateway/pipeline';
-import { withRequestLog } from '../gateway/request-log';
+import { requestFacts } from '../gateway/request-log';
 import { failureResponse, jsonResponse, succeeded, upstreamJson } from '../gateway/responses';
 import type { RerankRequest } from '../providers/types';
 import { finaliseRerank } from './normalise';
@@ -34,36 +34,37 @@ export const RERANK_ID_PREFIX = 'rerank-';
 const effectiveBody = (body: RerankRequest, leaf: Leaf): RerankRequest =>
   leaf.node.override_params ? parseEffectiveBody(withOverrides(body as unknown as Record<string, unknown>, leaf)) : body;
 
-export const rerank = (req: GatewayRequest) =>
-  withRequestLog(req, 'rerank', async (facts): Promise<HttpResponse> => {
-    facts.extra = { ...spanFields(req.headers) };
-    // Set before validation so a rejected request is logged with its metadata too.
-    facts.metadata = parseGatewayOptions(req.headers).metadata;
-    const body = parseRerankBody(req.json());
-    const id = newId(RERANK_ID_PREFIX);
-    const d = await dispatch({
-      req,
-      log: facts,
-      model: body.model,
-      cacheRoute: 'rerank',
-      params: body as unknown as Record<string, unknown>,
-      build({ adapter, target }, leaf) {
-        if (!adapter.rerank) throw badRequest(`Provider '${adapter.slug}' does not support rerank.`, 'x-gateway-provider', 'unsupported_operation');
-        return adapter.rerank.request(effectiveBody(body, leaf), target);
-      },
-    });
-    const effective = effectiveBody(body, d.routing.leaf);
-    Object.assign(facts, d.facts, { model: effective.model });
-    if (!succeeded(d)) return failureResponse(d);
-    let parsed: unknown;
-    try {
-      parsed = await upstreamJson(d);
-    } catch {
-      throw upstreamError(`Provider '${d.resolved.adapter.slug}' returned a body that is not valid JSON.`, 'invalid_upstream_response');
-    }
-    const ctx = { model: effective.model, id, created: Math.floor(Date.now() / 1000), includeUsage: false };
-    const raw = d.resolved.adapter.rerank!.response(parsed, effective, ctx);
-    const out = finaliseRerank(raw, effective, { provider: d.resolved.adapter.slug, id });
-    facts.extra = { ...facts.extra, search_units: out.usage.search_units, documents: effective.documents.length };
-    return jsonResponse(d, out);
+/** `POST /v1/rerank`, under the `requestLog` middleware. */
+export async function rerank(req: GatewayRequest): Promise<HttpResponse> {
+  const facts = requestFacts(req);
+  facts.extra = { ...spanFields(req.headers) };
+  // Set before validation so a rejected request is logged with its metadata too.
+  facts.metadata = parseGatewayOptions(req.headers).metadata;
+  const body = parseRerankBody(req.json());
+  const id = newId(RERANK_ID_PREFIX);
+  const d = await dispatch({
+    req,
+    log: facts,
+    model: body.model,
+    cacheRoute: 'rerank',
+    params: body as unknown as Record<string, unknown>,
+    build({ adapter, target }, leaf) {
+      if (!adapter.rerank) throw badRequest(`Provider '${adapter.slug}' does not support rerank.`, 'x-gateway-provider', 'unsupported_operation');
+      return adapter.rerank.request(effectiveBody(body, leaf), target);
+    },
   });
+  const effective = effectiveBody(body, d.routing.leaf);
+  Object.assign(facts, d.facts, { model: effective.model });
+  if (!succeeded(d)) return failureResponse(d);
+  let parsed: unknown;
+  try {
+    parsed = await upstreamJson(d);
+  } catch {
+    throw upstreamError(`Provider '${d.resolved.adapter.slug}' returned a body that is not valid JSON.`, 'invalid_upstream_response');
+  }
+  const ctx = { model: effective.model, id, created: Math.floor(Date.now() / 1000), includeUsage: false };
+  const raw = d.resolved.adapter.rerank!.response(parsed, effective, ctx);
+  const out = finaliseRerank(raw, effective, { provider: d.resolved.adapter.slug, id });
+  facts.extra = { ...facts.extra, search_units: out.usage.search_units, documents: effective.documents.length };
+  return jsonResponse(d, out);
+}

@@ -1,5 +1,6 @@
 import type { Route } from '../shared/http/types';
+import { logged } from '../gateway/request-log';
 import { rerank } from './rerank';
 
 /** The rerank endpoint group. */
-export const rerankRoutes: Route[] = [{ method: 'POST', path: '/v1/rerank', scope: 'gateway', name: 'rerank', handler: rerank }];
+export const rerankRoutes: Route[] = [{ method: 'POST', path: '/v1/rerank', scope: 'gateway', ...logged('rerank'), handler: rerank }];

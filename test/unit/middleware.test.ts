@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { logged, requestFacts, requestLog, type RequestFacts } from '../../functions/gateway/request-log';
 import { compose } from '../../functions/shared/http/middleware';
+import { newRequestContext } from '../../functions/shared/telemetry/context';
 import type { GatewayRequest, HttpResponse, Middleware } from '../../functions/shared/http/types';
 
 const req = { path: '/v1/things' } as GatewayRequest;
@@ -78,5 +80,55 @@ describe('compose', () => {
       })(req),
     ).rejects.toBe(failure);
     expect(seen).toEqual([failure]);
+  });
+});
+
+describe('requestLog', () => {
+  const inferenceRequest = (): GatewayRequest =>
+    ({
+      method: 'POST',
+      path: '/v1/chat/completions',
+      headers: {},
+      traceId: 'trace',
+      context: newRequestContext('trace'),
+      auth: { keyId: 'key', workspaceId: 'ws', organisationId: 'org', scopes: ['gateway'] },
+      receivedAt: Date.now(),
+    }) as unknown as GatewayRequest;
+
+  it('opens the log record before the handler, which fills it through requestFacts, also on a copy of the request', async () => {
+    const r = inferenceRequest();
+    let seen: RequestFacts | undefined;
+    const handler = compose([requestLog('chat.completions')], async (sent) => {
+      seen = requestFacts({ ...sent, headers: { changed: 'yes' } });
+      seen.provider = 'openai';
+      return { statusCode: 201, body: Buffer.from('{}') };
+    });
+    expect(r.context.afterResponse).toHaveLength(0);
+    expect((await handler(r)).statusCode).toBe(201);
+    expect(seen).toMatchObject({ route: 'chat.completions', provider: 'openai', status: 201 });
+    // The record itself is written after the response.
+    expect(r.context.afterResponse).toHaveLength(1);
+  });
+
+  it('logs the status of what the handler throws, and rethrows it', async () => {
+    const r = inferenceRequest();
+    let facts: RequestFacts | undefined;
+    const refused = Object.assign(new Error('bad body'), { status: 400 });
+    const handler = compose([requestLog('embeddings')], async (sent) => {
+      facts = requestFacts(sent);
+      throw refused;
+    });
+    await expect(handler(r)).rejects.toBe(refused);
+    expect(facts?.status).toBe(400);
+  });
+
+  it('refuses to hand out facts on a route without the middleware', () => {
+    expect(() => requestFacts(inferenceRequest())).toThrow(/lacks the requestLog middleware/);
+  });
+
+  it('names the route and its middleware together', () => {
+    const route = logged('rerank');
+    expect(route.name).toBe('rerank');
+    expect(route.use).toHaveLength(1);
   });
 });

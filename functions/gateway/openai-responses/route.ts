@@ -14,8 +14,8 @@ import type { GatewayRequest, HttpResponse } from '../../shared/http/types';
 import { log } from '../../shared/telemetry/logger';
 import { parseInput } from '../../shared/validation';
 import { chatCall } from '../chat-core';
-import { genericProxy } from '../proxy';
-import { withRequestLog, type RequestFacts } from '../request-log';
+import { forwardToProvider, genericProxy } from '../proxy';
+import { requestFacts, type RequestFacts } from '../request-log';
 import { failureResponse } from '../responses';
 import { reachableProviders } from '../target';
 import { deleteResponse, loadItems, loadResponse, storeResponse } from './store';
@@ -36,7 +36,7 @@ async function everyTargetNative(req: GatewayRequest): Promise<boolean> {
 }
 
 /** The proxy's path for this request: the part after /v1. */
-const proxied = (req: GatewayRequest) => genericProxy({ ...req, params: { ...req.params, proxy: req.path.replace(/^\/v1\//, '') } });
+const asProxied = (req: GatewayRequest): GatewayRequest => ({ ...req, params: { ...req.params, proxy: req.path.replace(/^\/v1\//, '') } });
 
 async function previousConversation(req: GatewayRequest, body: ResponsesRequest): Promise<ConversationItem[]> {
   if (!body.previous_response_id) return [];
@@ -122,16 +122,15 @@ async function translated(req: GatewayRequest, requested: ResponsesRequest, log:
   }
 }
 
+/** `POST /v1/responses`, under the `requestLog` middleware. */
 export async function createResponse(req: GatewayRequest): Promise<HttpResponse> {
-  let native: boolean;
-  try {
-    native = await everyTargetNative(req);
-  } catch (err) {
-    // No provider, a bad config: refused, and logged as any refused request is.
-    return withRequestLog(req, 'responses', () => Promise.reject(err));
+  const log = requestFacts(req);
+  if (await everyTargetNative(req)) {
+    // Logged as the pass-through it is.
+    log.route = 'proxy';
+    return forwardToProvider(asProxied(req));
   }
-  if (native) return proxied(req);
-  return withRequestLog(req, 'responses', (log) => translated(req, parseInput(responsesRequestSchema, req.json()), log));
+  return translated(req, parseInput(responsesRequestSchema, req.json()), log);
 }
 
 /**
@@ -140,7 +139,7 @@ export async function createResponse(req: GatewayRequest): Promise<HttpResponse>
  */
 async function nativeOrStored(req: GatewayRequest, stored: () => Promise<HttpResponse>): Promise<HttpResponse> {
   const namesProvider = namesAnyProvider(req.headers) || Boolean(req.auth.defaultConfig);
-  if (namesProvider && (await everyTargetNative(req))) return proxied(req);
+  if (namesProvider && (await everyTargetNative(req))) return genericProxy(asProxied(req));
   return stored();
 }
 
