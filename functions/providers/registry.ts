@@ -38,11 +38,7 @@ import { lmStudio } from './lm-studio';
 import { tgi } from './tgi';
 import type { ProviderAdapter } from './types';
 import type { ProviderSlug } from '../shared/provider-table';
-// Cloud adapters (azure-openai, vertex-ai, google, bedrock): one import line each here.
 import { azureOpenAI } from './azure-openai';
-import { bedrock } from './bedrock';
-import { google } from './google';
-import { vertexAI } from './vertex-ai';
 
 /**
  * Typed by the slug list: a provider without an adapter (or an adapter without a slug) does
@@ -63,12 +59,12 @@ const ADAPTERS: Record<ProviderSlug, ProviderAdapter | (() => Promise<ProviderAd
   jina: () => import('./jina').then((m) => m.jina),
   voyage: () => import('./voyage').then((m) => m.voyage),
   pinecone: () => import('./pinecone').then((m) => m.pinecone),
-  // Cloud adapters: one entry each here, e.g. `'azure-openai': azureOpenAI,`.
+  // Cloud adapters: Bedrock and Google's (their formats, signing and event streams) load on first use.
   'azure-openai': azureOpenAI,
   'azure-ai': () => import('./azure-ai').then((m) => m.azureAI),
-  google,
-  'vertex-ai': vertexAI,
-  bedrock,
+  google: () => import('./google').then((m) => m.google),
+  'vertex-ai': () => import('./vertex-ai').then((m) => m.vertexAI),
+  bedrock: () => import('./bedrock').then((m) => m.bedrock),
   // OpenAI-compatible declarations.
   xai,
   perplexity,
