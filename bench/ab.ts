@@ -8,11 +8,16 @@
  * jobs share the CPUs.
  *
  *   npx tsx bench/ab.ts --base=/tmp/gateway-base [--after=<dir>, default this checkout] [--scenarios=gateway-proxy,...]
- *                       [--rounds=5] [--seconds=4] [--connections=16] [--stream] [--bundles]
+ *                       [--rounds=5] [--seconds=4] [--connections=16] [--stream] [--bundles] [--ttfb[=200]]
  *
  * With --bundles both sides run from their own checkout's production bundles, with the
  * Lambda NODE_OPTIONS, as `npm run bench` runs the gateway; without it, from the
  * TypeScript sources under tsx.
+ *
+ * With --ttfb (implies --stream) each round sends N pairs of streamed requests one after
+ * the other (default 200), one request of a pair to each side, and reports the median
+ * time to the first body byte (the figure of the benchmark's streaming table) and the
+ * median of the pairs' differences, instead of a load run.
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 export {};
@@ -20,10 +25,14 @@ export {};
 const { startDynamoDbLocal } = await import('../infra/local/dynamodb');
 const { setUpGateway } = await import('./lib/admin');
 const { median, round, runLoad } = await import('./lib/load');
+// `round` is shadowed by the round counter inside the loop.
+const round2 = (x: number) => round(x);
 const { loadAverage, REPO_ROOT, spawnTsJson, startChildGateway } = await import('./lib/procs');
 const { resolve } = await import('node:path');
 const { execFileSync } = await import('node:child_process');
 const { requestFor } = await import('./lib/scenarios');
+const { timeStream } = await import('./lib/streams');
+const http = await import('node:http');
 type Upstreams = import('./lib/scenarios').Upstreams;
 type Scenario = import('./lib/scenarios').Scenario;
 type LoadResult = import('./lib/load').LoadResult;
@@ -36,7 +45,9 @@ const scenarios = (opt('scenarios') ?? 'gateway-proxy,gateway-chat-openai,gatewa
 const rounds = Number(opt('rounds') ?? 5);
 const seconds = Number(opt('seconds') ?? 4);
 const connections = Number(opt('connections') ?? 16);
-const stream = args.includes('--stream');
+const ttfbArg = args.find((a) => a === '--ttfb' || a.startsWith('--ttfb='));
+const ttfbSamples = ttfbArg ? Number(ttfbArg.split('=')[1] ?? 200) : 0;
+const stream = args.includes('--stream') || ttfbSamples > 0;
 const bundles = args.includes('--bundles');
 
 /** Build a checkout's production bundles with its own bench code; returns their folder. */
@@ -63,8 +74,38 @@ const sides = {
   }),
 };
 const results: Record<string, Record<'before' | 'after', LoadResult[]>> = {};
+const ttfbs: Record<string, Record<'before' | 'after' | 'diff', number[]>> = {};
+const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+
+async function ttfbOf(spec: ReturnType<typeof requestFor>): Promise<number> {
+  const s = await timeStream(agent, spec);
+  if (s.error || s.status !== 200) throw new Error(`stream failed: ${s.status} ${s.error ?? ''}`);
+  return s.ttfb;
+}
+
+/**
+ * `n` pairs of streamed requests, one to each side back to back (which side goes first
+ * alternates): both sides of a pair meet the same background load, so the median of the
+ * pairs' differences is steadier than either side's median.
+ */
+async function pairedTtfb(s: Scenario, n: number) {
+  const before: number[] = [];
+  const after: number[] = [];
+  const diff: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const first = i % 2 === 0 ? 'before' : 'after';
+    const a = await ttfbOf(specs[first](s));
+    const b = await ttfbOf(specs[first === 'before' ? 'after' : 'before'](s));
+    const [tb, ta] = first === 'before' ? [a, b] : [b, a];
+    before.push(tb);
+    after.push(ta);
+    diff.push(ta - tb);
+  }
+  return { before: median(before), after: median(after), diff: median(diff) };
+}
+
+const specs = {} as Record<'before' | 'after', (s: Scenario) => ReturnType<typeof requestFor>>;
 try {
-  const specs = {} as Record<'before' | 'after', (s: Scenario) => ReturnType<typeof requestFor>>;
   for (const side of ['before', 'after'] as const) {
     const gw = sides[side];
     const setup = await setUpGateway(gw.url, gw.adminKey);
@@ -79,6 +120,17 @@ try {
   }
   for (let round = 0; round < rounds; round++) {
     for (const s of scenarios) {
+      if (ttfbSamples) {
+        const r = await pairedTtfb(s, ttfbSamples);
+        const t = (ttfbs[s] ??= { before: [], after: [], diff: [] });
+        t.before.push(r.before);
+        t.after.push(r.after);
+        t.diff.push(r.diff);
+        process.stdout.write(
+          `round ${round + 1} ${s}: TTFB p50 before ${round2(r.before)}, after ${round2(r.after)}, paired difference ${round2(r.diff)} ms (load ${loadAverage()})\n`,
+        );
+        continue;
+      }
       // Alternate which side goes first, so a drift in background load does not favour one.
       const order = round % 2 === 0 ? (['before', 'after'] as const) : (['after', 'before'] as const);
       for (const side of order) {
@@ -97,6 +149,20 @@ try {
   await dynamo.stop();
 }
 
+if (ttfbSamples) {
+  process.stdout.write(
+    `\nmedians of ${rounds} rounds x ${ttfbSamples} pairs of sequential streams\n| scenario | TTFB p50 before | TTFB p50 after | paired difference, median | paired difference by round |\n|---|---|---|---|---|\n`,
+  );
+  for (const s of scenarios) {
+    const { before, after, diff } = ttfbs[s]!;
+    const list = [...diff]
+      .sort((a, b) => a - b)
+      .map(round2)
+      .join(', ');
+    process.stdout.write(`| ${s} | ${round2(median(before))} | ${round2(median(after))} | ${round2(median(diff))} | ${list} |\n`);
+  }
+  process.exit(0);
+}
 process.stdout.write(`\nmedians of ${rounds} rounds x ${seconds} s, c=${connections}${stream ? ', SSE' : ''}\n`);
 process.stdout.write(
   '| scenario | req/s before | req/s after | p50 before | p50 after | p99 before | p99 after | CPU ms/req before | CPU ms/req after | CPU change |\n|---|---|---|---|---|---|---|---|---|---|\n',
