@@ -1,4 +1,4 @@
-import { badRequest, upstreamError, type GatewayError } from '../shared/errors';
+import { badRequest, type GatewayError } from '../shared/errors';
 import type { SseWriter } from '../shared/http/sse';
 import type { CallerRequest } from '../shared/http/types';
 import { newId } from '../shared/ids';
@@ -169,12 +169,7 @@ export async function chatCall({ req, body, log }: ChatCallInput): Promise<ChatO
     };
     return { kind: 'stream', status: guards.status(), headers, stream: new ChatStream(source) };
   }
-  let parsed: unknown;
-  try {
-    parsed = await upstreamJson(d);
-  } catch {
-    throw upstreamError(`Provider '${d.resolved.adapter.slug}' returned a body that is not valid JSON.`, 'invalid_upstream_response');
-  }
+  const parsed = await upstreamJson(d);
   const completion = chat.response(parsed, ctx);
   log.usage = completion.usage;
   await guards.checkOutput(leaf, completionText(completion), ctx.model);

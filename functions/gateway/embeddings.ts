@@ -1,4 +1,4 @@
-import { badRequest, upstreamError } from '../shared/errors';
+import { badRequest } from '../shared/errors';
 import type { GatewayRequest, HttpResponse } from '../shared/http/types';
 import { parseInput, z } from '../shared/validation';
 import type { EmbeddingsRequest } from '../providers/types';
@@ -38,12 +38,7 @@ export async function embeddings(req: GatewayRequest): Promise<HttpResponse> {
   });
   Object.assign(facts, d.facts, { model: effective.model });
   if (!succeeded(d)) return failureResponse(d);
-  let parsed: unknown;
-  try {
-    parsed = await upstreamJson(d);
-  } catch {
-    throw upstreamError(`Provider '${d.resolved.adapter.slug}' returned a body that is not valid JSON.`, 'invalid_upstream_response');
-  }
+  const parsed = await upstreamJson(d);
   const adapter = d.resolved.adapter.embeddings!;
   const out = adapter.response
     ? adapter.response(parsed, { model: effective.model, id: '', created: Math.floor(Date.now() / 1000), includeUsage: false }, effective)

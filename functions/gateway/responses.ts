@@ -1,5 +1,6 @@
 import type { HttpResponse } from '../shared/http/types';
 import { json } from '../shared/http/response';
+import { upstreamError } from '../shared/errors';
 import { readBody } from '../shared/net/http-client';
 import { errorResponse, mergeHeaders } from '../shared/http/response';
 import { responseHeadersFrom } from './headers';
@@ -24,10 +25,17 @@ export function failureResponse(d: Dispatched): HttpResponse {
 
 export const succeeded = (d: Dispatched) => d.routing.result.response !== undefined && d.routing.result.response.status < 400;
 
-/** Buffer and parse a successful provider JSON body (bounded). */
+/**
+ * Buffer and parse a successful provider JSON body (bounded): a body that is not JSON is a
+ * 502 `invalid_upstream_response`; one too large or cut short keeps readBody's own 502.
+ */
 export async function upstreamJson(d: Dispatched): Promise<unknown> {
   const body = await readBody(d.routing.result.response!.body, MAX_TRANSLATED_BODY);
-  return JSON.parse(body.toString('utf8'));
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    throw upstreamError(`Provider '${d.resolved.adapter.slug}' returned a body that is not valid JSON.`, 'invalid_upstream_response');
+  }
 }
 
 export function jsonResponse(d: Dispatched, body: unknown, status = 200): HttpResponse {

@@ -15,7 +15,7 @@
  * | azure-ai | model without `cohere.`, top_n, max_tokens_per_doc, priority                 | return_documents, rank_fields, truncation, parameters         |
  * Documents a provider does not echo are filled from the request (normalise.ts).
  */
-import { badRequest, upstreamError } from '../shared/errors';
+import { badRequest } from '../shared/errors';
 import type { GatewayRequest, HttpResponse } from '../shared/http/types';
 import { newId } from '../shared/ids';
 import type { Leaf } from '../gateway/routing';
@@ -56,12 +56,7 @@ export async function rerank(req: GatewayRequest): Promise<HttpResponse> {
   const effective = effectiveBody(body, d.routing.leaf);
   Object.assign(facts, d.facts, { model: effective.model });
   if (!succeeded(d)) return failureResponse(d);
-  let parsed: unknown;
-  try {
-    parsed = await upstreamJson(d);
-  } catch {
-    throw upstreamError(`Provider '${d.resolved.adapter.slug}' returned a body that is not valid JSON.`, 'invalid_upstream_response');
-  }
+  const parsed = await upstreamJson(d);
   const ctx = { model: effective.model, id, created: Math.floor(Date.now() / 1000), includeUsage: false };
   const raw = d.resolved.adapter.rerank!.response(parsed, effective, ctx);
   const out = finaliseRerank(raw, effective, { provider: d.resolved.adapter.slug, id });

@@ -162,6 +162,21 @@ describe('unified chat through the OpenAI SDK (OpenAI-compatible provider)', () 
     expect(anon).toBeInstanceOf(OpenAI.AuthenticationError);
   });
 
+  it('a provider body that is not JSON is a 502 naming the provider, for chat and embeddings alike', async () => {
+    openaiFake.setBehaviour({ respond: () => ({ status: 200, headers: { 'content-type': 'application/json' }, body: '<html>gateway timeout</html>' }) });
+    for (const [path, body] of [
+      ['/v1/chat/completions', { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }],
+      ['/v1/embeddings', { model: 'text-embedding-3-small', input: 'x' }],
+    ] as const) {
+      const res = await call(gw, 'POST', path, {
+        headers: { authorization: `Bearer ${PROVIDER_KEY}`, 'x-gateway-provider': 'openai', 'x-gateway-custom-host': `${openaiFake.url}/v1` },
+        body,
+      });
+      expect(res.status, path).toBe(502);
+      expect(errorOf(res), path).toMatchObject({ code: 'invalid_upstream_response', message: expect.stringContaining("Provider 'openai'") });
+    }
+  });
+
   it('ends a stream cut mid-way with an error event the SDK raises', async () => {
     const stream = await openaiClient({ 'x-fake-cut-after': '2', 'x-gateway-forward-headers': '["x-fake-cut-after"]' }).chat.completions.create({
       model: 'gpt-4o-mini',

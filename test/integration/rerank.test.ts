@@ -412,6 +412,13 @@ describe('ordering, top_n and return_documents', () => {
     ]);
   });
 
+  it('a provider body that is not JSON is a 502 naming the provider', async () => {
+    cohere.setBehaviour({ respond: () => ({ status: 200, headers: { 'content-type': 'application/json' }, body: 'upstream proxy error' }) });
+    const res = await rerankCall(bySlug('cohere').headers(), { model: 'rerank-v3.5', query: 'q', documents: ['a'] });
+    expect(res.status, res.text).toBe(502);
+    expect(errorOf(res)).toMatchObject({ code: 'invalid_upstream_response', message: expect.stringContaining("Provider 'cohere'") });
+  });
+
   it('a provider that echoes documents as plain strings still answers {text}', async () => {
     voyage.setBehaviour({
       respond: () => ({
