@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import Anthropic, { APIError, BadRequestError } from '@anthropic-ai/sdk';
 import type { LocalGateway } from '../../infra/local/server';
-import { startAllFakes, type AllFakes, type FakeServer } from '../fakes';
+import { startAllFakes, startWatsonxFake, type AllFakes, type FakeServer } from '../fakes';
 import { FAKE_AWS, manageFakes } from '../support/managed-fakes';
 import { call, startTestGateway } from '../support/gateway';
 
@@ -158,6 +158,27 @@ describe('errors in the Anthropic shape', () => {
     });
     expect(res.status).toBe(429);
     expect(res.body).toEqual({ type: 'error', error: { type: 'rate_limit_error', message: 'Quota exceeded for gemini' } });
+  });
+
+  it("a watsonx error ({errors:[{code, message}]}) keeps its message, in Anthropic's shape", async () => {
+    const watsonx = await startWatsonxFake({ apiKey: 'ibm-key' });
+    try {
+      watsonx.setBehaviour({ status: 429, message: 'watsonx quota used up' });
+      const res = await call(gw, 'POST', '/v1/messages', {
+        headers: {
+          'x-gateway-provider': 'watsonx',
+          authorization: 'Bearer ibm-key',
+          'x-gateway-watsonx-project-id': 'proj-messages',
+          'x-gateway-watsonx-iam-url': `${watsonx.url}/identity/token`,
+          'x-gateway-custom-host': watsonx.url,
+        },
+        body: { model: 'ibm/granite-3-8b-instruct', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] },
+      });
+      expect(res.status, res.text).toBe(429);
+      expect(res.body).toEqual({ type: 'error', error: { type: 'rate_limit_error', message: 'watsonx quota used up' } });
+    } finally {
+      await watsonx.close();
+    }
   });
 
   it("the gateway's own errors too (no provider named)", async () => {
