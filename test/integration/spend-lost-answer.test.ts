@@ -1,0 +1,124 @@
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { LocalGateway } from '../../infra/local/server';
+import { startOpenAIFake, type FakeServer } from '../fakes';
+import { call, startTestGateway } from '../support/gateway';
+
+// A spend counter's UpdateItem that DynamoDB applies but whose answer never reaches the
+// gateway: the client retries the same update, which must not count the request twice.
+// The gateway talks to DynamoDB Local through a proxy that can lose one answer.
+
+/** Which call to lose: by its operation (`UpdateItem`, ...) and its JSON body. */
+type LossRule = (operation: string, body: string) => boolean;
+
+/** An HTTP proxy to DynamoDB that, once armed, forwards the next matching call and then drops its connection instead of answering. */
+function startLossyProxy(target: string) {
+  const upstream = new URL(target);
+  let armed: LossRule | undefined;
+  /** Bodies of the calls whose answers were lost, and of those answered. */
+  const lost: string[] = [];
+  const answered: string[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const operation = String(req.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
+      const lose = armed?.(operation, body.toString('utf8')) ?? false;
+      if (lose) armed = undefined;
+      const forwarded = http.request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
+        const parts: Buffer[] = [];
+        answer.on('data', (c: Buffer) => parts.push(c));
+        answer.on('end', () => {
+          if (lose) {
+            // Applied by DynamoDB; the caller never hears of it.
+            lost.push(body.toString('utf8'));
+            req.socket.destroy();
+            return;
+          }
+          answered.push(body.toString('utf8'));
+          res.writeHead(answer.statusCode ?? 500, answer.headers);
+          res.end(Buffer.concat(parts));
+        });
+      });
+      forwarded.on('error', () => req.socket.destroy());
+      forwarded.end(body);
+    });
+  });
+  return new Promise<{ url: string; arm: LossRule | undefined; lost: string[]; answered: string[]; close: () => Promise<void> }>((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      resolve({
+        url: `http://127.0.0.1:${port}`,
+        set arm(rule: LossRule | undefined) {
+          armed = rule;
+        },
+        lost,
+        answered,
+        close: () =>
+          new Promise<void>((done) => {
+            server.closeAllConnections();
+            server.close(() => done());
+          }),
+      });
+    });
+  });
+}
+
+let proxy: Awaited<ReturnType<typeof startLossyProxy>>;
+let gw: LocalGateway;
+let fake: FakeServer;
+let key: { id: string; secret: string };
+const startedAt = Math.floor(Date.now() / 1000);
+
+beforeAll(async () => {
+  proxy = await startLossyProxy(inject('dynamodbEndpoint'));
+  fake = await startOpenAIFake();
+  gw = await startTestGateway({ dynamodbEndpoint: proxy.url });
+  const created = await call(gw, 'POST', '/v1/api-keys', { body: { name: 'lost answers', scopes: ['gateway'] } });
+  key = { id: created.body.id, secret: created.body.secret };
+});
+afterAll(async () => {
+  await gw?.stop();
+  await fake?.close();
+  await proxy?.close();
+});
+
+const spendOfKey = async () => {
+  const report = await call(gw, 'GET', `/v1/analytics/spend?group_by=api_key&from=${startedAt - 3600}&to=${startedAt + 7200}`);
+  expect(report.status, report.text).toBe(200);
+  return report.body.data.find((row: { group: string | null }) => row.group === key.id) as { requests: number; cost_usd: number } | undefined;
+};
+
+const chat = () =>
+  call(gw, 'POST', '/v1/chat/completions', {
+    key: key.secret,
+    headers: { 'x-gateway-provider': 'openai', 'x-gateway-custom-host': `${fake.url}/v1`, authorization: 'Bearer sk-x' },
+    body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'count me once' }] },
+  });
+
+describe('a spend counter update whose answer is lost', () => {
+  it('is retried and still counts the request once', async () => {
+    proxy.arm = (operation, body) => operation === 'UpdateItem' && body.includes('last_write') && body.includes('requests');
+    const res = await chat();
+    expect(res.status, res.text).toBe(200);
+    // The counter write is after-response work: wait until its retry (the same update, by its id) has been answered.
+    const writeIdOf = (body: string) => /":write_id":\{"S":"([^"]+)"\}/.exec(body)?.[1];
+    for (let i = 0; i < 50 && !proxy.lost.length; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(proxy.lost).toHaveLength(1);
+    const lostId = writeIdOf(proxy.lost[0]!);
+    expect(lostId).toBeDefined();
+    for (let i = 0; i < 50 && !proxy.answered.some((b) => writeIdOf(b) === lostId); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(proxy.answered.filter((b) => writeIdOf(b) === lostId)).toHaveLength(1);
+    let row = await spendOfKey();
+    expect(row?.requests).toBe(1);
+
+    // A second request, nothing lost: two in all, each counted once.
+    expect((await chat()).status).toBe(200);
+    for (let i = 0; i < 50 && (row?.requests ?? 0) < 2; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      row = await spendOfKey();
+    }
+    expect(row?.requests).toBe(2);
+  }, 30_000);
+});
