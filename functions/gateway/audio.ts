@@ -10,8 +10,9 @@ import { failureResponse, succeeded } from './responses';
 type AudioOperation = 'speech' | 'transcriptions' | 'translations';
 
 /**
- * Audio routes (under the `requestLog` middleware) pass the body through (JSON for speech, multipart for transcriptions) to
- * providers that serve the OpenAI audio API; audio bytes stream back unchanged.
+ * Audio routes (under the `requestLog` middleware) pass the body through (JSON for speech,
+ * multipart for transcriptions) to providers that serve the OpenAI audio API; audio bytes
+ * stream back unchanged.
  */
 function audioRoute(operation: AudioOperation) {
   return async (req: GatewayRequest): Promise<HttpResponse> => {
