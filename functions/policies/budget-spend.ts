@@ -1,4 +1,4 @@
-import { updateItem } from '../shared/db/ops';
+import { addOnce, getItem } from '../shared/db/ops';
 import { log } from '../shared/telemetry/logger';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { publishMetric } from '../shared/telemetry/emf';
@@ -23,11 +23,11 @@ export async function recordBudgetSpend(
   const nusd = Math.round(costUsd * NANO);
   await Promise.all(
     grant.buckets.map(async (bucket) => {
-      const updated = await updateItem<{ spent_nusd: number }>(
-        'usage',
-        { pk: bucket.pk, sk: bucket.sk },
-        { set: bucket.ttl === undefined ? {} : { ttl: bucket.ttl }, add: { spent_nusd: nusd } },
-      );
+      const key = { pk: bucket.pk, sk: bucket.sk };
+      // Undefined: a retry of an increment already applied (its answer was lost); read what it left.
+      const updated =
+        (await addOnce<{ spent_nusd: number }>('usage', key, { set: bucket.ttl === undefined ? {} : { ttl: bucket.ttl }, add: { spent_nusd: nusd } })) ??
+        (await getItem<{ spent_nusd: number }>('usage', key, true));
       const after = Number(updated?.spent_nusd ?? 0);
       const before = after - nusd;
       const { budget } = bucket;

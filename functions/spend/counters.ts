@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { config } from '../shared/config';
 import { HOLD_MS, othersInFlight, registerHolder } from '../shared/telemetry/invocations';
 import { log } from '../shared/telemetry/logger';
-import { updateItem } from '../shared/db/ops';
+import { addOnce } from '../shared/db/ops';
 import type { TableName } from '../shared/tables';
 import type { RequestLogRecord } from '../gateway/request-log';
 import { addAmounts, amountsOf, COUNTER_ATTRIBUTES, countersOf, zeroAmounts, type CounterKey, type SpendAmounts } from './dimensions';
@@ -35,24 +34,12 @@ function newGeneration(): Generation {
   return { items: new Map(), done, settle };
 }
 
-/**
- * One counter's increments, added once: the update names itself (`last_write`) and applies
- * only if the counter's last update was not this one. When DynamoDB applied it but the
- * answer was lost, the client's retry finds its own name there and is refused, which is
- * taken as done, instead of counting the requests twice. (A retry that arrives after
- * another process's update to the same counter would still count twice; no extra write
- * unit is spent either way.)
- */
-export async function addToCounter(table: TableName, item: PendingIncrement, writeId: string = randomUUID()): Promise<void> {
+/** One counter's summed increments, added once even if the client retries (`addOnce`). */
+async function addToCounter(table: TableName, item: PendingIncrement): Promise<void> {
   const add: Record<string, number> = {};
   for (const attribute of COUNTER_ATTRIBUTES) if (item.amounts[attribute] !== 0) add[attribute] = item.amounts[attribute];
   add.requests ??= 0;
-  await updateItem(table, item.key, {
-    set: { ttl: item.ttl, last_write: writeId },
-    add,
-    condition: 'attribute_not_exists(#last_write) OR #last_write <> :write_id',
-    conditionValues: { ':write_id': writeId },
-  });
+  await addOnce(table, item.key, { set: { ttl: item.ttl }, add });
 }
 
 /**

@@ -97,19 +97,25 @@ const chat = () =>
     body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'count me once' }] },
   });
 
+const writeIdOf = (body: string) => /":write_id":\{"S":"([^"]+)"\}/.exec(body)?.[1];
+
+/** The write is after-response work: wait until an answer was lost and its retry (the same update, by its id) was answered. */
+async function lostAndRetried(): Promise<void> {
+  for (let i = 0; i < 50 && !proxy.lost.length; i++) await new Promise((r) => setTimeout(r, 100));
+  expect(proxy.lost).toHaveLength(1);
+  const lostId = writeIdOf(proxy.lost[0]!);
+  expect(lostId).toBeDefined();
+  for (let i = 0; i < 50 && !proxy.answered.some((b) => writeIdOf(b) === lostId); i++) await new Promise((r) => setTimeout(r, 100));
+  expect(proxy.answered.filter((b) => writeIdOf(b) === lostId)).toHaveLength(1);
+  proxy.lost.length = 0;
+}
+
 describe('a spend counter update whose answer is lost', () => {
   it('is retried and still counts the request once', async () => {
     proxy.arm = (operation, body) => operation === 'UpdateItem' && body.includes('last_write') && body.includes('requests');
     const res = await chat();
     expect(res.status, res.text).toBe(200);
-    // The counter write is after-response work: wait until its retry (the same update, by its id) has been answered.
-    const writeIdOf = (body: string) => /":write_id":\{"S":"([^"]+)"\}/.exec(body)?.[1];
-    for (let i = 0; i < 50 && !proxy.lost.length; i++) await new Promise((r) => setTimeout(r, 100));
-    expect(proxy.lost).toHaveLength(1);
-    const lostId = writeIdOf(proxy.lost[0]!);
-    expect(lostId).toBeDefined();
-    for (let i = 0; i < 50 && !proxy.answered.some((b) => writeIdOf(b) === lostId); i++) await new Promise((r) => setTimeout(r, 100));
-    expect(proxy.answered.filter((b) => writeIdOf(b) === lostId)).toHaveLength(1);
+    await lostAndRetried();
     let row = await spendOfKey();
     expect(row?.requests).toBe(1);
 
@@ -120,5 +126,30 @@ describe('a spend counter update whose answer is lost', () => {
       row = await spendOfKey();
     }
     expect(row?.requests).toBe(2);
+  }, 30_000);
+});
+
+describe('a budget charge whose answer is lost', () => {
+  it('is retried and charges the budget once: the next request is still admitted', async () => {
+    const model = `lost-budget-${Date.now()}`;
+    expect((await call(gw, 'POST', '/v1/prices', { body: { provider: 'openai', model, per_request: 0.001 } })).status).toBe(200);
+    const budget = await call(gw, 'POST', '/v1/policies/budgets', {
+      body: { type: 'budget', name: 'two requests', limit_usd: 0.002, period: 'day', conditions: [{ key: 'api_key', value: key.id }] },
+    });
+    expect(budget.status, budget.text).toBe(200);
+    const ask = () =>
+      call(gw, 'POST', '/v1/chat/completions', {
+        key: key.secret,
+        headers: { 'x-gateway-provider': 'openai', 'x-gateway-custom-host': `${fake.url}/v1`, authorization: 'Bearer sk-x' },
+        body: { model, messages: [{ role: 'user', content: 'charge me once' }] },
+      });
+
+    proxy.arm = (operation, body) => operation === 'UpdateItem' && body.includes('spent_nusd');
+    expect((await ask()).status).toBe(200);
+    await lostAndRetried();
+    // Charged 0.001 of 0.002, not twice: the second request is admitted, and sees what the first spent.
+    const second = await ask();
+    expect(second.status, second.text).toBe(200);
+    expect(second.headers.get('x-budget-spent-usd')).toBe('0.001');
   }, 30_000);
 });

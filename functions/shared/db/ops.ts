@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { TableName } from '../tables';
 import { ddb, tableName } from './client';
 import type { WriteRequest as DocumentWriteRequest, TransactWriteItem } from './document';
@@ -100,6 +101,28 @@ export async function updateItem<T extends object = Record<string, unknown>>(tab
     if (isConditionFailed(err)) return undefined;
     throw err;
   }
+}
+
+/**
+ * An increment (`add`, with any `set`) applied at most once, whatever the client's retries:
+ * the update names itself in `last_write` and applies only if it is not already the item's
+ * last, so a retry of an update DynamoDB applied but whose answer was lost is refused.
+ * Returns the new item, or undefined when refused that way: the increment is in the item
+ * all the same. (A retry that arrives after another update to the same item applies again;
+ * no extra write unit is spent either way.)
+ */
+export function addOnce<T extends object = Record<string, unknown>>(
+  table: TableName,
+  key: Key,
+  spec: Pick<UpdateSpec, 'set' | 'add'>,
+  writeId: string = randomUUID(),
+): Promise<T | undefined> {
+  return updateItem<T>(table, key, {
+    set: { ...spec.set, last_write: writeId },
+    add: spec.add,
+    condition: 'attribute_not_exists(#last_write) OR #last_write <> :write_id',
+    conditionValues: { ':write_id': writeId },
+  });
 }
 
 export async function deleteItem(table: TableName, key: Key, condition?: string): Promise<boolean> {
