@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { config } from '../shared/config';
-import { getItem, updateItem } from '../shared/db/ops';
+import { addOnce, getItem } from '../shared/db/ops';
 import { GatewayError } from '../shared/errors';
 import { TtlCache } from '../shared/stores/ttl-cache';
 import { log, type LogContext } from '../shared/telemetry/logger';
@@ -261,7 +261,7 @@ export async function recordTokenUsage(grant: RateLimitGrant, totalTokens: numbe
   await Promise.all(
     grant.tokenBuckets.map((bucket) => {
       const window = windowOf(bucket.pk, bucket.type, bucket.unit, now);
-      return updateItem('usage', { pk: bucket.pk, sk: window.sk }, { set: { ttl: window.ttl }, add: { count: tokens } });
+      return addOnce('usage', { pk: bucket.pk, sk: window.sk }, { set: { ttl: window.ttl }, add: { count: tokens } });
     }),
   );
 }

@@ -153,3 +153,32 @@ describe('a budget charge whose answer is lost', () => {
     expect(second.headers.get('x-budget-spent-usd')).toBe('0.001');
   }, 30_000);
 });
+
+describe("a tokens policy's usage update whose answer is lost", () => {
+  it('is retried and counts the tokens once: the next request is still admitted', async () => {
+    const created = await call(gw, 'POST', '/v1/api-keys', { body: { name: 'lost tokens', scopes: ['gateway'] } });
+    const tokensKey = { id: created.body.id as string, secret: created.body.secret as string };
+    const ask = () =>
+      call(gw, 'POST', '/v1/chat/completions', {
+        key: tokensKey.secret,
+        headers: { 'x-gateway-provider': 'openai', 'x-gateway-custom-host': `${fake.url}/v1`, authorization: 'Bearer sk-x' },
+        body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'count my tokens once' }] },
+      });
+    // What one request uses (the fake's usage is the same each time), before any policy.
+    const calibration = await ask();
+    expect(calibration.status).toBe(200);
+    const perRequest = calibration.body.usage.total_tokens as number;
+    expect(perRequest).toBeGreaterThan(0);
+    // Room for one request's tokens and a half: a second request is admitted unless the first was counted twice.
+    const policy = await call(gw, 'POST', '/v1/policies/rate-limits', {
+      body: { conditions: [{ key: 'api_key', value: tokensKey.id }], group_by: [], type: 'tokens', unit: 'rpd', value: Math.floor(perRequest * 1.5) },
+    });
+    expect(policy.status, policy.text).toBe(200);
+
+    proxy.arm = (operation, body) => operation === 'UpdateItem' && body.includes('last_write') && body.includes('"count"');
+    expect((await ask()).status).toBe(200);
+    await lostAndRetried();
+    const second = await ask();
+    expect(second.status, second.text).toBe(200);
+  }, 30_000);
+});
