@@ -4,9 +4,10 @@ import type { LocalGateway } from '../../infra/local/server';
 import { startOpenAIFake, type FakeServer } from '../fakes';
 import { call, startTestGateway } from '../support/gateway';
 
-// A spend counter's UpdateItem that DynamoDB applies but whose answer never reaches the
-// gateway: the client retries the same update, which must not count the request twice.
-// The gateway talks to DynamoDB Local through a proxy that can lose one answer.
+// An increment (spend counter, budget charge, tokens policy usage) that DynamoDB applies
+// but whose answer never reaches the gateway: the client retries the same update, which
+// must not count twice (functions/shared/db/ops.ts, addOnce). The gateway talks to
+// DynamoDB Local through a proxy that can lose one answer.
 
 /** Which call to lose: by its operation (`UpdateItem`, ...) and its JSON body. */
 type LossRule = (operation: string, body: string) => boolean;
