@@ -14,7 +14,7 @@ import type { ProviderSlug } from '../shared/provider-table';
  * business reaching a third-party URL on the request path.
  */
 
-type Catalogue = typeof import('@pydantic/genai-prices');
+export type Catalogue = typeof import('@pydantic/genai-prices');
 
 let loading: Promise<Catalogue> | undefined;
 

@@ -8,11 +8,8 @@ import type { CallerRequest } from '../shared/http/types';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { publishRequestMetric } from '../shared/telemetry/emf';
 import { log, type LogContext } from '../shared/telemetry/logger';
-
-type Catalogue = typeof import('@pydantic/genai-prices');
-import { catalogueProviderFor, loadCatalogue, warmCatalogue } from './catalogue';
+import { catalogueProviderFor, loadCatalogue, warmCatalogue, type Catalogue } from './catalogue';
 import { findOverride, warmOverrides } from './override-lookup';
-
 import type { Prices } from './price-fields';
 
 /**
