@@ -7,6 +7,7 @@ import type { GatewayRequest, HttpResponse, Route } from '../shared/http/types';
 import type { ProviderAdapter, ProviderTarget, UpstreamRequest } from '../providers/types';
 import { isForwardableRequestHeader, responseHeadersFrom } from './headers';
 import { dispatch, gatewayHeaders } from './pipeline';
+import { providerPath } from './proxy-path';
 import { requestFacts, requestLog } from './request-log';
 import { failureResponse, succeeded } from './responses';
 
@@ -19,10 +20,10 @@ function callerHeaders(req: GatewayRequest): Record<string, string> {
   return out;
 }
 
-/** Provider base URL + the path after /v1 + the query string, as the caller sent them. */
+/** Provider base URL + the path after /v1 (refused when it could leave the base) + the query string, as the caller sent them. */
 export function proxyRequest(req: GatewayRequest, adapter: ProviderAdapter, target: ProviderTarget, path: string): UpstreamRequest {
   const base = adapter.baseUrl(target).replace(/\/+$/, '');
-  const url = `${base}/${path.replace(/^\/+/, '')}${req.rawQuery ? `?${req.rawQuery}` : ''}`;
+  const url = `${base}/${providerPath(path).replace(/^\/+/, '')}${req.rawQuery ? `?${req.rawQuery}` : ''}`;
   const method = req.method as UpstreamRequest['method'];
   const hasBody = method !== 'GET' && req.body.length > 0;
   return {
@@ -52,6 +53,8 @@ export async function forwardToProvider(req: GatewayRequest): Promise<HttpRespon
   const facts = requestFacts(req);
   const path = req.params.proxy ?? '';
   if (!path) throw badRequest('Name the provider endpoint after /v1, e.g. /v1/models.', null, 'missing_path');
+  // Checked again where the URL is built; here, before any provider is resolved or limit counted.
+  providerPath(path);
   const model = modelOf(req);
   const d = await dispatch({ req, log: facts, model, build: ({ adapter, target }) => proxyRequest(req, adapter, target, path) });
   const stream = String(d.routing.result.response?.headers['content-type'] ?? '').includes('text/event-stream');

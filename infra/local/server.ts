@@ -300,9 +300,20 @@ function safeDecode(path: string): string {
   }
 }
 
+/**
+ * The path as the caller sent it: `new URL` would resolve `.` and `..` segments (and their
+ * `%2e` forms) before the gateway could see and refuse them.
+ */
+function requestPath(target: string, url: URL): string {
+  if (!target.startsWith('/')) return url.pathname;
+  const end = target.search(/[?#]/);
+  return end < 0 ? target : target.slice(0, end);
+}
+
 /** What API Gateway sends: REST v1 proxy event, binary media types `*\/*` (bodies base64). */
 export function toProxyEvent(req: IncomingMessage, body: Buffer): APIGatewayProxyEvent {
   const url = new URL(req.url ?? '/', 'http://local');
+  const rawPath = requestPath(req.url ?? '/', url);
   const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
@@ -320,13 +331,13 @@ export function toProxyEvent(req: IncomingMessage, body: Buffer): APIGatewayProx
   const hasQuery = Object.keys(query).length > 0;
   return {
     resource: '/{proxy+}',
-    path: safeDecode(url.pathname),
+    path: safeDecode(rawPath),
     httpMethod: req.method ?? 'GET',
     headers,
     multiValueHeaders,
     queryStringParameters: hasQuery ? query : null,
     multiValueQueryStringParameters: hasQuery ? multiQuery : null,
-    pathParameters: { proxy: url.pathname.replace(/^\//, '') },
+    pathParameters: { proxy: rawPath.replace(/^\//, '') },
     stageVariables: null,
     body: body.length ? body.toString('base64') : null,
     isBase64Encoded: body.length > 0,
@@ -337,7 +348,7 @@ export function toProxyEvent(req: IncomingMessage, body: Buffer): APIGatewayProx
       protocol: `HTTP/${req.httpVersion}`,
       httpMethod: req.method ?? 'GET',
       identity: { sourceIp: req.socket.remoteAddress ?? '127.0.0.1' } as APIGatewayProxyEvent['requestContext']['identity'],
-      path: url.pathname,
+      path: rawPath,
       stage: 'local',
       requestId: randomUUID(),
       requestTimeEpoch: Date.now(),
