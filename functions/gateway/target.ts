@@ -2,6 +2,7 @@ import { badRequest } from '../shared/errors';
 import { assertOneProvider } from '../shared/auth/managed-provider';
 import { parseGatewayConfig, type ConfigNode, type GatewayConfigSpec } from '../shared/gateway-config';
 import type { CallerRequest } from '../shared/http/types';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../shared/json-depth';
 import { resolveManagedProvider } from '../shared/stores/providers';
 import { resolveSavedConfig } from '../shared/stores/configs';
 import { cloudSettingsFromHeaders, PROVIDER_SLUGS, SETTING_NAMES, targetSettings } from '../shared/provider-table';
@@ -78,6 +79,7 @@ export async function resolveConfig(req: CallerRequest): Promise<ResolvedConfig>
 /** A config reference: inline JSON or a saved config's id or slug; `source` names it in errors. */
 async function loadConfig(raw: string, workspaceId: string, source: 'x-gateway-config' | 'default_config' = 'x-gateway-config'): Promise<GatewayConfigSpec> {
   if (raw.startsWith('{')) {
+    if (nestsDeeperThan(raw)) throw badRequest(`${source} nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`, source, 'json_too_deep');
     let parsed: unknown;
     try {
       parsed = JSON.parse(raw);

@@ -1,4 +1,5 @@
 import { badRequest } from '../shared/errors';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../shared/json-depth';
 import { renderString, templateSyntaxError, type Variables } from './render';
 
 /**
@@ -23,6 +24,9 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 function jsonArray(template: string): unknown[] | undefined {
   if (!template.trimStart().startsWith('[')) return undefined;
+  if (nestsDeeperThan(template)) {
+    throw badRequest(`Invalid \`string\`: the message array nests more than ${MAX_JSON_DEPTH} levels deep.`, 'string', 'json_too_deep');
+  }
   try {
     const parsed: unknown = JSON.parse(template);
     return Array.isArray(parsed) ? parsed : undefined;

@@ -9,7 +9,7 @@ import { flushAfterResponse, newRequestContext, type RequestContext } from '../t
 import { invocationEnded, invocationStarted } from '../telemetry/invocations';
 import { buildRequest, normaliseHeaders, traceIdFrom } from './request';
 import { errorResponse, mergeHeaders } from './response';
-import { methodNotAllowed, routeNotFound, Router } from './router';
+import { methodNotAllowed, oversizedParam, routeNotFound, Router } from './router';
 import type { HttpResponse, ResponseBody, Route } from './types';
 
 /**
@@ -69,6 +69,7 @@ export async function handleEvent(group: GroupRouter, event: APIGatewayProxyEven
     ctx.workspaceId = req.auth.workspaceId;
     if (match.kind === 'not_found') throw routeNotFound(method, path);
     if (match.kind === 'method_not_allowed') throw methodNotAllowed(method, path, match.allowed);
+    if (match.oversized) throw oversizedParam(match.oversized, match.params[match.oversized]!);
     ctx.route = match.route.name ?? `${match.route.method} ${match.route.path}`;
     req.params = match.params;
     return await match.handler(req);

@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { badRequest } from '../errors';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth';
 import type { RequestContext } from '../telemetry/context';
 import type { GatewayRequest } from './types';
 
@@ -58,8 +59,12 @@ export function buildRequest(event: APIGatewayProxyEvent, context: RequestContex
     json() {
       if (parsed) return parsed.value;
       if (body.length === 0) throw badRequest('The request body is empty; send a JSON object.', null, 'invalid_json');
+      const text = body.toString('utf8');
+      if (nestsDeeperThan(text)) {
+        throw badRequest(`The request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`, null, 'json_too_deep');
+      }
       try {
-        parsed = { value: JSON.parse(body.toString('utf8')) };
+        parsed = { value: JSON.parse(text) };
       } catch (err) {
         throw badRequest(`The request body is not valid JSON: ${(err as Error).message}`, null, 'invalid_json');
       }

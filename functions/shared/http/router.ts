@@ -10,8 +10,15 @@ interface CompiledRoute {
   greedy: boolean;
 }
 
+/**
+ * The longest `{param}` value (UTF-8 bytes) a route takes: every id and slug the gateway
+ * makes is far shorter, and a longer one would exceed DynamoDB's key limits (1 KB sort key).
+ */
+export const MAX_PATH_PARAM_BYTES = 256;
+
 export type RouteMatch =
-  | { kind: 'match'; route: Route; handler: Handler; params: Record<string, string> }
+  /** `oversized`: the name of a `{param}` longer than MAX_PATH_PARAM_BYTES (no object has such an id). */
+  | { kind: 'match'; route: Route; handler: Handler; params: Record<string, string>; oversized?: string }
   | { kind: 'method_not_allowed'; allowed: HttpMethod[] }
   | { kind: 'not_found' };
 
@@ -39,7 +46,10 @@ export class Router {
     for (const c of this.compiled) {
       const params = matchSegments(c, parts);
       if (!params) continue;
-      if (c.route.method === method) return { kind: 'match', route: c.route, handler: c.handler, params };
+      if (c.route.method === method) {
+        const oversized = Object.keys(params).find((name) => name !== 'proxy' && Buffer.byteLength(params[name]!) > MAX_PATH_PARAM_BYTES);
+        return { kind: 'match', route: c.route, handler: c.handler, params, ...(oversized ? { oversized } : {}) };
+      }
       allowed.add(c.route.method);
     }
     return allowed.size ? { kind: 'method_not_allowed', allowed: [...allowed] } : { kind: 'not_found' };
@@ -71,6 +81,9 @@ function matchSegments(c: CompiledRoute, parts: string[]): Record<string, string
 }
 
 export const routeNotFound = (method: string, path: string) => notFound(`Unknown route: ${method} ${path}. See the API reference for the paths under /v1.`);
+
+export const oversizedParam = (name: string, value: string) =>
+  notFound(`No object '${value.slice(0, 64)}…': a \`${name}\` in the path is at most ${MAX_PATH_PARAM_BYTES} bytes.`, name);
 
 export const methodNotAllowed = (method: string, path: string, allowed: HttpMethod[]) =>
   new GatewayError(405, 'invalid_request_error', `Method ${method} is not allowed on ${path}. Allowed: ${allowed.join(', ')}.`, null, 'method_not_allowed', {
