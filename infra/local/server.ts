@@ -9,6 +9,7 @@ import { ENDPOINT_GROUPS, groupForPath } from '../endpoint-groups';
 import { TABLE_SPECS } from '../tables';
 import { LocalResponseStream, type StreamingHandler } from './awslambda-shim';
 import { createTables, startDynamoDbLocal } from './dynamodb';
+import { answerClientError, readBody, refuseOversizedBody } from './http-edge';
 import { lambdaContext } from './lambda-context';
 import { startLocalKms } from './kms';
 import { startLocalSqs, type LocalSqs } from './sqs';
@@ -244,6 +245,7 @@ export async function listen(
     void invocation.finally(() => invocations.delete(invocation));
   });
   server.keepAliveTimeout = 65_000;
+  server.on('clientError', answerClientError);
   await new Promise<void>((r, j) => {
     server.once('error', j);
     server.listen(port, host, () => r());
@@ -263,31 +265,6 @@ export function closeServer(server: Server): Promise<void> {
   return new Promise((r) => {
     server.close(() => r());
     server.closeAllConnections();
-  });
-}
-
-const MAX_BODY = 10 * 1024 * 1024; // API Gateway's payload limit
-
-function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
-  // Events rather than `for await`: the async iterator costs a few promises per chunk.
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY) {
-        req.off('data', onData);
-        resolve('too_large');
-        return;
-      }
-      chunks.push(chunk);
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks, size)));
-    req.once('error', reject);
-    req.once('close', () => {
-      if (!req.complete) reject(new Error('request aborted'));
-    });
   });
 }
 
@@ -375,13 +352,7 @@ async function serve(handlerFor: (path: string) => StreamingHandler, req: Incomi
 async function serveOne(handlerFor: (path: string) => StreamingHandler, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = await readBody(req).catch(() => Buffer.alloc(0));
   if (body === 'too_large') {
-    res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
-    res.end(
-      JSON.stringify({
-        error: { message: `Request body exceeds the limit of ${MAX_BODY} bytes.`, type: 'invalid_request_error', param: null, code: 'payload_too_large' },
-      }),
-    );
-    req.destroy();
+    await refuseOversizedBody(req, res);
     return;
   }
   const event = toProxyEvent(req, body);
