@@ -6,6 +6,7 @@
  * supervised jobs.
  */
 import { badRequest } from '../shared/errors';
+import { escapesBase } from '../shared/path-segment';
 import { parseInput, z } from '../shared/validation';
 import type { DpoHyperparameters, Hyperparameters, Method, WandbIntegration } from './types';
 
@@ -44,7 +45,11 @@ export const metadataSchema = z
   .record(z.string().check(z.minLength(1), z.maxLength(64)), z.string().check(z.maxLength(512)))
   .check(z.refine((m) => Object.keys(m).length <= 16, 'expected at most 16 key-value pairs'));
 
-const fileId = z.string().check(z.minLength(1), z.maxLength(512));
+const fileId = z.string().check(
+  z.minLength(1),
+  z.maxLength(512),
+  z.refine((v) => !escapesBase(v), "a file id, not '.', '..' or text that decodes to a path separator"),
+);
 
 export const createJobSchema = z.strictObject({
   model: z.string().check(z.minLength(1), z.maxLength(256)),

@@ -132,6 +132,21 @@ describe('a proxied path that could leave the provider base is refused before an
     expect(received).toEqual([]);
   });
 
+  it('a fine-tuning job whose file id would step up the provider path is refused before the workflow calls the provider', async () => {
+    for (const id of ['..', '.', '%2e%2e', '..%2f..%2fsecret-root', '..\\secret-root']) {
+      const res = await call(gw, 'POST', '/v1/fine_tuning/jobs', { body: { model: 'gpt-4o-mini', training_file: id }, headers: managed() });
+      expect(res.status, `${id}: ${res.text}`).toBe(400);
+      expect(res.body.error, id).toMatchObject({ type: 'invalid_request_error', param: 'training_file' });
+      const validation = await call(gw, 'POST', '/v1/fine_tuning/jobs', {
+        body: { model: 'gpt-4o-mini', training_file: 'file-ok', validation_file: id },
+        headers: managed(),
+      });
+      expect(validation.status, `${id}: ${validation.text}`).toBe(400);
+      expect(validation.body.error.param).toBe('validation_file');
+    }
+    expect(received).toEqual([]);
+  });
+
   it('the refusal counts nothing against the caller: the same key still forwards a clean path', async () => {
     const res = await rawCall('GET', '/v1/models/gpt-4o-mini', managed());
     expect(res.status, res.text).toBe(200);

@@ -1,6 +1,7 @@
 /** Small helpers shared by the fine-tuning adapters: requests and tolerant field readers. */
 import { createHash } from 'node:crypto';
 import { buildHeaders } from '../../providers/_shared/openai-shape';
+import { escapesBase } from '../../shared/path-segment';
 import type { UpstreamRequest } from '../../providers/types';
 import type { Hyperparameters, JobError } from '../types';
 import type { Endpoint, ProviderEvent } from './types';
@@ -18,8 +19,14 @@ export function post(url: string, body: unknown, e: Endpoint): UpstreamRequest {
   };
 }
 
-/** A path segment from an id the caller chose (never lets it add segments or a query). */
-export const seg = (id: string) => encodeURIComponent(id);
+/**
+ * A path segment from an id the caller chose (never lets it add segments or a query, nor
+ * step up: encoding leaves `.` and `..` as they are, and URLs resolve them).
+ */
+export function seg(id: string): string {
+  if (escapesBase(id)) throw new Error(`not an id that can be part of a URL path: '${id.slice(0, 80)}'`);
+  return encodeURIComponent(id);
+}
 
 export const obj = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
