@@ -148,7 +148,7 @@ describe('ids far longer than any the gateway makes', () => {
     expect(errorOf(res).message).toContain('256 bytes');
   });
 
-  it('a long id in a header, query cursor or body field is a 4xx too, never a 500', async () => {
+  it('a long id in a header, query or body field is a 4xx (or an empty list), never a 500', async () => {
     const chat = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
     const thread = await call(gw, 'POST', '/v1/threads', { body: {}, headers: managed });
     expect(thread.status, thread.text).toBe(200);
@@ -159,6 +159,11 @@ describe('ids far longer than any the gateway makes', () => {
       ['GET', `/v1/threads/${thread.body.id}/messages?after=msg_${long}`, undefined, managed],
       ['GET', `/v1/assistants?before=asst_${long}`, undefined, managed],
       ['GET', `/v1/logs?after=log_${long}`, undefined, {}],
+      ['GET', `/v1/logs?trace_id=${long}`, undefined, {}],
+      ['GET', `/v1/logs?metadata._user=${long}`, undefined, {}],
+      ['GET', `/v1/api-keys?workspace_id=ws_${long}`, undefined, {}],
+      ['GET', `/v1/prompts?after=${long}`, undefined, {}],
+      ['GET', `/v1/analytics/spend?group_by=model&model=${long}`, undefined, {}],
       ['POST', `/v1/threads/${thread.body.id}/runs`, { assistant_id: `asst_${long}` }, managed],
       ['POST', '/v1/responses', { model: 'claude-x', input: 'hi', previous_response_id: `resp_${long}` }, anthropic()],
       ['POST', '/v1/api-keys', { name: 'k', default_config: long }, {}],
@@ -166,9 +171,10 @@ describe('ids far longer than any the gateway makes', () => {
     for (const [method, path, body, headers] of cases) {
       const res = await call(gw, method, path, { body, headers });
       const where = `${method} ${path.slice(0, 60)} ${Object.keys(headers).join(',')}: ${res.text.slice(0, 300)}`;
-      expect(res.status, where).toBeGreaterThanOrEqual(400);
       expect(res.status, where).toBeLessThan(500);
-      errorOf(res);
+      // A lookup answers a 4xx in the error shape; a list filter may simply match nothing.
+      if (res.status >= 400) errorOf(res);
+      else expect(res.body.data, where).toEqual([]);
     }
     expect(fake.count()).toBe(0);
   });
