@@ -47,7 +47,7 @@ export class Router {
       const params = matchSegments(c, parts);
       if (!params) continue;
       if (c.route.method === method) {
-        const oversized = Object.keys(params).find((name) => name !== 'proxy' && Buffer.byteLength(params[name]!) > MAX_PATH_PARAM_BYTES);
+        const oversized = Object.keys(params).find((name) => name !== 'proxy' && tooLong(params[name]!));
         return { kind: 'match', route: c.route, handler: c.handler, params, ...(oversized ? { oversized } : {}) };
       }
       allowed.add(c.route.method);
@@ -55,6 +55,9 @@ export class Router {
     return allowed.size ? { kind: 'method_not_allowed', allowed: [...allowed] } : { kind: 'not_found' };
   }
 }
+
+/** UTF-8 takes at most 3 bytes per UTF-16 unit: most values are judged by their length alone. */
+const tooLong = (value: string) => value.length * 3 > MAX_PATH_PARAM_BYTES && Buffer.byteLength(value) > MAX_PATH_PARAM_BYTES;
 
 function literalWeight(c: CompiledRoute): number {
   return c.segments.reduce((n, s, i) => n + (s.startsWith('{') ? 0 : 2 ** (16 - i)), 0);
