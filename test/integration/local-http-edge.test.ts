@@ -91,6 +91,12 @@ describe('a request Node cannot parse', () => {
     expect(JSON.parse(res.text).error.message).toContain('16384 bytes');
   });
 
+  it('a request line over the same limit (a 20 KB path) gets the same 431', async () => {
+    const res = await send(`/v1/threads/${'t'.repeat(20_000)}`, {}, Buffer.from('{}'));
+    expect(res.status).toBe(431);
+    expect(JSON.parse(res.text).error.code).toBe('request_header_fields_too_large');
+  });
+
   it('a malformed request line gets a 400 with the JSON error body', async () => {
     const url = new URL(gw.url);
     const text = await new Promise<string>((resolve, reject) => {
