@@ -50,11 +50,12 @@ export interface ApiRoute {
 }
 
 /** API Gateway's own errors (throttling, oversize bodies, timeouts) in the OpenAI error shape. */
-const GATEWAY_ERRORS: ReadonlyArray<{ id: string; type: ResponseType; status?: string; errorType: string; message?: string }> = [
+const GATEWAY_ERRORS: ReadonlyArray<{ id: string; type: ResponseType; status?: string; errorType: string; code?: string; message?: string }> = [
   { id: 'Default4xx', type: ResponseType.DEFAULT_4XX, errorType: 'invalid_request_error' },
   { id: 'Default5xx', type: ResponseType.DEFAULT_5XX, errorType: 'server_error' },
   { id: 'Throttled', type: ResponseType.THROTTLED, status: '429', errorType: 'rate_limit_error' },
-  { id: 'RequestTooLarge', type: ResponseType.REQUEST_TOO_LARGE, status: '413', errorType: 'invalid_request_error' },
+  // The code the functions (and the local runtime) give the same refusal.
+  { id: 'RequestTooLarge', type: ResponseType.REQUEST_TOO_LARGE, status: '413', errorType: 'invalid_request_error', code: 'payload_too_large' },
   { id: 'IntegrationTimeout', type: ResponseType.INTEGRATION_TIMEOUT, status: '504', errorType: 'timeout_error' },
   // Only reachable for paths outside every resource, which the catch-all routes make rare.
   { id: 'UnknownRoute', type: ResponseType.MISSING_AUTHENTICATION_TOKEN, status: '404', errorType: 'not_found_error', message: '"Unknown route."' },
@@ -144,7 +145,7 @@ export class ApiStack extends Stack {
         type: e.type,
         ...(e.status ? { statusCode: e.status } : {}),
         templates: {
-          'application/json': `{"error":{"message":${e.message ?? '$context.error.messageString'},"type":"${e.errorType}","param":null,"code":null}}`,
+          'application/json': `{"error":{"message":${e.message ?? '$context.error.messageString'},"type":"${e.errorType}","param":null,"code":${e.code ? `"${e.code}"` : 'null'}}}`,
         },
       });
     }

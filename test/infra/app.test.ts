@@ -232,6 +232,12 @@ describe('API stack: REST API', () => {
       StatusCode: '429',
       ResponseTemplates: { 'application/json': Match.stringLikeRegexp('"type":"rate_limit_error","param":null,"code":null') },
     });
+    // A body over 10 MB never reaches a function: API Gateway's 413 carries the functions' code.
+    api.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'REQUEST_TOO_LARGE',
+      StatusCode: '413',
+      ResponseTemplates: { 'application/json': Match.stringLikeRegexp('"type":"invalid_request_error","param":null,"code":"payload_too_large"\\}\\}$') },
+    });
     for (const type of ['DEFAULT_4XX', 'DEFAULT_5XX', 'REQUEST_TOO_LARGE', 'INTEGRATION_TIMEOUT', 'MISSING_AUTHENTICATION_TOKEN']) {
       api.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
         ResponseType: type,
