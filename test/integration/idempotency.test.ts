@@ -6,8 +6,9 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { startAnthropicFake, startOpenAIFake, type FakeServer } from '../fakes';
+import { startJinaFake } from '../fakes/rerank';
 import { startChildGateway } from '../support/child-gateway';
-import { call, errorOf, startTestGateway, type CallOptions } from '../support/gateway';
+import { call, errorOf, logsOf, startTestGateway, type CallOptions } from '../support/gateway';
 
 // Idempotency-Key through HTTP against the local runtime, with fake providers that count the
 // calls they get (a second billed call shows there). No functions/ module is imported
@@ -102,6 +103,10 @@ describe('replay of the first answer', () => {
     expect(second.headers.get('x-gateway-provider')).toBe('openai');
     expect(second.headers.get('x-gateway-trace-id')).not.toBe(first.headers.get('x-gateway-trace-id'));
     expect(chatCalls()).toBe(1);
+    // The replay is logged, without a provider or a cost (nothing was called or charged).
+    const logs = await logsOf(gw, `trace_id=${second.headers.get('x-gateway-trace-id')}`);
+    expect(logs.body.data).toHaveLength(1);
+    expect(logs.body.data[0]).toMatchObject({ status: 200, provider: null, cost_usd: null });
   });
 
   it('threads: a retry returns the same thread instead of creating a second one', async () => {
@@ -141,6 +146,60 @@ describe('replay of the first answer', () => {
       expect(second.status, path).toBe(first.status);
       expect(second.headers.get('x-gateway-idempotent-replay'), path).toBe('true');
       expect(second.text, path).toBe(first.text);
+    }
+  });
+
+  it('the creating admin routes honour it too: providers, workspaces, prices', async () => {
+    const cases: Array<[string, unknown]> = [
+      ['/v1/providers', { slug: `idem-p-${seq}`, provider: 'openai', api_key: 'sk-x', custom_host: `${openaiFake.url}/v1` }],
+      ['/v1/workspaces', { name: `Idempotent team ${seq}` }],
+      ['/v1/prices', { provider: 'openai', model: `idem-model-${seq}`, per_request: 0.001 }],
+    ];
+    for (const [path, body] of cases) {
+      const key = newKey();
+      const first = await call(gw, 'POST', path, { body, headers: { 'idempotency-key': key } });
+      const second = await call(gw, 'POST', path, { body, headers: { 'idempotency-key': key } });
+      expect(first.status, `${path}: ${first.text}`).toBe(200);
+      expect(second.headers.get('x-gateway-idempotent-replay'), path).toBe('true');
+      expect(second.text, path).toBe(first.text);
+    }
+  });
+
+  it('model calls, runs and jobs: embeddings, Responses, prompt completions, rerank, runs, thread-and-run and fine-tuning jobs run once', async () => {
+    const once = async (path: string, body: unknown, headers: Record<string, string> = chatHeaders) => {
+      const key = newKey();
+      const first = await call(gw, 'POST', path, { body, headers: { ...headers, 'idempotency-key': key } });
+      const second = await call(gw, 'POST', path, { body, headers: { ...headers, 'idempotency-key': key } });
+      expect(first.status, `${path}: ${first.text}`).toBe(200);
+      expect(second.headers.get('x-gateway-idempotent-replay'), path).toBe('true');
+      expect(second.text, path).toBe(first.text);
+      return first.body;
+    };
+    await once('/v1/embeddings', { model: 'text-embedding-3-small', input: 'embed me once' });
+    expect(openaiFake.count('/embeddings')).toBe(1);
+    await once('/v1/responses', { model: 'gpt-4o-mini', input: 'respond once' });
+    expect(openaiFake.count('/responses')).toBe(1);
+    const prompt = await call(gw, 'POST', '/v1/prompts', {
+      body: { name: `idem completion ${seq}`, string: 'Hello {{name}}', parameters: {}, model: 'gpt-4o-mini', virtual_key: 'idem-openai' },
+    });
+    expect(prompt.status, prompt.text).toBe(200);
+    await once(`/v1/prompts/${prompt.body.id}/completions`, { variables: { name: 'Ada' } }, {});
+    expect(chatCalls()).toBe(1);
+    const assistant = await call(gw, 'POST', '/v1/assistants', { body: { model: 'gpt-4o-mini' }, headers: chatHeaders });
+    const thread = await createThread(undefined);
+    const run = await once(`/v1/threads/${thread.body.id}/runs`, { assistant_id: assistant.body.id });
+    expect(run.object).toBe('thread.run');
+    const threadAndRun = await once('/v1/threads/runs', { assistant_id: assistant.body.id, thread: { messages: [{ role: 'user', content: 'hi' }] } });
+    expect(threadAndRun.object).toBe('thread.run');
+    const job = await once('/v1/fine_tuning/jobs', { model: 'gpt-4o-mini-2024-07-18', training_file: 'file-idem' });
+    expect(job.object).toBe('fine_tuning.job');
+    const jina = await startJinaFake();
+    try {
+      const rerankHeaders = { 'x-gateway-provider': 'jina', 'x-gateway-custom-host': `${jina.url}/v1`, authorization: 'Bearer jina-key' };
+      await once('/v1/rerank', { model: 'jina-reranker-v2-base-multilingual', query: 'cats', documents: ['dogs', 'cats'] }, rerankHeaders);
+      expect(jina.count('/rerank')).toBe(1);
+    } finally {
+      await jina.close();
     }
   });
 
@@ -275,7 +334,11 @@ describe('failures free the key', () => {
     openaiFake.setBehaviour({ status: 429, times: 1 });
     const key = newKey();
     expect((await chat(key)).status).toBe(429);
-    expect((await chat(key)).status).toBe(200);
+    const second = await chat(key);
+    expect(second.status).toBe(200);
+    expect(chatCalls()).toBe(2);
+    // The success is what the key keeps.
+    expect((await chat(key)).text).toBe(second.text);
     expect(chatCalls()).toBe(2);
   });
 
@@ -289,6 +352,10 @@ describe('failures free the key', () => {
     const second = await chat(key, body);
     expect(second.headers.get('x-gateway-idempotent-replay')).toBeNull();
     expect(second.text).toContain('data: [DONE]');
+    expect(chatCalls()).toBe(2);
+    const third = await chat(key, body);
+    expect(third.headers.get('x-gateway-idempotent-replay')).toBe('true');
+    expect(third.text).toBe(second.text);
     expect(chatCalls()).toBe(2);
   });
 
