@@ -226,6 +226,21 @@ describe('replay of the first answer', () => {
     expect(chatCalls()).toBe(1);
   });
 
+  it('a streamed run is replayed as the same events, and runs once', async () => {
+    const assistant = await call(gw, 'POST', '/v1/assistants', { body: { model: 'gpt-4o-mini' }, headers: chatHeaders });
+    const thread = await createThread(undefined, { messages: [{ role: 'user', content: 'stream a run' }] });
+    const key = newKey();
+    const path = `/v1/threads/${thread.body.id}/runs`;
+    const runBody = { assistant_id: assistant.body.id, stream: true };
+    const first = await call(gw, 'POST', path, { body: runBody, headers: { ...chatHeaders, 'idempotency-key': key } });
+    const second = await call(gw, 'POST', path, { body: runBody, headers: { ...chatHeaders, 'idempotency-key': key } });
+    expect(first.status).toBe(200);
+    expect(first.text).toContain('event: thread.run.completed');
+    expect(second.headers.get('x-gateway-idempotent-replay')).toBe('true');
+    expect(second.text).toBe(first.text);
+    expect(chatCalls()).toBe(1);
+  });
+
   it('a large answer is stored compressed and replayed whole', async () => {
     const key = newKey();
     const words = Array.from({ length: 90_000 }, (_, i) => `w${i % 500}`).join(' ');
@@ -356,6 +371,34 @@ describe('failures free the key', () => {
     const third = await chat(key, body);
     expect(third.headers.get('x-gateway-idempotent-replay')).toBe('true');
     expect(third.text).toBe(second.text);
+    expect(chatCalls()).toBe(2);
+  });
+
+  it('a stream the caller left is not stored: the retry runs again', async () => {
+    openaiFake.setBehaviour({ chunkDelayMs: 300 });
+    const key = newKey();
+    const body = chatBody('a b c d e f g h i j k l', { stream: true });
+    const abort = new AbortController();
+    const res = await fetch(`${gw.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { 'x-gateway-api-key': gw.adminKey, 'content-type': 'application/json', 'idempotency-key': key, ...chatHeaders },
+      body: JSON.stringify(body),
+      signal: abort.signal,
+    });
+    const reader = res.body!.getReader();
+    await reader.read();
+    abort.abort();
+    await reader.read().catch(() => undefined);
+    openaiFake.setBehaviour({ chunkDelayMs: undefined });
+    // The released claim may take a moment (the gateway sees the caller leave on its next write).
+    let retry = await chat(key, body);
+    for (let i = 0; i < 30 && retry.status === 409; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      retry = await chat(key, body);
+    }
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('x-gateway-idempotent-replay')).toBeNull();
+    expect(retry.text).toContain('data: [DONE]');
     expect(chatCalls()).toBe(2);
   });
 
