@@ -84,7 +84,7 @@ const schema = z.object({
    * How long a request's claim on its Idempotency-Key holds without renewal (renewed every
    * third of it while the request runs): a crashed request frees its key after this.
    */
-  IDEMPOTENCY_LEASE_MS: intFromEnv(30_000, 500),
+  IDEMPOTENCY_LEASE_MS: intFromEnv(10_000, 500),
   RUN_QUEUE_URL: z.optional(z.string()),
   RUN_STATE_MACHINE_ARN: z.optional(z.string()),
   /**

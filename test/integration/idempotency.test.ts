@@ -22,7 +22,7 @@ let ddb: DynamoDBClient;
 let otherWorkspace: { id: string; key: string };
 let secondKey: string;
 const PROVIDER_KEY = 'sk-idempotency-provider-key';
-const LEASE_MS = 1500;
+const LEASE_MS = 3000;
 const TABLE = () => `${process.env.GATEWAY_TEST_TABLE_PREFIX}idempotency`;
 
 beforeAll(async () => {

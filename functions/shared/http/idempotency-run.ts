@@ -191,13 +191,23 @@ function replayedHeaders(headers: Record<string, string> | undefined): Record<st
 
 /**
  * A streamed answer passes through unchanged while its bytes are recorded (up to what can be
- * stored); once sent, it is stored for replay, or the key released when the stream broke
- * (the caller left, the upstream failed) or ended with an error event. The invocation waits
- * for that write (an after-response task).
+ * stored). When the provider's stream has ended, its record is stored before the response
+ * ends (so the caller's next request finds it), or the key is released when the stream ended
+ * with an error event; a stream that broke (the caller left, the upstream failed) releases it
+ * too. The invocation waits for that write (an after-response task).
  */
 function recordStream(req: GatewayRequest, res: HttpResponse, source: Readable, lease: Lease): HttpResponse {
   const chunks: Buffer[] = [];
   let size = 0;
+  let settle: (outcome: Promise<void>) => void = () => {};
+  const settled = new Promise<void>((resolve) => {
+    let once = false;
+    settle = (outcome) => {
+      if (once) return;
+      once = true;
+      outcome.then(resolve, resolve);
+    };
+  });
   const tee = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       size += chunk.length;
@@ -205,15 +215,17 @@ function recordStream(req: GatewayRequest, res: HttpResponse, source: Readable, 
       else chunks.length = 0;
       callback(null, chunk);
     },
+    flush(callback) {
+      const body = size <= MAX_COMPRESSED_INPUT_BYTES ? Buffer.concat(chunks) : undefined;
+      settle(body && endsWithErrorEvent(body) ? lease.release() : lease.store(answerOf(res, body)));
+      settled.then(() => callback());
+    },
   });
   source.on('error', (err) => tee.destroy(err));
-  const settled = new Promise<void>((resolve) => {
-    finished(tee, (err) => {
-      if (err) source.destroy();
-      const body = size <= MAX_COMPRESSED_INPUT_BYTES ? Buffer.concat(chunks) : undefined;
-      const done = err || (body && endsWithErrorEvent(body)) ? lease.release() : lease.store(answerOf(res, body));
-      done.then(resolve, resolve);
-    });
+  finished(tee, (err) => {
+    if (!err) return;
+    source.destroy();
+    settle(lease.release());
   });
   afterResponse(req.context, () => settled);
   source.pipe(tee);
