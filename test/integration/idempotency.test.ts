@@ -532,6 +532,26 @@ describe('the official OpenAI SDK retrying with its Idempotency-Key', () => {
     }
   });
 
+  it('as documented: a plain OpenAI client with the key in its request options sends it on its retries too', async () => {
+    const front = await lossyFront(gw.url);
+    try {
+      const client = new OpenAI({
+        baseURL: `${front.url}/v1`,
+        apiKey: 'unused',
+        maxRetries: 2,
+        defaultHeaders: { 'x-gateway-api-key': gw.adminKey, ...chatHeaders },
+      });
+      const completion = await client.chat.completions.create(
+        { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'options key' }] },
+        { headers: { 'Idempotency-Key': newKey() } },
+      );
+      expect(JSON.parse(front.dropped[0]!).id).toBe(completion.id);
+      expect(chatCalls()).toBe(1);
+    } finally {
+      await front.close();
+    }
+  });
+
   it('an SDK timeout retried while the first call still runs waits (409, x-should-retry) and gets the first answer: one billed call', async () => {
     openaiFake.setBehaviour({ latencyMs: 1_500 });
     const client = new IdempotentOpenAI({
