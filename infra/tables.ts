@@ -29,6 +29,7 @@ const PURPOSES: Record<TableName, { gsi1: boolean; ttl: boolean; purpose: string
   usage: { gsi1: false, ttl: true, purpose: 'rate-limit counters per bucket and window; hourly spend counters per workspace and dimension' },
   cache: { gsi1: false, ttl: true, purpose: 'cached provider responses' },
   logs: { gsi1: true, ttl: true, purpose: 'request log records (index by trace id and by the well-known metadata keys)' },
+  idempotency: { gsi1: false, ttl: true, purpose: 'Idempotency-Key claims and the first answer to each key (24 hours)' },
 };
 
 const INDEXES: Partial<Record<TableName, readonly IndexKeys[]>> = {

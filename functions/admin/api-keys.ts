@@ -8,6 +8,7 @@ import { createApiKey, getKeyById, listKeys, revokeKey, toPublicKey, updateKey }
 import { getWorkspace } from '../shared/stores/workspaces';
 import { log } from '../shared/telemetry/logger';
 import { parseInput, z } from '../shared/validation';
+import { idempotency } from '../shared/http/idempotency';
 
 /** Year 9999: a larger `expires_at` is almost certainly milliseconds, not seconds. */
 const MAX_UNIX_SECONDS = 253_402_300_799;
@@ -115,7 +116,7 @@ async function revoke(req: GatewayRequest) {
 }
 
 export const apiKeyRoutes: Route[] = [
-  { method: 'POST', path: '/v1/api-keys', scope: 'admin', handler: create },
+  { method: 'POST', path: '/v1/api-keys', scope: 'admin', use: [idempotency], handler: create },
   { method: 'GET', path: '/v1/api-keys', scope: 'admin', handler: list },
   { method: 'GET', path: '/v1/api-keys/{id}', scope: 'admin', handler: get },
   { method: 'PUT', path: '/v1/api-keys/{id}', scope: 'admin', handler: update },

@@ -14,6 +14,7 @@ import {
 } from '../shared/stores/configs';
 import { log } from '../shared/telemetry/logger';
 import { parseInput, z } from '../shared/validation';
+import { idempotency } from '../shared/http/idempotency';
 
 /** Saved configs: `/v1/configs`, addressed by id (`pc-...`) or slug. */
 
@@ -81,7 +82,7 @@ async function remove(req: GatewayRequest) {
 }
 
 export const configRoutes: Route[] = [
-  { method: 'POST', path: '/v1/configs', scope: 'admin', handler: create },
+  { method: 'POST', path: '/v1/configs', scope: 'admin', use: [idempotency], handler: create },
   { method: 'GET', path: '/v1/configs', scope: 'admin', handler: list },
   { method: 'GET', path: '/v1/configs/{idOrSlug}', scope: 'admin', handler: get },
   { method: 'PUT', path: '/v1/configs/{idOrSlug}', scope: 'admin', handler: update },

@@ -17,6 +17,7 @@ import {
 import { PLAIN_SETTING_FIELDS, PROVIDER_SETTINGS, PROVIDER_SLUGS, SECRET_SETTING_FIELDS } from '../shared/provider-table';
 import { log } from '../shared/telemetry/logger';
 import { parseInput, z } from '../shared/validation';
+import { idempotency } from '../shared/http/idempotency';
 
 /** Managed providers: `/v1/providers`. Credentials go in, only `has_*` flags come out. */
 
@@ -161,7 +162,7 @@ async function catalog() {
 }
 
 export const providerRoutes: Route[] = [
-  { method: 'POST', path: '/v1/providers', scope: 'admin', handler: create },
+  { method: 'POST', path: '/v1/providers', scope: 'admin', use: [idempotency], handler: create },
   { method: 'GET', path: '/v1/providers', scope: 'admin', handler: list },
   { method: 'GET', path: '/v1/providers/catalog', scope: 'admin', handler: catalog },
   { method: 'GET', path: '/v1/providers/{slug}', scope: 'admin', handler: get },

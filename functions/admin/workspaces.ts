@@ -4,6 +4,7 @@ import { ok } from '../shared/http/response';
 import type { GatewayRequest, Route } from '../shared/http/types';
 import { createWorkspace, findWorkspace, listWorkspaces } from '../shared/stores/workspaces';
 import { parseInput, z } from '../shared/validation';
+import { idempotency } from '../shared/http/idempotency';
 
 const createSchema = z.strictObject({
   name: z.string().check(z.minLength(1), z.maxLength(128)),
@@ -34,7 +35,7 @@ async function get(req: GatewayRequest) {
 }
 
 export const workspaceRoutes: Route[] = [
-  { method: 'POST', path: '/v1/workspaces', scope: 'admin', handler: create },
+  { method: 'POST', path: '/v1/workspaces', scope: 'admin', use: [idempotency], handler: create },
   { method: 'GET', path: '/v1/workspaces', scope: 'admin', handler: list },
   { method: 'GET', path: '/v1/workspaces/{id}', scope: 'admin', handler: get },
 ];

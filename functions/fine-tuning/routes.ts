@@ -13,6 +13,7 @@ import { toPublicJob } from './job-object';
 import { cancelFineTuningJob, createFineTuningJob } from './lifecycle';
 import { metadataFilter, parseCreateJob } from './schema';
 import { getJob, listEvents, listJobs } from './store';
+import { idempotency } from '../shared/http/idempotency';
 
 const JOB_ID = /^ftjob-[0-9a-z]{26}$/;
 
@@ -63,7 +64,7 @@ async function events(req: GatewayRequest) {
 }
 
 export const fineTuningRoutes: Route[] = [
-  { method: 'POST', path: '/v1/fine_tuning/jobs', scope: 'gateway', name: 'fine_tuning.jobs.create', handler: create },
+  { method: 'POST', path: '/v1/fine_tuning/jobs', scope: 'gateway', name: 'fine_tuning.jobs.create', use: [idempotency], handler: create },
   { method: 'GET', path: '/v1/fine_tuning/jobs', scope: 'gateway', name: 'fine_tuning.jobs.list', handler: list },
   { method: 'GET', path: '/v1/fine_tuning/jobs/{fine_tuning_job_id}', scope: 'gateway', name: 'fine_tuning.jobs.retrieve', handler: retrieve },
   { method: 'POST', path: '/v1/fine_tuning/jobs/{fine_tuning_job_id}/cancel', scope: 'gateway', name: 'fine_tuning.jobs.cancel', handler: cancel },

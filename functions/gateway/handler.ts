@@ -4,6 +4,7 @@ import { chatCompletions } from './chat';
 import { embeddings } from './embeddings';
 import { proxyRoutes } from './proxy';
 import { logged } from './request-log';
+import { idempotency } from '../shared/http/idempotency';
 
 // Rare routes load on first use, so the cold start stays within its budget (test/infra/bundles.test.ts).
 type Module = Record<string, (req: GatewayRequest) => Promise<HttpResponse>>;
@@ -14,15 +15,15 @@ const models = () => import('./models') as Promise<Module>;
 const messagesApi = () => import('./messages') as Promise<Module>;
 
 export const routes: Route[] = [
-  { method: 'POST', path: '/v1/chat/completions', scope: 'gateway', ...logged('chat.completions'), handler: chatCompletions },
-  { method: 'POST', path: '/v1/responses', scope: 'gateway', ...logged('responses'), handler: lazy(responsesApi, 'createResponse') },
+  { method: 'POST', path: '/v1/chat/completions', scope: 'gateway', ...logged('chat.completions', idempotency), handler: chatCompletions },
+  { method: 'POST', path: '/v1/responses', scope: 'gateway', ...logged('responses', idempotency), handler: lazy(responsesApi, 'createResponse') },
   { method: 'GET', path: '/v1/responses/{id}', scope: 'gateway', name: 'responses.retrieve', handler: lazy(responsesApi, 'retrieveResponse') },
   { method: 'DELETE', path: '/v1/responses/{id}', scope: 'gateway', name: 'responses.delete', handler: lazy(responsesApi, 'deleteStoredResponse') },
   { method: 'GET', path: '/v1/responses/{id}/input_items', scope: 'gateway', name: 'responses.input_items', handler: lazy(responsesApi, 'listInputItems') },
   { method: 'POST', path: '/v1/messages', scope: 'gateway', name: 'messages', handler: lazy(messagesApi, 'messages') },
   { method: 'POST', path: '/v1/messages/count_tokens', scope: 'gateway', name: 'messages.count_tokens', handler: lazy(messagesApi, 'countTokens') },
   { method: 'GET', path: '/v1/models', scope: 'gateway', ...logged('models'), handler: lazy(models, 'listModels') },
-  { method: 'POST', path: '/v1/embeddings', scope: 'gateway', ...logged('embeddings'), handler: embeddings },
+  { method: 'POST', path: '/v1/embeddings', scope: 'gateway', ...logged('embeddings', idempotency), handler: embeddings },
   { method: 'POST', path: '/v1/audio/speech', scope: 'gateway', ...logged('audio.speech'), handler: lazy(audio, 'speech') },
   {
     method: 'POST',

@@ -37,6 +37,7 @@ import { proxyRequest } from './proxy';
 import { watchUsage } from './messages-usage';
 import { requestFacts, requestLog, type RequestFacts } from './request-log';
 import { reachableProviders, resolveConfig } from './target';
+import { idempotency } from '../shared/http/idempotency';
 
 /** A provider error body larger than this is not read for its message. */
 const MAX_ERROR_BODY = 64 * 1024;
@@ -184,7 +185,7 @@ function providerKeyFromXApiKey(req: GatewayRequest): GatewayRequest {
 }
 
 // The middleware is composed here, not in the route table: this module loads on first use.
-export const messages = compose([anthropicErrors, requestLog('messages')], async (sent) => {
+export const messages = compose([anthropicErrors, requestLog('messages'), idempotency], async (sent) => {
   const req = providerKeyFromXApiKey(sent);
   const log = requestFacts(req);
   const { providers, guarded } = await reachable(req);

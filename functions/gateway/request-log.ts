@@ -226,8 +226,11 @@ export function requestLog(route: string): Middleware {
   };
 }
 
-/** A route's name and its `requestLog` middleware under that name: `{ method, path, scope, ...logged('embeddings'), handler }`. */
-export const logged = (name: string) => ({ name, use: [requestLog(name)] });
+/**
+ * A route's name and its `requestLog` middleware under that name, then any further middleware
+ * (inside it, so what they answer is logged): `{ method, path, scope, ...logged('embeddings', idempotency), handler }`.
+ */
+export const logged = (name: string, ...more: Middleware[]) => ({ name, use: [requestLog(name), ...more] });
 
 /** The log facts of a request whose route runs the `requestLog` middleware. */
 export function requestFacts(req: CallerRequest): RequestFacts {

@@ -7,6 +7,7 @@ import { log } from '../shared/telemetry/logger';
 import { parseInput, z } from '../shared/validation';
 import { actionsSchema, checksSchema, compileChecks } from './definition';
 import { createGuardrail, deleteGuardrail, getGuardrail, listGuardrails, listVersions, updateGuardrail, type Guardrail } from './store';
+import { idempotency } from '../shared/http/idempotency';
 
 /**
  * `/v1/guardrails`. The API key scopes every request to its workspace;
@@ -114,7 +115,7 @@ async function remove(req: GatewayRequest) {
 }
 
 export const guardrailRoutes: Route[] = [
-  { method: 'POST', path: '/v1/guardrails', scope: 'admin', handler: create },
+  { method: 'POST', path: '/v1/guardrails', scope: 'admin', use: [idempotency], handler: create },
   { method: 'GET', path: '/v1/guardrails', scope: 'admin', handler: list },
   { method: 'GET', path: '/v1/guardrails/{idOrSlug}', scope: 'admin', handler: get },
   { method: 'GET', path: '/v1/guardrails/{idOrSlug}/versions', scope: 'admin', handler: versions },

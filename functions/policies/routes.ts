@@ -11,6 +11,7 @@ import { createBudgetSchema, DEFAULT_ALERT_THRESHOLDS, normaliseThresholds, upda
 import { clearPolicyCache } from './limiter';
 import { checkKeys, createSchema, POLICY_STATUSES, POLICY_TYPES, POLICY_UNITS, updateSchema, type PolicyBase, type RateLimitPolicy } from './model';
 import { budgetPolicies, rateLimitPolicies, type PolicyStore } from './store';
+import { idempotency } from '../shared/http/idempotency';
 
 /**
  * `/v1/policies/rate-limits` and `/v1/policies/budgets`: create, read, list, update,
@@ -130,7 +131,7 @@ function routesFor<P extends Common>(kind: PolicyKind<P>): Route[] {
 
   const { base } = kind;
   return [
-    { method: 'POST', path: base, scope: 'admin', handler: create },
+    { method: 'POST', path: base, scope: 'admin', use: [idempotency], handler: create },
     { method: 'GET', path: base, scope: 'admin', handler: list },
     { method: 'GET', path: `${base}/{id}`, scope: 'admin', handler: get },
     { method: 'PUT', path: `${base}/{id}`, scope: 'admin', handler: update },

@@ -12,6 +12,7 @@ import type { PromptVersion, VersionFields } from './types';
 import { logged } from '../gateway/request-log';
 import { completions, render } from './run';
 import { promptSummary, promptWithVersion, updateResult, versionView } from './views';
+import { idempotency } from '../shared/http/idempotency';
 
 /**
  * `/v1/prompts`: templates and their immutable versions. Every
@@ -125,10 +126,10 @@ async function publish(req: GatewayRequest) {
 }
 
 export const promptRoutes: Route[] = [
-  { method: 'POST', path: '/v1/prompts', scope: 'admin', name: 'prompts.create', handler: create },
+  { method: 'POST', path: '/v1/prompts', scope: 'admin', name: 'prompts.create', use: [idempotency], handler: create },
   { method: 'GET', path: '/v1/prompts', scope: 'gateway', name: 'prompts.list', handler: list },
   { method: 'GET', path: '/v1/prompts/{promptId}', scope: 'gateway', name: 'prompts.get', handler: get },
-  { method: 'PUT', path: '/v1/prompts/{promptId}', scope: 'admin', name: 'prompts.update', handler: update },
+  { method: 'PUT', path: '/v1/prompts/{promptId}', scope: 'admin', name: 'prompts.update', use: [idempotency], handler: update },
   { method: 'DELETE', path: '/v1/prompts/{promptId}', scope: 'admin', name: 'prompts.delete', handler: remove },
   { method: 'GET', path: '/v1/prompts/{promptId}/versions', scope: 'gateway', name: 'prompts.versions', handler: versions },
   { method: 'PUT', path: '/v1/prompts/{promptId}/versions/{version}/publish', scope: 'admin', name: 'prompts.publish', handler: publish },
@@ -137,7 +138,7 @@ export const promptRoutes: Route[] = [
     method: 'POST',
     path: '/v1/prompts/{promptId}/completions',
     scope: 'gateway',
-    ...logged('prompts.completions'),
+    ...logged('prompts.completions', idempotency),
     handler: completions,
   },
 ];

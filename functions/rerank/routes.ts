@@ -1,6 +1,7 @@
 import type { Route } from '../shared/http/types';
 import { logged } from '../gateway/request-log';
 import { rerank } from './rerank';
+import { idempotency } from '../shared/http/idempotency';
 
 /** The rerank endpoint group. */
-export const rerankRoutes: Route[] = [{ method: 'POST', path: '/v1/rerank', scope: 'gateway', ...logged('rerank'), handler: rerank }];
+export const rerankRoutes: Route[] = [{ method: 'POST', path: '/v1/rerank', scope: 'gateway', ...logged('rerank', idempotency), handler: rerank }];

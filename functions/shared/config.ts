@@ -80,6 +80,11 @@ const schema = z.object({
   MAX_BODY_BYTES: intFromEnv(10 * 1024 * 1024, 1),
   /** Upper bound on any upstream call when the caller sets no timeout. */
   DEFAULT_UPSTREAM_TIMEOUT_MS: intFromEnv(600_000, 1),
+  /**
+   * How long a request's claim on its Idempotency-Key holds without renewal (renewed every
+   * third of it while the request runs): a crashed request frees its key after this.
+   */
+  IDEMPOTENCY_LEASE_MS: intFromEnv(10_000, 500),
   RUN_QUEUE_URL: z.optional(z.string()),
   RUN_STATE_MACHINE_ARN: z.optional(z.string()),
   /**
@@ -126,6 +131,7 @@ export interface GatewayConfig {
   responsesTtlDays: number;
   maxBodyBytes: number;
   defaultUpstreamTimeoutMs: number;
+  idempotencyLeaseMs: number;
   runQueueUrl: string | undefined;
   runStateMachineArn: string | undefined;
   runToolOutputTimeoutSeconds: number;
@@ -171,6 +177,7 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     responsesTtlDays: e.RESPONSES_TTL_DAYS,
     maxBodyBytes: e.MAX_BODY_BYTES,
     defaultUpstreamTimeoutMs: e.DEFAULT_UPSTREAM_TIMEOUT_MS,
+    idempotencyLeaseMs: e.IDEMPOTENCY_LEASE_MS,
     runQueueUrl: e.RUN_QUEUE_URL,
     runStateMachineArn: e.RUN_STATE_MACHINE_ARN,
     runToolOutputTimeoutSeconds: e.RUN_TOOL_OUTPUT_TIMEOUT_SECONDS,

@@ -13,6 +13,7 @@ import {
   replaceOverridePrices,
   updateOverrideSchema,
 } from './price-overrides';
+import { idempotency } from '../shared/http/idempotency';
 
 /**
  * `/v1/prices`: a workspace's price overrides (create, list, read, replace, delete), with the
@@ -66,7 +67,7 @@ async function remove(req: GatewayRequest) {
 const BASE = '/v1/prices';
 
 export const priceRoutes: Route[] = [
-  { method: 'POST', path: BASE, scope: 'admin', handler: create },
+  { method: 'POST', path: BASE, scope: 'admin', use: [idempotency], handler: create },
   { method: 'GET', path: BASE, scope: 'admin', handler: list },
   { method: 'GET', path: `${BASE}/{id}`, scope: 'admin', handler: get },
   { method: 'PUT', path: `${BASE}/{id}`, scope: 'admin', handler: replace },

@@ -8,7 +8,7 @@ import * as zm from 'zod/mini';
 import packageJson from '../../package.json' with { type: 'json' };
 import { gatewayConfigSchema } from '../../functions/shared/gateway-config';
 import { groupForPath } from '../endpoint-groups';
-import { OPERATIONS, type Answer, type Operation, type QueryParameter } from './operations';
+import { IDEMPOTENT_OPERATIONS, OPERATIONS, type Answer, type Operation, type QueryParameter } from './operations';
 
 type Json = Record<string, unknown>;
 
@@ -126,7 +126,8 @@ function operation(o: Operation): Json {
     schema: { type: 'string' },
     ...(o.path.endsWith('{proxy+}') && m[1] === 'proxy' ? { description: 'The rest of the path, any number of segments.' } : {}),
   }));
-  const parameters = [...pathParams, ...(o.query ?? []).map(queryParameter)];
+  const idempotent = IDEMPOTENT_OPERATIONS.has(`${o.method} ${o.path}`) ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : [];
+  const parameters = [...pathParams, ...(o.query ?? []).map(queryParameter), ...idempotent];
   const responses: Json = { '200': answer(o.answer) };
   for (const status of Object.keys(ERROR_RESPONSES)) responses[status] = { $ref: `#/components/responses/${errorResponseName(status)}` };
   const requestBody = !o.body
@@ -182,6 +183,16 @@ export function buildOpenApiDocument(): Json {
           in: 'header',
           name: 'x-gateway-api-key',
           description: 'A gateway key. Routes marked `x-gateway-scope: admin` need a key with the admin scope.',
+        },
+      },
+      parameters: {
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description:
+            'A retry with the same key and the same request within 24 hours gets the first answer (`x-gateway-idempotent-replay: true`) instead of running again; another request under the key: 422; while the first runs: 409 with `x-should-retry: true`. Scoped to the workspace and the gateway key (docs/api.md, Idempotent retries).',
+          schema: { type: 'string', minLength: 1, maxLength: 255 },
         },
       },
       schemas: { ...COMMON_SCHEMAS, ...bodySchemas() },

@@ -111,6 +111,35 @@ function policyOperations(
   ];
 }
 
+/**
+ * The operations that honour `Idempotency-Key`: their routes run the `idempotency` middleware
+ * (functions/shared/http/idempotency.ts); test/unit/openapi.test.ts holds the two together.
+ */
+export const IDEMPOTENT_OPERATIONS: ReadonlySet<string> = new Set([
+  'POST /v1/chat/completions',
+  'POST /v1/responses',
+  'POST /v1/messages',
+  'POST /v1/embeddings',
+  'POST /v1/rerank',
+  'POST /v1/workspaces',
+  'POST /v1/api-keys',
+  'POST /v1/providers',
+  'POST /v1/configs',
+  'POST /v1/guardrails',
+  'POST /v1/prices',
+  'POST /v1/policies/rate-limits',
+  'POST /v1/policies/budgets',
+  'POST /v1/prompts',
+  'PUT /v1/prompts/{promptId}',
+  'POST /v1/prompts/{promptId}/completions',
+  'POST /v1/assistants',
+  'POST /v1/threads',
+  'POST /v1/threads/{thread_id}/messages',
+  'POST /v1/threads/runs',
+  'POST /v1/threads/{thread_id}/runs',
+  'POST /v1/fine_tuning/jobs',
+]);
+
 export const OPERATIONS: readonly Operation[] = [
   // gateway: inference
   op('POST', '/v1/chat/completions', 'gateway', 'Create a chat completion on any provider', 'stream', {

@@ -37,19 +37,20 @@ export const PIPELINE_TABLES: Partial<Record<TableName, TableAccess>> = {
   logs: 'readWrite',
 };
 
+/** Every endpoint group has POSTs that create objects or call a model: each honours `Idempotency-Key` (table idempotency). */
 export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   // Workspaces, API keys, managed providers (stores credentials), configs; reads the request
   // log (GET /v1/logs) and the spend counters (GET /v1/analytics/spend). It never writes a
   // log record or a counter: the pipeline does.
-  admin: { tables: { control: 'readWrite', logs: 'read', usage: 'read' }, providerCredentials: 'readWrite' },
-  gateway: { tables: PIPELINE_TABLES, providerCredentials: 'read' },
+  admin: { tables: { control: 'readWrite', logs: 'read', usage: 'read', idempotency: 'readWrite' }, providerCredentials: 'readWrite' },
+  gateway: { tables: { ...PIPELINE_TABLES, idempotency: 'readWrite' }, providerCredentials: 'read' },
   // Templates and versions; `/prompts/{id}/completions` calls a model through the pipeline.
-  prompts: { tables: { ...PIPELINE_TABLES, prompts: 'readWrite' }, providerCredentials: 'read' },
+  prompts: { tables: { ...PIPELINE_TABLES, prompts: 'readWrite', idempotency: 'readWrite' }, providerCredentials: 'read' },
   // Assistants live in the control table; threads, messages and runs in threads;
   // streamed runs call the model through the pipeline inline. Its runs-workflow permissions
   // (send to the runs queue, stop an execution, answer a task token) come from the registry.
   assistants: {
-    tables: { ...PIPELINE_TABLES, control: 'readWrite', threads: 'readWrite' },
+    tables: { ...PIPELINE_TABLES, control: 'readWrite', threads: 'readWrite', idempotency: 'readWrite' },
     providerCredentials: 'read',
   },
   // Jobs are created, listed and cancelled here (the provider is called by the workflow's
@@ -57,15 +58,18 @@ export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   // with a raw provider key, go through the generic proxy (the pipeline, without guardrails,
   // which run on chat and completions only).
   'fine-tuning': {
-    tables: { control: 'read', policies: 'read', usage: 'readWrite', cache: 'readWrite', logs: 'readWrite', jobs: 'readWrite' },
+    tables: { control: 'read', policies: 'read', usage: 'readWrite', cache: 'readWrite', logs: 'readWrite', jobs: 'readWrite', idempotency: 'readWrite' },
     providerCredentials: 'read',
   },
   // Rerank is a model call through the pipeline (keys, policies, cache, request log), but it
   // evaluates no guardrails (those run on chat and completions), so no guardrails table.
-  rerank: { tables: { control: 'read', policies: 'read', usage: 'readWrite', cache: 'readWrite', logs: 'readWrite' }, providerCredentials: 'read' },
+  rerank: {
+    tables: { control: 'read', policies: 'read', usage: 'readWrite', cache: 'readWrite', logs: 'readWrite', idempotency: 'readWrite' },
+    providerCredentials: 'read',
+  },
   // CRUD on policy documents only; they never call a provider.
-  guardrails: { tables: { control: 'read', guardrails: 'readWrite' }, providerCredentials: 'none' },
-  policies: { tables: { control: 'read', policies: 'readWrite' }, providerCredentials: 'none' },
+  guardrails: { tables: { control: 'read', guardrails: 'readWrite', idempotency: 'readWrite' }, providerCredentials: 'none' },
+  policies: { tables: { control: 'read', policies: 'readWrite', idempotency: 'readWrite' }, providerCredentials: 'none' },
 };
 
 /** Item-level actions only: no Scan, no table management, no streams. */

@@ -97,7 +97,7 @@ describe('data stack', () => {
       TABLE_SPECS.filter((s) => s.ttlAttribute)
         .map((s) => s.name)
         .sort(),
-    ).toEqual(['cache', 'logs', 'usage']);
+    ).toEqual(['cache', 'idempotency', 'logs', 'usage']);
   });
 
   it('has a rotating, retained KMS key with an alias for provider credentials', () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ENDPOINT_GROUPS } from '../../infra/endpoint-groups';
 import { buildOpenApiDocument, openApiPath, renderOpenApiDocument } from '../../infra/openapi/document';
 import type { Route } from '../../functions/shared/http/types';
+import { idempotency } from '../../functions/shared/http/idempotency';
 
 type Json = Record<string, any>;
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -42,6 +43,19 @@ describe('the OpenAPI document', () => {
         tags: [group],
         scope: route.scope,
       });
+    }
+  });
+
+  it('declares Idempotency-Key on exactly the routes that run the idempotency middleware', async () => {
+    // Messages composes its middleware in the module it loads on first use (after its Anthropic error shaping).
+    const composedInModule = new Set(['POST /v1/messages']);
+    const operations = new Map(documentOperations(doc).map((o) => [o.key, o.operation]));
+    for (const { route } of await routeTable()) {
+      const key = `${route.method} ${route.path}`;
+      const declared = ((operations.get(`${route.method} ${openApiPath(route.path)}`)!.parameters ?? []) as Json[]).some(
+        (p) => p.$ref === '#/components/parameters/IdempotencyKey',
+      );
+      expect({ key, declared }).toEqual({ key, declared: (route.use?.includes(idempotency) ?? false) || composedInModule.has(key) });
     }
   });
 

@@ -99,7 +99,7 @@ async function remove(req: GatewayRequest, ctx: AssistantContext) {
 }
 
 export const assistantRoutes = [
-  route('POST', '/v1/assistants', create),
+  route('POST', '/v1/assistants', create, { creates: true }),
   route('GET', '/v1/assistants', list),
   route('GET', '/v1/assistants/{assistant_id}', get),
   route('POST', '/v1/assistants/{assistant_id}', update),

@@ -1,4 +1,5 @@
 import { notFound } from '../../shared/errors';
+import { idempotency } from '../../shared/http/idempotency';
 import type { GatewayRequest, HttpMethod, HttpResponse, Middleware, Route } from '../../shared/http/types';
 import { parseInput, type z } from '../../shared/validation';
 import { assistantProviderFromHeaders } from '../credentials';
@@ -23,13 +24,16 @@ const managedProviderOnly: Middleware = (req, next) => {
 };
 
 const ASSISTANT_MIDDLEWARE = [managedProviderOnly];
+const CREATING_MIDDLEWARE = [managedProviderOnly, idempotency];
 
 /**
  * A route of the assistants group, behind its middleware (`Vendor-Beta` / `OpenAI-Beta`
- * headers are accepted and not required).
+ * headers are accepted and not required). `creates`: the route creates an object or starts a
+ * run, so it honours `Idempotency-Key`.
  */
-export function route(method: HttpMethod, path: string, handler: Handler): Route {
-  return { method, path, scope: 'gateway', use: ASSISTANT_MIDDLEWARE, handler: (req) => handler(req, { workspaceId: req.auth.workspaceId }) };
+export function route(method: HttpMethod, path: string, handler: Handler, options: { creates?: boolean } = {}): Route {
+  const use = options.creates ? CREATING_MIDDLEWARE : ASSISTANT_MIDDLEWARE;
+  return { method, path, scope: 'gateway', use, handler: (req) => handler(req, { workspaceId: req.auth.workspaceId }) };
 }
 
 /** A JSON body (an empty body counts as `{}`), tool types checked, then parsed by `schema`. */

@@ -69,7 +69,7 @@ async function remove(req: GatewayRequest, ctx: AssistantContext) {
 }
 
 export const messageRoutes = [
-  route('POST', '/v1/threads/{thread_id}/messages', create),
+  route('POST', '/v1/threads/{thread_id}/messages', create, { creates: true }),
   route('GET', '/v1/threads/{thread_id}/messages', list),
   route('GET', '/v1/threads/{thread_id}/messages/{message_id}', get),
   route('POST', '/v1/threads/{thread_id}/messages/{message_id}', update),

@@ -181,8 +181,8 @@ async function step(req: GatewayRequest, ctx: AssistantContext) {
 }
 
 export const runRoutes = [
-  route('POST', '/v1/threads/runs', createWithThread),
-  route('POST', '/v1/threads/{thread_id}/runs', create),
+  route('POST', '/v1/threads/runs', createWithThread, { creates: true }),
+  route('POST', '/v1/threads/{thread_id}/runs', create, { creates: true }),
   route('GET', '/v1/threads/{thread_id}/runs', list),
   route('GET', '/v1/threads/{thread_id}/runs/{run_id}', get),
   route('POST', '/v1/threads/{thread_id}/runs/{run_id}', update),

@@ -53,7 +53,7 @@ async function remove(req: GatewayRequest, ctx: AssistantContext) {
 }
 
 export const threadRoutes = [
-  route('POST', '/v1/threads', create),
+  route('POST', '/v1/threads', create, { creates: true }),
   route('GET', '/v1/threads/{thread_id}', get),
   route('POST', '/v1/threads/{thread_id}', update),
   route('DELETE', '/v1/threads/{thread_id}', remove),
