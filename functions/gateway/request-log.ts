@@ -8,7 +8,8 @@ import { logPartition, metadataPartition, tracePartition } from './log-keys';
 import { writeRequestTelemetry } from '../shared/telemetry/metrics';
 import type { Usage } from '../providers/types';
 import type { BudgetGrant } from '../policies/budgets';
-import { accountFor, priceFacts, type RequestCost } from '../spend/load';
+import { chargeBudgets, countStored, priceFacts, type RequestCost } from '../spend/load';
+import type { BudgetCharge } from '../policies/budget-spend';
 import type { AttemptRecord } from './routing';
 
 /** Facts about one request, filled in as it proceeds; read once the response has been sent. */
@@ -33,7 +34,7 @@ export interface RequestFacts {
   guardrailBlocked?: boolean;
   /** Set once priced (before a non-streamed response is sent, for its `x-gateway-cost`). */
   cost?: RequestCost;
-  /** The budgets the request was admitted under: its cost is added to them once priced. */
+  /** The budgets the request was admitted under: its cost is added to them with its record's write. */
   budgets?: BudgetGrant;
 }
 
@@ -71,7 +72,7 @@ export interface RequestLogRecord {
 }
 
 // Pure: bundles that import this module without logging (workers) drop the writer.
-const putLogRecord = /* @__PURE__ */ batchedPuts('logs', { waitMs: () => config().requestLogBatchWaitMs });
+const putLogRecord = /* @__PURE__ */ batchedPuts<BudgetCharge>('logs', { waitMs: () => config().requestLogBatchWaitMs, onSend: chargeBudgets });
 
 /** The metadata index attributes of a record: one per well-known key it carries. */
 function metadataIndexKeys(record: RequestLogRecord): Record<string, string> {
@@ -163,8 +164,12 @@ export function recordRequest(req: CallerRequest, facts: RequestFacts): void {
       },
       req.context,
     );
-    const stored = putLogRecord(requestLogItem(record));
-    await Promise.all([stored, accountFor(record, stored, facts.budgets, req.context)]);
+    // The budget charge goes with the record's write; the spend counters count it once stored.
+    const charge: BudgetCharge | undefined = facts.budgets?.buckets.length
+      ? { grant: facts.budgets, costUsd: record.cost_usd, workspaceId: record.workspace_id, context: req.context }
+      : undefined;
+    const stored = putLogRecord(requestLogItem(record), charge);
+    await Promise.all([stored, countStored(record, stored)]);
   });
 }
 

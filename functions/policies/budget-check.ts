@@ -43,7 +43,7 @@ export function periodOf(period: BudgetPeriod, now: number): Period {
 
 // ---- enforcement -------------------------------------------------------------------------
 
-/** Where an admitted request's cost goes: opaque to callers, handed back to `recordBudgetSpend`. */
+/** Where an admitted request's cost goes: opaque to callers, handed back to `chargeBudgets` with the request's log record. */
 export interface BudgetBucket {
   readonly budget: ActiveBudget;
   readonly pk: string;

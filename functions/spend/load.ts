@@ -1,7 +1,6 @@
 import type { RequestFacts, RequestLogRecord } from '../gateway/request-log';
-import type { BudgetGrant } from '../policies/budgets';
+import type { BudgetCharge } from '../policies/budget-spend';
 import type { CallerRequest } from '../shared/http/types';
-import type { RequestContext } from '../shared/telemetry/context';
 import { log } from '../shared/telemetry/logger';
 import type { RequestCost } from './pricing';
 
@@ -44,8 +43,13 @@ export async function priceFacts(req: CallerRequest, facts: RequestFacts): Promi
   return pricing.priceFacts(req, facts);
 }
 
-/** Once a record is priced: its spend counters (after it is stored) and its budgets. */
-export const accountFor = async (record: RequestLogRecord, stored: Promise<void>, budgets: BudgetGrant | undefined, context: RequestContext): Promise<void> =>
-  (await loadPricing()).accountFor(record, stored, budgets, context);
+/** Once a record is stored: its spend counters. */
+export const countStored = async (record: RequestLogRecord, stored: Promise<void>): Promise<void> => (await loadPricing()).countStored(record, stored);
+
+/**
+ * The budget charges of requests whose log records are being written: sent with them, so
+ * a crash loses a record and its charge together or neither.
+ */
+export const chargeBudgets = async (charges: BudgetCharge[]): Promise<void> => (await loadPricing()).chargeBudgets(charges);
 
 export type { RequestCost } from './pricing';

@@ -1,7 +1,5 @@
 import type { RequestFacts, RequestLogRecord } from '../gateway/request-log';
-import { recordBudgetSpend } from '../policies/budget-spend';
-import type { BudgetGrant } from '../policies/budgets';
-import type { RequestContext } from '../shared/telemetry/context';
+import { chargeBudgets, type BudgetCharge } from '../policies/budget-spend';
 import { recordSpend } from './counters';
 import type { Usage } from '../providers/types';
 import type { CallerRequest } from '../shared/http/types';
@@ -11,6 +9,8 @@ import { log, type LogContext } from '../shared/telemetry/logger';
 import { catalogueProviderFor, loadCatalogue, warmCatalogue, type Catalogue } from './catalogue';
 import { findOverride, warmOverrides } from './override-lookup';
 import type { Prices } from './price-fields';
+
+export { chargeBudgets, type BudgetCharge };
 
 /**
  * What a request cost, from the usage the provider reported for the provider and model
@@ -191,13 +191,5 @@ export async function priceFacts(req: CallerRequest, facts: RequestFacts): Promi
   return cost;
 }
 
-/**
- * Once a record is priced: the spend counters count it after it is stored (so they count
- * exactly the stored records), and its cost is charged to the budgets it was admitted under.
- */
-export async function accountFor(record: RequestLogRecord, stored: Promise<void>, budgets: BudgetGrant | undefined, context: RequestContext): Promise<void> {
-  await Promise.all([
-    stored.then(() => recordSpend(record)),
-    budgets && recordBudgetSpend(budgets, record.cost_usd, { workspaceId: record.workspace_id, context }),
-  ]);
-}
+/** Once a record is stored, the spend counters count it (so they count exactly the stored records). */
+export const countStored = (record: RequestLogRecord, stored: Promise<void>): Promise<void> => stored.then(() => recordSpend(record));

@@ -11,6 +11,7 @@ import { LocalResponseStream, type StreamingHandler } from './awslambda-shim';
 import { createTables, startDynamoDbLocal } from './dynamodb';
 import { answerClientError, readBody, refuseOversizedBody } from './http-edge';
 import { lambdaContext } from './lambda-context';
+import { markRunning } from './crash-marker';
 import { startLocalKms } from './kms';
 import { startLocalSqs, type LocalSqs } from './sqs';
 import { startLocalStepFunctions, type LocalStepFunctions } from './stepfunctions';
@@ -197,6 +198,12 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     if (keyFile && !givenKey && boot.createdSecret) writeFileSync(keyFile, `${adminKey}\n`, { mode: 0o600 });
 
     aborted();
+    if (dir) {
+      // After the workflows' stores and before serving: a previous gateway that died here
+      // leaves spend counters to re-derive; this one's marker goes once its writes are done.
+      const marker = await markRunning(dir);
+      stops.push(async () => marker.clear());
+    }
     sqs.startConsumers();
 
     // The port was free before the emulators started; another process may have taken it since.

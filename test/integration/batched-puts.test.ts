@@ -56,4 +56,27 @@ describe('batchedPuts', () => {
     const stored = await ops.queryAll<{ sk: string }>('logs', pk, 'item-');
     expect(stored.map((s) => s.sk).sort()).toEqual(['item-ok-1', 'item-ok-2']);
   });
+
+  it('what goes with a group (onSend) starts with its write, gets the tags of the group, and every caller waits for it', async () => {
+    const sent: number[][] = [];
+    let release!: () => void;
+    const alongside = new Promise<void>((r) => (release = r));
+    const put = batchedPuts<number>('logs', {
+      waitMs: () => 20,
+      onSend: (tags) => {
+        sent.push(tags);
+        return alongside;
+      },
+    });
+    const pk = `TEST#alongside#${Date.now()}`;
+    let settled = 0;
+    const puts = [put({ pk, sk: 'item-a' }, 1), put({ pk, sk: 'item-b' }), put({ pk, sk: 'item-c' }, 3)].map((p) => p.then(() => settled++));
+    for (let i = 0; i < 100 && (await ops.queryAll('logs', pk, 'item-')).length < 3; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(sent).toEqual([[1, 3]]);
+    // The items are stored; their callers still wait for what went with them.
+    expect(settled).toBe(0);
+    release();
+    await Promise.all(puts);
+    expect(settled).toBe(3);
+  });
 });

@@ -3,21 +3,29 @@ import { BATCH_WRITE_MAX, batchWrite, putItem, type Key } from './ops';
 
 type Item = Key & Record<string, unknown>;
 
-interface Pending {
+interface Pending<T> {
   item: Item;
+  /** What the caller gave with its item for `onSend`. */
+  tag: T | undefined;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
 
 /** At most this many BatchWriteItem calls of one writer in flight. */
-const MAX_IN_FLIGHT = 4;
+const MAX_IN_FLIGHT = 8;
 
-export interface BatchedPutsOptions {
+export interface BatchedPutsOptions<T> {
   /**
    * How long the first item of a group waits for others before the group is written (read
    * per item; 0 = at once). A full group (25) never waits.
    */
   waitMs?: () => number;
+  /**
+   * Writes that belong with the items, started in the same turn as the group's
+   * BatchWriteItem (given the tags of the group's items that have one), so they are sent
+   * together: a crash loses both or neither. Each caller's promise also waits for them.
+   */
+  onSend?: (tags: T[]) => Promise<void>;
 }
 
 /**
@@ -34,13 +42,24 @@ export interface BatchedPutsOptions {
  * A batch DynamoDB rejects as a whole (an oversized item fails validation) is retried
  * item by item, so one bad item cannot take its neighbours down with it.
  */
-export function batchedPuts(table: TableName, options: BatchedPutsOptions = {}): (item: Item) => Promise<void> {
-  const queue: Pending[] = [];
+export function batchedPuts<T = never>(table: TableName, options: BatchedPutsOptions<T> = {}): (item: Item, tag?: T) => Promise<void> {
+  const queue: Pending<T>[] = [];
   let inFlight = 0;
   let scheduled = false;
   let waiting: NodeJS.Timeout | undefined;
 
-  async function send(group: Pending[]): Promise<void> {
+  async function send(group: Pending<T>[]): Promise<void> {
+    const tags = group.flatMap((p) => (p.tag === undefined ? [] : [p.tag]));
+    const alongside = tags.length && options.onSend ? options.onSend(tags) : undefined;
+    if (alongside) {
+      // Its failure reaches the callers whose items were stored; nobody else waits for it.
+      alongside.catch(() => undefined);
+      // A caller learns its item is stored once what goes along is written too.
+      for (const p of group) {
+        const { resolve, reject } = p;
+        p.resolve = () => alongside.then(resolve, reject);
+      }
+    }
     try {
       await batchWrite(
         table,
@@ -56,10 +75,15 @@ export function batchedPuts(table: TableName, options: BatchedPutsOptions = {}):
     }
   }
 
-  function pump(): void {
+  /**
+   * Without a wait, a new group starts when nothing is in flight, or when a full one is
+   * waiting: items that arrive during a write go together in the next. After a wait, the
+   * group goes at once (the wait did the grouping): an item is never held longer than the
+   * wait because another write is slow, which is what a crash can lose.
+   */
+  function pump(waited = false): void {
     if (waiting) return;
-    // A new group starts when nothing is in flight, or when a full one is waiting.
-    while (queue.length > 0 && inFlight < MAX_IN_FLIGHT && (inFlight === 0 || queue.length >= BATCH_WRITE_MAX)) {
+    while (queue.length > 0 && inFlight < MAX_IN_FLIGHT && (waited || inFlight === 0 || queue.length >= BATCH_WRITE_MAX)) {
       inFlight++;
       void send(queue.splice(0, BATCH_WRITE_MAX)).finally(() => {
         inFlight--;
@@ -71,12 +95,12 @@ export function batchedPuts(table: TableName, options: BatchedPutsOptions = {}):
   function flushWaiting(): void {
     clearTimeout(waiting);
     waiting = undefined;
-    pump();
+    pump(true);
   }
 
-  return (item) =>
+  return (item, tag) =>
     new Promise<void>((resolve, reject) => {
-      queue.push({ item, resolve, reject });
+      queue.push({ item, tag, resolve, reject });
       const waitMs = options.waitMs?.() ?? 0;
       if (waitMs > 0) {
         if (queue.length >= BATCH_WRITE_MAX) flushWaiting();

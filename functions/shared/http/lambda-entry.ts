@@ -1,4 +1,5 @@
 import { finished, Readable, type Writable } from 'node:stream';
+import { isMainThread } from 'node:worker_threads';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { authenticate } from '../auth/authenticate';
 import { config } from '../config';
@@ -6,7 +7,7 @@ import { asGatewayError, payloadTooLarge } from '../errors';
 import { ID_PREFIX, newId } from '../ids';
 import { log } from '../telemetry/logger';
 import { flushAfterResponse, newRequestContext, type RequestContext } from '../telemetry/context';
-import { invocationEnded, invocationStarted } from '../telemetry/invocations';
+import { invocationEnded, invocationStarted, writeHeld } from '../telemetry/invocations';
 import { buildRequest, normaliseHeaders, traceIdFrom } from './request';
 import { errorResponse, mergeHeaders } from './response';
 import { methodNotAllowed, oversizedParam, routeNotFound, Router } from './router';
@@ -110,6 +111,30 @@ function sendBody(body: ResponseBody | undefined, out: Writable): Promise<void> 
     }
   });
 }
+
+/**
+ * Lambda Managed Instances send SIGTERM before they shut an execution environment down
+ * (and a local runtime gets SIGTERM or SIGINT): what busy invocations held back (spend
+ * counters, EMF values) is written first. Once it is, the signal does what it would have
+ * done without this listener (the process ends), unless another listener (the local
+ * runtime's shutdown) takes care of it. A worker thread gets no signals: its runtime ends
+ * its invocations, and the last one writes what is held.
+ */
+function writeHeldOnShutdown(): void {
+  if (!isMainThread) return;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    const onSignal = () => {
+      process.off(signal, onSignal);
+      void writeHeld()
+        .catch((err: unknown) => log.error('held writes failed at shutdown', { signal, error: describeError(err) }))
+        .finally(() => {
+          if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+        });
+    };
+    process.on(signal, onSignal);
+  }
+}
+writeHeldOnShutdown();
 
 /**
  * The Lambda entry for one endpoint group, in response-streaming mode: the body is piped

@@ -1,0 +1,90 @@
+import type { RequestLogRecord } from '../gateway/request-log';
+import { logPartition } from '../gateway/log-keys';
+import { config } from '../shared/config';
+import { ddb, tableName } from '../shared/db/client';
+import { updateItem } from '../shared/db/ops';
+import { counterTtl } from './counters';
+import { addAmounts, amountsOf, COUNTER_ATTRIBUTES, countersOf, zeroAmounts, type CounterKey, type SpendAmounts } from './dimensions';
+import { HOUR_SECONDS, floorTo } from './periods';
+
+/**
+ * Spend counters re-derived from the request-log records, after a process that held
+ * increments died without writing them (a crash, `kill -9`): every counter of the hours
+ * from `sinceSeconds` on is set to what the stored records of those hours add up to. The
+ * counters count exactly the stored records, so a record that survived the crash is
+ * counted, once. Run while no process writes these counters (the local runtime runs it at
+ * start, before it serves).
+ */
+
+/** A record's id is taken when its request starts; it is created at most this long after (Lambda's limit). */
+const LONGEST_REQUEST_SECONDS = 900;
+const MAX_PARALLEL_UPDATES = 16;
+
+/** Every workspace id (a scan of the control table's workspace items: for a local table). */
+async function workspaceIds(): Promise<string[]> {
+  const ids: string[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await ddb.scan({
+      TableName: tableName('control'),
+      FilterExpression: 'sk = :ws',
+      ExpressionAttributeValues: { ':ws': 'WS' },
+      ProjectionExpression: 'id',
+      ExclusiveStartKey: start,
+    });
+    for (const item of page.Items ?? []) if (typeof item.id === 'string') ids.push(item.id);
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return ids;
+}
+
+/** A workspace's records created at or after `from`: newest first, until ids are too old to hold any. */
+async function recordsSince(workspaceId: string, from: number): Promise<RequestLogRecord[]> {
+  const records: RequestLogRecord[] = [];
+  let start: Record<string, unknown> | undefined;
+  let older = false;
+  do {
+    const page = await ddb.query({
+      TableName: tableName('logs'),
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': logPartition(workspaceId) },
+      ScanIndexForward: false,
+      ExclusiveStartKey: start,
+    });
+    for (const item of (page.Items ?? []) as unknown as RequestLogRecord[]) {
+      if (item.created_at >= from) records.push(item);
+      else if (item.created_at < from - LONGEST_REQUEST_SECONDS) older = true;
+    }
+    start = page.LastEvaluatedKey;
+  } while (start && !older);
+  return records;
+}
+
+/** Set every counter of the hours from `sinceSeconds` on to the sums of the stored records; resolves with how many were set. */
+export async function rederiveSpendCounters(sinceSeconds: number): Promise<number> {
+  const from = floorTo(sinceSeconds, HOUR_SECONDS);
+  const sums = new Map<string, { key: CounterKey; amounts: SpendAmounts; ttl: number }>();
+  for (const workspaceId of await workspaceIds()) {
+    for (const record of await recordsSince(workspaceId, from)) {
+      const ttl = counterTtl(floorTo(record.created_at, HOUR_SECONDS), config().spendRetentionDays);
+      const amounts = amountsOf(record);
+      for (const key of countersOf(record)) {
+        const id = `${key.pk}\u0000${key.sk}`;
+        const sum = sums.get(id) ?? sums.set(id, { key, amounts: zeroAmounts(), ttl }).get(id)!;
+        addAmounts(sum.amounts, amounts);
+      }
+    }
+  }
+  const counters = [...sums.values()];
+  let i = 0;
+  const lane = async () => {
+    while (i < counters.length) {
+      const { key, amounts, ttl } = counters[i++]!;
+      const set: Record<string, number> = { ttl };
+      for (const attribute of COUNTER_ATTRIBUTES) set[attribute] = amounts[attribute];
+      await updateItem('usage', key, { set });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(MAX_PARALLEL_UPDATES, counters.length) }, lane));
+  return counters.length;
+}
