@@ -162,7 +162,8 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
       dataDir: dir ? join(dir, 'stepfunctions') : null,
     });
     stops.push(stepFunctions.stop);
-    const sqs = await startLocalSqs({ deferConsumers: true });
+    // With a data folder the queues are journaled: queued runs survive a crash (sqs-journal.ts).
+    const sqs = await startLocalSqs({ deferConsumers: true, journalFile: dir ? join(dir, 'sqs', 'journal.jsonl') : null });
     stops.push(sqs.stop);
     aborted();
     Object.assign(process.env, stepFunctions.env, sqs.env, options.env);
