@@ -11,6 +11,7 @@ import { LocalResponseStream, type StreamingHandler } from './awslambda-shim';
 import { createTables, startDynamoDbLocal } from './dynamodb';
 import { lambdaContext } from './lambda-context';
 import { startLocalKms } from './kms';
+import { startLocalSchedules } from './schedules';
 import { startLocalSqs, type LocalSqs } from './sqs';
 import { startLocalStepFunctions, type LocalStepFunctions } from './stepfunctions';
 import { ensurePortFree, ensureWritableDataDir, listenProblem, locateJava } from './startup-checks';
@@ -52,6 +53,11 @@ export interface LocalGatewayOptions {
    * main thread runs them (one module copy, also many invocations at once).
    */
   workerThreads?: number;
+  /**
+   * Interval of the scheduled workers (the run reconciler), in ms; they also run once at
+   * start-up. Default GATEWAY_RUN_RECONCILE_INTERVAL_MS, else 10000.
+   */
+  reconcileIntervalMs?: number;
   /** Aborting it during start-up stops what has started and rejects with its reason. */
   signal?: AbortSignal;
 }
@@ -198,6 +204,11 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
 
     aborted();
     sqs.startConsumers();
+    // Scheduled workers: the run reconciler's first pass ends the runs a crash left behind.
+    const schedules = startLocalSchedules({
+      intervalMs: options.reconcileIntervalMs ?? (Number(process.env.GATEWAY_RUN_RECONCILE_INTERVAL_MS) || 10_000),
+    });
+    stops.push(schedules.stop);
 
     // The port was free before the emulators started; another process may have taken it since.
     const { server, url, idle } = await listen((path) => handlers.get(groupForPath(path))!, port, host).catch((err: unknown) => {
