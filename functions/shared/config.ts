@@ -94,6 +94,12 @@ const schema = z.object({
    * start-up locally; the wait sets the run's expires_at from the same number.
    */
   RUN_TOOL_OUTPUT_TIMEOUT_SECONDS: intFromEnv(600, 1),
+  /**
+   * How long a streamed run's executor (the request running it inline) holds its run without
+   * renewing the lease (renewed every second while it calls the model): once it lapses, the
+   * process is taken for gone and the run reconciler ends the run (workflow/recovery.ts).
+   */
+  RUN_EXECUTOR_LEASE_MS: intFromEnv(10_000, 2_000),
   FINE_TUNING_STATE_MACHINE_ARN: z.optional(z.string()),
   FINE_TUNING_POLL_SECONDS: intFromEnv(60, 1),
   /** Queue of new fine-tuning jobs; its consumer starts one execution per job. */
@@ -135,6 +141,7 @@ export interface GatewayConfig {
   runQueueUrl: string | undefined;
   runStateMachineArn: string | undefined;
   runToolOutputTimeoutSeconds: number;
+  runExecutorLeaseMs: number;
   fineTuningStateMachineArn: string | undefined;
   fineTuningPollSeconds: number;
   fineTuningQueueUrl: string | undefined;
@@ -181,6 +188,7 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     runQueueUrl: e.RUN_QUEUE_URL,
     runStateMachineArn: e.RUN_STATE_MACHINE_ARN,
     runToolOutputTimeoutSeconds: e.RUN_TOOL_OUTPUT_TIMEOUT_SECONDS,
+    runExecutorLeaseMs: e.RUN_EXECUTOR_LEASE_MS,
     fineTuningStateMachineArn: e.FINE_TUNING_STATE_MACHINE_ARN,
     fineTuningPollSeconds: e.FINE_TUNING_POLL_SECONDS,
     fineTuningQueueUrl: e.FINE_TUNING_QUEUE_URL,

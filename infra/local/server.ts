@@ -13,6 +13,7 @@ import { answerClientError, readBody, refuseOversizedBody } from './http-edge';
 import { lambdaContext } from './lambda-context';
 import { markRunning } from './crash-marker';
 import { startLocalKms } from './kms';
+import { startLocalSchedules } from './schedules';
 import { startLocalSqs, type LocalSqs } from './sqs';
 import { startLocalStepFunctions, type LocalStepFunctions } from './stepfunctions';
 import { ensurePortFree, ensureWritableDataDir, listenProblem, locateJava } from './startup-checks';
@@ -54,6 +55,11 @@ export interface LocalGatewayOptions {
    * main thread runs them (one module copy, also many invocations at once).
    */
   workerThreads?: number;
+  /**
+   * Interval of the scheduled workers (the run reconciler), in ms; they also run once at
+   * start-up. Default GATEWAY_RUN_RECONCILE_INTERVAL_MS, else 10000.
+   */
+  reconcileIntervalMs?: number;
   /** Aborting it during start-up stops what has started and rejects with its reason. */
   signal?: AbortSignal;
 }
@@ -164,7 +170,8 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
       dataDir: dir ? join(dir, 'stepfunctions') : null,
     });
     stops.push(stepFunctions.stop);
-    const sqs = await startLocalSqs({ deferConsumers: true });
+    // With a data folder the queues are journaled: queued runs survive a crash (sqs-journal.ts).
+    const sqs = await startLocalSqs({ deferConsumers: true, journalFile: dir ? join(dir, 'sqs', 'journal.jsonl') : null });
     stops.push(sqs.stop);
     aborted();
     Object.assign(process.env, stepFunctions.env, sqs.env, options.env);
@@ -205,6 +212,11 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
       stops.push(async () => marker.clear());
     }
     sqs.startConsumers();
+    // Scheduled workers: the run reconciler's first pass ends the runs a crash left behind.
+    const schedules = startLocalSchedules({
+      intervalMs: options.reconcileIntervalMs ?? (Number(process.env.GATEWAY_RUN_RECONCILE_INTERVAL_MS) || 10_000),
+    });
+    stops.push(schedules.stop);
 
     // The port was free before the emulators started; another process may have taken it since.
     const { server, url, idle } = await listen((path) => handlers.get(groupForPath(path))!, port, host).catch((err: unknown) => {

@@ -5,12 +5,15 @@ import {
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
+  SendMessageCommand,
   SQSClient,
   type Message,
+  type MessageAttributeValue,
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { buildApp } from 'fauxqs';
 import { lambdaContext } from './lambda-context';
+import { QueueJournal, type JournalMessage } from './sqs-journal';
 import { deadLetterQueueName, QUEUES, queueName, WORKERS, type QueueSpec, type WorkerSpec } from '../workflows/registry';
 
 /**
@@ -22,8 +25,11 @@ import { deadLetterQueueName, QUEUES, queueName, WORKERS, type QueueSpec, type W
  * whole batch) stay in the queue and come back, up to maxReceiveCount, then go to the DLQ.
  * Production code reaches it through AWS_ENDPOINT_URL_SQS and the queue-URL env vars.
  *
- * Local difference: a failed message becomes visible again after `retryDelayMs` (default
+ * Local differences: a failed message becomes visible again after `retryDelayMs` (default
  * 2 s) instead of the queue's full visibility timeout, so retries are observable locally.
+ * With a `journalFile`, the queues are durable (fauxqs itself keeps messages in memory
+ * only): a message sent and not yet deleted when the process died is sent again at the
+ * next start (sqs-journal.ts), before the pollers start.
  */
 
 export type ConsumerHandler = (event: SQSEvent, context: unknown) => Promise<SQSBatchResponse | undefined>;
@@ -39,6 +45,8 @@ export interface LocalSqsOptions {
   deferConsumers?: boolean;
   stage?: string;
   region?: string;
+  /** Journal that makes the queues survive a crash (sqs-journal.ts), or null (memory only). */
+  journalFile?: string | null;
   report?: (message: string, detail?: unknown) => void;
 }
 
@@ -114,6 +122,14 @@ export async function startLocalSqs(options: LocalSqsOptions = {}): Promise<Loca
 
   // buildApp rather than startFauxqs: that one listens on 0.0.0.0; this stays on loopback.
   const app = buildApp({ logger: false, defaultRegion: region });
+  const journal = options.journalFile ? new QueueJournal(options.journalFile) : null;
+  /** Registry name of each main queue by physical name (the journal's queues; filled once created). */
+  const journaled = new Map<string, string>();
+  if (journal) {
+    app.addHook('onSend', async (request: SendRequest, reply: { statusCode: number }, payload: unknown) =>
+      journalSends(journal, journaled, request, reply.statusCode, payload),
+    );
+  }
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   const endpoint = new URL(address).origin;
   const client = new SQSClient({ region, endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
@@ -140,11 +156,35 @@ export async function startLocalSqs(options: LocalSqsOptions = {}): Promise<Loca
       const arn = (await client.send(new GetQueueAttributesCommand({ QueueUrl: main.QueueUrl!, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
       queues[spec.name] = { spec, url: main.QueueUrl!, arn, deadLetterUrl: dlq.QueueUrl! };
       env[spec.envVar] = main.QueueUrl!;
+      journaled.set(queueName(stage, spec), spec.name);
     }
+    if (journal) await replay(journal);
   } catch (err) {
     client.destroy();
     await app.close();
+    journal?.close();
     throw err;
+  }
+
+  /** What the last process left unfinished is sent again (journaled anew), then marked done. */
+  async function replay(from: QueueJournal): Promise<void> {
+    const unfinished = from.unfinished();
+    for (const m of unfinished) {
+      const queue = queues[m.queue];
+      if (queue) {
+        await client.send(
+          new SendMessageCommand({
+            QueueUrl: queue.url,
+            MessageBody: m.body,
+            MessageGroupId: m.groupId,
+            MessageDeduplicationId: m.deduplicationId,
+            MessageAttributes: m.attributes as Record<string, MessageAttributeValue> | undefined,
+          }),
+        );
+      }
+      from.done(m.queue, m.id);
+    }
+    if (unfinished.length) report(`resent ${unfinished.length} message(s) left in the queues by the last run`);
   }
 
   const controller = new AbortController();
@@ -197,6 +237,7 @@ export async function startLocalSqs(options: LocalSqsOptions = {}): Promise<Loca
         await client.send(
           new DeleteMessageBatchCommand({ QueueUrl: queue.url, Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }),
         );
+        for (const m of done) journal?.done(queue.spec.name, m.MessageId!);
       }
       if (retry.length) {
         const seconds = Math.min(Math.ceil(retryDelayMs / 1000), queue.spec.visibilityTimeoutSeconds);
@@ -251,8 +292,54 @@ export async function startLocalSqs(options: LocalSqsOptions = {}): Promise<Loca
       await Promise.allSettled(loops);
       client.destroy();
       await app.close();
+      journal?.close();
     },
   };
+}
+
+interface SendEntry {
+  Id?: string;
+  QueueUrl?: string;
+  MessageBody?: string;
+  MessageGroupId?: string;
+  MessageDeduplicationId?: string;
+  MessageAttributes?: Record<string, unknown>;
+}
+
+/**
+ * fauxqs's answer to a SendMessage / SendMessageBatch (AWS JSON protocol) of a journaled
+ * queue, held until the messages it accepted are in the journal: a send the producer saw
+ * succeed is never lost to a crash.
+ */
+interface SendRequest {
+  headers: Record<string, unknown>;
+  body: unknown;
+}
+
+function journalSends(journal: QueueJournal, journaled: ReadonlyMap<string, string>, request: SendRequest, status: number, payload: unknown): unknown {
+  const target = request.headers['x-amz-target'];
+  if (status !== 200 || (target !== 'AmazonSQS.SendMessage' && target !== 'AmazonSQS.SendMessageBatch') || typeof payload !== 'string') return payload;
+  const body = request.body as SendEntry & { Entries?: SendEntry[] };
+  const queue = journaled.get(body.QueueUrl?.slice(body.QueueUrl.lastIndexOf('/') + 1) ?? '');
+  if (!queue) return payload;
+  const answer = JSON.parse(payload) as { MessageId?: string; Successful?: Array<{ Id: string; MessageId: string }> };
+  const accepted: Array<[SendEntry, string]> =
+    target === 'AmazonSQS.SendMessage'
+      ? answer.MessageId
+        ? [[body, answer.MessageId]]
+        : []
+      : (answer.Successful ?? []).flatMap((s) => {
+          const entry = body.Entries?.find((e) => e.Id === s.Id);
+          return entry ? [[entry, s.MessageId] as [SendEntry, string]] : [];
+        });
+  for (const [entry, id] of accepted) {
+    const message: JournalMessage = { queue, id, body: entry.MessageBody ?? '' };
+    if (entry.MessageGroupId) message.groupId = entry.MessageGroupId;
+    if (entry.MessageDeduplicationId) message.deduplicationId = entry.MessageDeduplicationId;
+    if (entry.MessageAttributes && Object.keys(entry.MessageAttributes).length) message.attributes = entry.MessageAttributes;
+    journal.sent(message);
+  }
+  return payload;
 }
 
 const consumerContext = (worker: WorkerSpec, stage: string, region: string) =>

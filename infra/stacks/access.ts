@@ -103,6 +103,9 @@ export const WORKER_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   // Cancels or fails a run (its steps and open message, the thread's claim) when its
   // execution ended without finishing it.
   'run-finalize': { tables: { threads: 'readWrite' }, providerCredentials: 'none' },
+  // Reads the active-runs index and the runs, ends those no executor holds (their steps,
+  // open message and the thread's claim). Its DescribeExecution grant comes from the registry.
+  'run-reconcile': { tables: { threads: 'readWrite' }, providerCredentials: 'none' },
   // The deploy-time custom resource of the bootstrap stack (functions/workers/bootstrap-admin.ts):
   // creates the organisation, the default workspace and the admin key's hash. Its only other
   // permission is secretsmanager:GetSecretValue on the one secret that holds that key.

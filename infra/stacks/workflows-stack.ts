@@ -1,6 +1,6 @@
 import { Arn, ArnFormat, CfnOutput, CrossStackReferences, Duration, ReferenceStrength, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
-import { Rule } from 'aws-cdk-lib/aws-events';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement, Role, ServicePrincipal, type IRole } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
@@ -72,8 +72,9 @@ const ack = (construct: IConstruct, id: string, reason: string) => Validations.o
  * X-Ray tracing; its task workers as their own Lambdas (never the functions that start,
  * stop or answer it: a task worker that referenced its machine would be a dependency
  * cycle); queues with dead-letter queues feeding consumer Lambdas through event source
- * mappings with partial batch failures; and an EventBridge rule that sends executions that
- * end FAILED / TIMED_OUT / ABORTED to the machine's finalizer.
+ * mappings with partial batch failures; an EventBridge rule that sends executions that
+ * end FAILED / TIMED_OUT / ABORTED to the machine's finalizer; and a schedule rule per
+ * `scheduled` worker (the run reconciler).
  */
 export class WorkflowsStack extends Stack {
   readonly workers: Readonly<Record<string, WorkerFunction>>;
@@ -101,6 +102,15 @@ export class WorkflowsStack extends Stack {
       });
     }
     this.workers = workers;
+    for (const spec of workerSpecs) {
+      if (spec.kind !== 'scheduled' || !spec.scheduleMinutes) continue;
+      new Rule(this, `${pascal(spec.name)}Schedule`, {
+        description: `AI gateway (${props.stage}): ${spec.name} every ${spec.scheduleMinutes} minute(s)`,
+        schedule: Schedule.rate(Duration.minutes(spec.scheduleMinutes)),
+        // A missed pass is made up by the next one: no retries piling up behind it.
+        targets: [new LambdaFunction(workers[spec.name]!.function, { retryAttempts: 0, maxEventAge: Duration.minutes(spec.scheduleMinutes) })],
+      });
+    }
 
     const principal = (p: Principal): WorkflowPrincipal => {
       const [kind, name] = [p.slice(0, p.indexOf(':')), p.slice(p.indexOf(':') + 1)];
@@ -153,6 +163,7 @@ export class WorkflowsStack extends Stack {
       for (const who of spec.taskResponders) {
         grant(who, 'TaskResponse', ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'], [machine.stateMachineArn]);
       }
+      for (const who of spec.observers ?? []) grant(who, 'DescribeExecution', ['states:DescribeExecution'], [executions]);
 
       if (spec.finalizer) {
         new Rule(this, `${id}ExecutionEnded`, {

@@ -16,7 +16,7 @@
  */
 import { workersOf, type StateMachineDefinition } from './asl';
 import { FINE_TUNE_FINALIZE_WORKER, FINE_TUNE_START_WORKER, FINE_TUNE_STEP_WORKER, fineTuningDefinition } from './fine-tuning';
-import { RUN_FINALIZE_WORKER, RUN_START_WORKER, RUN_STEP_WORKER, MODEL_STEP_TIMEOUT_SECONDS, runsDefinition } from './runs';
+import { RUN_FINALIZE_WORKER, RUN_RECONCILE_WORKER, RUN_START_WORKER, RUN_STEP_WORKER, MODEL_STEP_TIMEOUT_SECONDS, runsDefinition } from './runs';
 
 /** An endpoint-group Lambda (`api:<group>`, infra/endpoint-groups.ts) or a worker (`worker:<name>`). */
 export type Principal = `api:${string}` | `worker:${string}`;
@@ -27,7 +27,9 @@ export type WorkerKind =
   /** Lambda SQS event source mapping (SQSEvent in, `{batchItemFailures}` out). */
   | 'queue-consumer'
   /** EventBridge "Step Functions Execution Status Change" for FAILED, TIMED_OUT, ABORTED. */
-  | 'execution-finalizer';
+  | 'execution-finalizer'
+  /** Invoked on a schedule (an EventBridge rule, `scheduleMinutes`); locally on a timer. */
+  | 'scheduled';
 
 export interface WorkerSpec {
   name: string;
@@ -36,6 +38,8 @@ export interface WorkerSpec {
   kind: WorkerKind;
   description: string;
   timeoutSeconds: number;
+  /** `scheduled` workers: minutes between invocations in AWS. */
+  scheduleMinutes?: number;
 }
 
 export interface StateMachineSpec {
@@ -53,6 +57,8 @@ export interface StateMachineSpec {
   stoppers: readonly Principal[];
   /** May SendTaskSuccess / SendTaskFailure / SendTaskHeartbeat. */
   taskResponders: readonly Principal[];
+  /** May DescribeExecution only (e.g. a reconciler that checks whether an execution still runs). */
+  observers?: readonly Principal[];
 }
 
 export interface QueueSpec {
@@ -116,6 +122,14 @@ export const WORKERS: readonly WorkerSpec[] = [
     description: 'cancels a cancelling run whose execution was stopped; fails an active run whose execution ended',
     timeoutSeconds: 60,
   },
+  {
+    name: RUN_RECONCILE_WORKER,
+    entry: 'functions/workers/run-reconcile.ts',
+    kind: 'scheduled',
+    description: 'ends active runs that no executor holds any more (execution not running, streamed run whose lease lapsed, past expires_at)',
+    timeoutSeconds: 120,
+    scheduleMinutes: 1,
+  },
 ];
 
 export const STATE_MACHINES: readonly StateMachineSpec[] = [
@@ -140,6 +154,8 @@ export const STATE_MACHINES: readonly StateMachineSpec[] = [
     // Cancel is a hard stop; submit_tool_outputs answers the WaitForToolOutputs task token.
     stoppers: ['api:assistants'],
     taskResponders: ['api:assistants'],
+    // The reconciler asks whether a run's execution still runs.
+    observers: [`worker:${RUN_RECONCILE_WORKER}`],
   },
 ];
 
@@ -187,7 +203,7 @@ export const deadLetterQueueName = (stage: string, q: QueueSpec) => `ai-gateway-
 
 /** Principals that act on a machine (for the cycle rule and for grants). */
 export function actorsOf(machine: StateMachineSpec): Principal[] {
-  return [...new Set([...machine.starters, ...machine.stoppers, ...machine.taskResponders])];
+  return [...new Set([...machine.starters, ...machine.stoppers, ...machine.taskResponders, ...(machine.observers ?? [])])];
 }
 
 /** Throws when the registry breaks its own rules (checked by the tests and at synth). */
@@ -206,6 +222,11 @@ export function validateRegistry(): void {
     }
     if (m.finalizer && workerSpec(m.finalizer).kind !== 'execution-finalizer')
       problems.push(`${m.name}: finalizer ${m.finalizer} is not an execution-finalizer`);
+  }
+  for (const w of WORKERS) {
+    if ((w.kind === 'scheduled') !== (w.scheduleMinutes !== undefined)) problems.push(`${w.name}: scheduleMinutes is for (and required by) scheduled workers`);
+    if (w.scheduleMinutes !== undefined && (!Number.isInteger(w.scheduleMinutes) || w.scheduleMinutes < 1))
+      problems.push(`${w.name}: scheduleMinutes must be a whole number >= 1`);
   }
   for (const q of QUEUES) {
     if (!names.has(q.consumer) || workerSpec(q.consumer).kind !== 'queue-consumer')

@@ -19,13 +19,22 @@
  * so it is retried on any error. WaitForToolOutputs stores its task token on the run; the
  * API's submit_tool_outputs answers it (functions/assistants/workflow/lifecycle.ts). Cancel is a hard
  * stop (StopExecution) whose finalizer (`run-finalize`) marks the run cancelled; the same
- * finalizer fails a run whose execution died.
+ * finalizer fails a run whose execution died. The `run-reconcile` worker (every minute)
+ * ends what no executor holds any more (workflow/recovery.ts): runs whose execution is not
+ * running though they left `queued`, streamed runs whose request died, runs past `expires_at`.
  */
-import { RUN_FINALIZE_WORKER, RUN_NOT_WAITING, RUN_START_WORKER, RUN_STEP_WORKER, type RunStepAction } from '../../functions/assistants/workflow/contract';
+import {
+  RUN_FINALIZE_WORKER,
+  RUN_NOT_WAITING,
+  RUN_RECONCILE_WORKER,
+  RUN_START_WORKER,
+  RUN_STEP_WORKER,
+  type RunStepAction,
+} from '../../functions/assistants/workflow/contract';
 import { parseConfig } from '../../functions/shared/config';
 import { choiceOn, fail, lambdaTask, lambdaWaitForTokenTask, succeed, type Catcher, type JsonObject, type Retrier, type StateMachineDefinition } from './asl';
 
-export { RUN_FINALIZE_WORKER, RUN_START_WORKER, RUN_STEP_WORKER };
+export { RUN_FINALIZE_WORKER, RUN_RECONCILE_WORKER, RUN_START_WORKER, RUN_STEP_WORKER };
 
 /** A run's whole life: many tool-output waits and model calls, far below a day in practice. */
 export const RUNS_TIMEOUT_SECONDS = 24 * 3600;

@@ -173,6 +173,14 @@ describe('engine idempotency: duplicate, late and retried deliveries', () => {
   it('cancelRunNow finishes a cancelling run, cancelling its waiting tool step', async () => {
     const { sdk, thread, record, ref } = await queuedRun('@eng-openai', 'gpt-4o-mini', 'weather in Kyiv');
     expect((await engine.runModelStep(record)).run.status).toBe('requires_action');
+    // The executor that would finish the cancel is the test (the workflow's hook would cancel
+    // at once, since no execution of this run is running).
+    const hooks = restore;
+    const keepCancelling = lifecycle.setLifecycleHooks({ cancelRun: async () => undefined });
+    restore = () => {
+      keepCancelling();
+      hooks?.();
+    };
     const cancelling = await sdk.beta.threads.runs.cancel(record.run.id, { thread_id: thread.id });
     expect(cancelling.status).toBe('cancelling');
     const done = await engine.cancelRunNow(record);

@@ -1,11 +1,16 @@
 import { inject } from 'vitest';
 import { startLocalGateway, type LocalGateway, type LocalGatewayOptions } from '../../infra/local/server';
 
-/** Boot the local runtime in this test process: in-memory, random port, own tables. */
+/**
+ * Boot the local runtime in this test process: in-memory, random port, own tables. The run
+ * reconciler makes its start-up pass only, unless a test sets `reconcileIntervalMs`: tests
+ * that drive runs by hand (setLifecycleHooks) hold runs that no execution runs.
+ */
 export function startTestGateway(options: LocalGatewayOptions = {}): Promise<LocalGateway> {
   return startLocalGateway({
     port: 0,
     dataDir: 'memory',
+    reconcileIntervalMs: 3_600_000,
     dynamodbEndpoint: inject('dynamodbEndpoint'),
     tablePrefix: process.env.GATEWAY_TEST_TABLE_PREFIX,
     trustedHosts: ['127.0.0.1', 'localhost'],

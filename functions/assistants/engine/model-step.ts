@@ -5,7 +5,7 @@ import { callModel, type ModelCallResult } from './call';
 import { loadRunTurns, loadThreadMessages } from './context';
 import { CallWriter, messageEvent, stepEvent } from './output';
 import { buildChatRequest } from './request';
-import { addUsage, callIds, callsGuard, claimCallClock, commitGuard, loadRunState, type EngineState } from './state';
+import { addUsage, callIds, callsGuard, claimCallClock, commitGuard, executorLeaseUntil, loadRunState, renewLease, type EngineState } from './state';
 import { getMessage, updateMessage } from '../store/messages';
 import { NO_EVENTS, type RunEventSink } from './events';
 import { getRun, runRef, transitionRun, type RunPatch, type RunRecord, type RunRef, type TransitionGuard } from '../store/runs';
@@ -68,7 +68,7 @@ export async function runModelStepByRef(ref: RunRef): Promise<StepOutcome> {
 
 /** `queued` -> `in_progress` (started_at); `inline` marks a run executed by a streaming request. */
 export async function startRunNow(record: RunRecord, events: RunEventSink = NO_EVENTS, opts: { inline?: boolean } = {}): Promise<RunRecord | undefined> {
-  const guard = opts.inline ? { condition: 'attribute_exists(pk)', set: { engine_inline: true } } : undefined;
+  const guard = opts.inline ? { condition: 'attribute_exists(pk)', set: { engine_inline: true, executor_lease_until: executorLeaseUntil() } } : undefined;
   const started = await transitionRun(runRef(record), ['queued'], { status: 'in_progress', started_at: nowSeconds() }, guard);
   if (started) events.emit('thread.run.in_progress', started.run);
   return started;
@@ -106,7 +106,7 @@ async function modelStep(input: RunRecord, events: RunEventSink, ctx: RequestCon
   const { thread, own } = await loadThreadMessages(record);
   const turns = await loadRunTurns(record, own);
   const chat = buildChatRequest({ run: record.run, threadMessages: thread, turns, used: state.usage });
-  const watch = watchRun(ref, events.signal);
+  const watch = watchRun(ref, events.signal, state.inline);
   let result: ModelCallResult;
   try {
     result = watch.signal.aborted
@@ -123,17 +123,17 @@ export const CANCEL_CHECK_MS = 1000;
 
 /**
  * A signal that aborts the model call when the listener goes away, or the run is being
- * cancelled or has ended (checked every CANCEL_CHECK_MS while the call lasts).
+ * cancelled or has ended (checked every CANCEL_CHECK_MS while the call lasts). An inline
+ * run's check is the renewal of its executor's lease (one write instead of the read): the
+ * run reconciler ends an inline run whose lease lapsed (workflow/recovery.ts).
  */
-function watchRun(ref: RunRef, outer: AbortSignal | undefined): { signal: AbortSignal; stop(): void } {
+function watchRun(ref: RunRef, outer: AbortSignal | undefined, inline: boolean): { signal: AbortSignal; stop(): void } {
   const controller = new AbortController();
   const abort = () => controller.abort();
   if (outer?.aborted) abort();
   outer?.addEventListener('abort', abort, { once: true });
   const timer = setInterval(() => {
-    getRun(ref)
-      .then((r) => (!r || r.run.status === 'cancelling' || isTerminal(r.run.status)) && abort())
-      .catch(() => undefined);
+    (inline ? renewLease(ref) : getRun(ref)).then((r) => (!r || r.run.status === 'cancelling' || isTerminal(r.run.status)) && abort()).catch(() => undefined);
   }, CANCEL_CHECK_MS);
   timer.unref();
   return {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { config } from '../../shared/config';
 import { getItem, updateItem } from '../../shared/db/ops';
 import { runKey } from '../store/db';
 import { runRecordFromItem, type RunRecord, type RunRef, type TransitionGuard } from '../store/runs';
@@ -13,6 +14,8 @@ import type { Usage } from '../types';
  * - `engine_pending_usage`  usage of the call whose tool calls wait for outputs
  * - `engine_clock`, `engine_clock_call`  the time base of the ids of call `engine_clock_call`
  * - `engine_inline`         the run executes inline (streamed), not in the workflow
+ * - `executor_lease_until`  inline runs: until when (ms) the request executing it holds it;
+ *                           renewed every second while it calls the model (renewLease)
  *
  * Idempotency per (run, call index): a call's steps and message get deterministic ids
  * (callIds), so a retried or duplicated task writes the same items (conditional puts);
@@ -37,6 +40,25 @@ export interface EngineState {
   pendingUsage: Usage | null;
   clock: { call: number; ms: number } | null;
   inline: boolean;
+  /** Inline runs: until when (ms) their executor holds them; null when never leased. */
+  leaseUntil: number | null;
+}
+
+/** The lease an inline executor takes or renews now (RUN_EXECUTOR_LEASE_MS from now). */
+export const executorLeaseUntil = () => Date.now() + config().runExecutorLeaseMs;
+
+/**
+ * An inline executor renews its hold on a run it is executing (in_progress or being
+ * cancelled). Returns the run after the renewal, or undefined when the run is no longer
+ * one to execute (ended, gone, or waiting for tool outputs).
+ */
+export async function renewLease(ref: RunRef): Promise<RunRecord | undefined> {
+  const item = await updateItem<Record<string, unknown>>('threads', runKey(ref.workspaceId, ref.threadId, ref.runId), {
+    set: { executor_lease_until: executorLeaseUntil() },
+    condition: 'attribute_exists(pk) AND #status IN (:running, :cancelling)',
+    conditionValues: { ':running': 'in_progress', ':cancelling': 'cancelling' },
+  });
+  return item ? runRecordFromItem(item) : undefined;
 }
 
 function stateOf(item: Record<string, unknown>): EngineState {
@@ -48,6 +70,7 @@ function stateOf(item: Record<string, unknown>): EngineState {
     pendingUsage: (item.engine_pending_usage as Usage | null | undefined) ?? null,
     clock: typeof clockCall === 'number' && typeof clockMs === 'number' ? { call: clockCall, ms: clockMs } : null,
     inline: item.engine_inline === true,
+    leaseUntil: typeof item.executor_lease_until === 'number' ? item.executor_lease_until : null,
   };
 }
 

@@ -1,5 +1,5 @@
 import { closeOpenSteps } from './model-step';
-import { callIds, callsGuard, loadRunState, ZERO_USAGE } from './state';
+import { callIds, callsGuard, executorLeaseUntil, loadRunState, ZERO_USAGE } from './state';
 import { runRef, transitionRun, type RunRecord, type RunRef } from '../store/runs';
 import { getStep, listSteps, transitionStep } from '../store/steps';
 import { nowSeconds, type RunStep, type StepDetails, type ToolOutput } from '../types';
@@ -63,7 +63,7 @@ export async function submitToolOutputsToRun(record: RunRecord, outputs: ToolOut
     ref,
     ['requires_action'],
     { status: 'in_progress' },
-    callsGuard(state.calls, { engine_pending_usage: null, ...(opts.inline ? { engine_inline: true } : {}) }),
+    callsGuard(state.calls, { engine_pending_usage: null, ...(opts.inline ? { engine_inline: true, executor_lease_until: executorLeaseUntil() } : {}) }),
   );
   return resumed ? { record: resumed, step: stored, calls: state.calls } : undefined;
 }

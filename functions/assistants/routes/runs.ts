@@ -8,11 +8,24 @@ import { z } from '../../shared/validation';
 import { getAssistant } from '../store/assistants';
 import { parseBody, pathId, route, type AssistantContext } from './http';
 import { cancelRunNow } from '../engine/model-step';
-import { loadRunState } from '../engine/state';
+import { executorLeaseUntil, loadRunState } from '../engine/state';
 import { cancelRun, startRun, submitToolOutputs } from '../workflow/lifecycle';
+import { cancelIfExecutorLost } from '../workflow/recovery';
+import { expireIfDue } from '../engine/expiry';
 import { newMessageFrom } from '../store/messages';
 import { buildRunSpec, createRunSchema, createThreadAndRunSchema } from './run-input';
-import { createRun, createThreadAndRun, getRun, listRuns, runRef, transitionRun, updateRunMetadata, type RunRecord, type RunRef } from '../store/runs';
+import {
+  createRun,
+  createThreadAndRun,
+  getRun,
+  listRuns,
+  runRef,
+  transitionRun,
+  updateRunMetadata,
+  type RunExecutor,
+  type RunRecord,
+  type RunRef,
+} from '../store/runs';
 import { metadataSchema } from './schemas';
 import { streamNewRun, streamSubmit, submitInline } from './runs-stream';
 import { getStep, listSteps } from '../store/steps';
@@ -69,13 +82,16 @@ async function start(req: GatewayRequest, record: RunRecord) {
   return ok(record.run);
 }
 
+/** A streamed run is executed by its own request, under a lease, from its creation on. */
+const executorOf = (stream: boolean | null | undefined): RunExecutor => (stream ? { inline: true, leaseUntil: executorLeaseUntil() } : { inline: false });
+
 async function create(req: GatewayRequest, ctx: AssistantContext) {
   const threadId = threadIdOf(req);
   const body = parseBody(req, createRunSchema);
   const assistant = await loadAssistant(ctx.workspaceId, body.assistant_id);
   const spec = await buildRunSpec(ctx.workspaceId, body, assistant, assistantProviderFromHeaders(req));
   const messages = (body.additional_messages ?? []).map((m, i) => newMessageFrom(m, `additional_messages[${i}]`));
-  const record = await createRun(ctx.workspaceId, threadId, spec, messages);
+  const record = await createRun(ctx.workspaceId, threadId, spec, messages, executorOf(body.stream));
   return body.stream ? streamNewRun(req.context, record) : start(req, record);
 }
 
@@ -85,7 +101,7 @@ async function createWithThread(req: GatewayRequest, ctx: AssistantContext) {
   const spec = await buildRunSpec(ctx.workspaceId, body, assistant, assistantProviderFromHeaders(req));
   const messages = (body.thread?.messages ?? []).map((m, i) => newMessageFrom(m, `thread.messages[${i}]`));
   const fields = { metadata: body.thread?.metadata ?? {}, tool_resources: body.thread?.tool_resources ?? {} };
-  const { thread, record } = await createThreadAndRun(ctx.workspaceId, fields, messages, spec);
+  const { thread, record } = await createThreadAndRun(ctx.workspaceId, fields, messages, spec, executorOf(body.stream));
   return body.stream ? streamNewRun(req.context, record, thread) : start(req, record);
 }
 
@@ -94,16 +110,13 @@ async function list(req: GatewayRequest, ctx: AssistantContext) {
   const page = pageFromQuery(req.query);
   const [thread, result] = await Promise.all([getThreadItem(ctx.workspaceId, threadId), listRuns(ctx.workspaceId, threadId, page)]);
   if (!thread) throw threadNotFound(threadId);
-  return ok(
-    listObject(
-      result.items.map((r) => r.run),
-      result.hasMore,
-    ),
-  );
+  const runs = await Promise.all(result.items.map(async (r) => (await expireIfDue(r)).run));
+  return ok(listObject(runs, result.hasMore));
 }
 
+/** A run past its `expires_at` never reads as active: it is expired as it is read. */
 async function get(req: GatewayRequest, ctx: AssistantContext) {
-  return ok((await loadRun(refOf(req, ctx))).run);
+  return ok((await expireIfDue(await loadRun(refOf(req, ctx)))).run);
 }
 
 async function update(req: GatewayRequest, ctx: AssistantContext) {
@@ -126,8 +139,10 @@ async function cancel(req: GatewayRequest, ctx: AssistantContext) {
   log.info('run cancelling', { run_id: ref.runId, thread_id: ref.threadId }, req.context);
   if (before?.state.inline) {
     // A streamed run: its request finishes the cancel if it is still calling the model;
-    // waiting for tool outputs, nothing executes it, so it is cancelled now.
+    // waiting for tool outputs, nothing executes it, so it is cancelled now; and so is a
+    // run whose executor is gone (its lease lapsed: the process died).
     if (before.record.run.status !== 'in_progress') return ok((await cancelRunNow(record))?.run ?? record.run);
+    if (await cancelIfExecutorLost(ref)) return ok((await loadRun(ref)).run);
     return ok(record.run);
   }
   await cancelRun(record, req.context);

@@ -2,6 +2,7 @@ import { getItem, updateItem } from '../../shared/db/ops';
 import { listPage, type Page, type PageRequest } from '../../shared/db/list';
 import { conflict, notFound } from '../../shared/errors';
 import { ID_PREFIX, newId } from '../../shared/ids';
+import { KEY } from '../../shared/tables';
 import { asItem, fromJson, RUN_PREFIX, runKey, threadKey, threadPk, toJson, transact, txPut, txUpdate } from './db';
 import { messageItem, type NewMessage } from './messages';
 import { getThreadItem, threadFromItem, threadItem, writeInitialMessages, type ThreadFields } from './threads';
@@ -16,7 +17,19 @@ import { ACTIVE_RUN_STATUSES, isTerminal, nowSeconds, type Metadata, type Run, t
  * - transitionRun is the only way a status changes: a conditional write (`status IN from`);
  *   terminal states never change; entering a terminal state releases the thread claim in
  *   the same transaction.
+ * - An active run is in the sparse index of active runs (gsi1, `ACTIVE_RUN#<shard>`), which
+ *   the run reconciler reads (workflow/recovery.ts); entering a terminal state leaves it.
  */
+
+/** Partitions of the active-runs index: a run's is fixed by its id. */
+export const ACTIVE_RUN_SHARDS = 4;
+const ACTIVE_RUN_PREFIX = 'ACTIVE_RUN#';
+const activeRunPartition = (runId: string) => {
+  let h = 0;
+  for (let i = 0; i < runId.length; i++) h = (h * 31 + runId.charCodeAt(i)) >>> 0;
+  return `${ACTIVE_RUN_PREFIX}${h % ACTIVE_RUN_SHARDS}`;
+};
+const ACTIVE_INDEX_KEYS = [KEY.gsi1pk, KEY.gsi1sk];
 
 /**
  * The thread's claim: the active run's id, and when that run expires at the latest (so a
@@ -69,6 +82,12 @@ export type RunPatch = { status: RunStatus } & Partial<
 type RunItem = Omit<Run, 'object' | 'tools' | 'metadata' | 'tool_choice' | 'response_format'> & {
   pk: string;
   sk: string;
+  /** While active: the active-runs index. */
+  gsi1pk?: string;
+  gsi1sk?: string;
+  /** Executed inline by a streaming request (engine/state.ts), and until when its executor holds it (ms). */
+  engine_inline?: boolean;
+  executor_lease_until?: number;
   workspace_id: string;
   provider: string;
   tools_json: string;
@@ -110,11 +129,20 @@ function fromItem(item: RunItem): RunRecord {
   return { run, workspaceId: item.workspace_id, provider: item.provider };
 }
 
-function runItem(workspaceId: string, threadId: string, spec: RunSpec, createdAt: number): RunItem {
+/**
+ * Who executes a new run: the workflow (queue, then an execution), or the streaming request
+ * that created it (`inline`), which holds it under a lease until `leaseUntil` (ms).
+ */
+export type RunExecutor = { inline: false } | { inline: true; leaseUntil: number };
+
+function runItem(workspaceId: string, threadId: string, spec: RunSpec, createdAt: number, executor: RunExecutor): RunItem {
   const id = newId(ID_PREFIX.run);
   const { tools, metadata, tool_choice, response_format, provider, ...rest } = spec;
   return {
     ...runKey(workspaceId, threadId, id),
+    gsi1pk: activeRunPartition(id),
+    gsi1sk: id,
+    ...(executor.inline ? { engine_inline: true, executor_lease_until: executor.leaseUntil } : {}),
     workspace_id: workspaceId,
     provider,
     id,
@@ -147,10 +175,16 @@ const threadNotFound = (threadId: string) => notFound(`No thread found with id '
  * run's `additional_messages`. 404 without the thread; 409 when another run is active
  * (a claim held past the active run's `expires_at` is reclaimed first).
  */
-export async function createRun(workspaceId: string, threadId: string, spec: RunSpec, additionalMessages: NewMessage[] = []): Promise<RunRecord> {
+export async function createRun(
+  workspaceId: string,
+  threadId: string,
+  spec: RunSpec,
+  additionalMessages: NewMessage[] = [],
+  executor: RunExecutor = { inline: false },
+): Promise<RunRecord> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const createdAt = nowSeconds();
-    const item = runItem(workspaceId, threadId, spec, createdAt);
+    const item = runItem(workspaceId, threadId, spec, createdAt, executor);
     const messages = additionalMessages.map((m) => asItem(messageItem(workspaceId, threadId, m, createdAt)));
     const outcome = await transact([
       txUpdate('threads', threadKey(workspaceId, threadId), {
@@ -177,10 +211,11 @@ export async function createThreadAndRun(
   fields: ThreadFields,
   messages: NewMessage[],
   spec: RunSpec,
+  executor: RunExecutor = { inline: false },
 ): Promise<{ thread: Thread; record: RunRecord }> {
   const createdAt = nowSeconds();
   const tItem = threadItem(workspaceId, fields, createdAt);
-  const rItem = runItem(workspaceId, tItem.id, spec, createdAt);
+  const rItem = runItem(workspaceId, tItem.id, spec, createdAt, executor);
   await writeInitialMessages(workspaceId, tItem.id, messages, createdAt);
   const outcome = await transact([txPut('threads', { ...tItem, active_run_id: rItem.id, [CLAIM_EXPIRES]: rItem.expires_at }), txPut('threads', asItem(rItem))]);
   if (outcome !== 'ok') throw new Error(`thread-and-run write failed: ${outcome}`);
@@ -250,6 +285,7 @@ export async function transitionRun(ref: RunRef, from: readonly RunStatus[], pat
   const conditionValues = Object.fromEntries(allowed.map((s, i) => [`:from${i}`, s]));
   const spec = {
     set: { ...guard?.set, ...transitionSet(patch) },
+    ...(isTerminal(patch.status) ? { remove: ACTIVE_INDEX_KEYS } : {}),
     condition: `attribute_exists(pk) AND #status IN (${Object.keys(conditionValues).join(', ')})${guard ? ` AND (${guard.condition})` : ''}`,
     conditionValues: { ...guard?.values, ...conditionValues },
   };
@@ -314,4 +350,17 @@ export async function releaseStaleClaim(workspaceId: string, threadId: string, r
   if (done) return true;
   const thread = await getThreadItem(workspaceId, threadId);
   return thread?.active_run_id !== runId;
+}
+
+/**
+ * One page of the active-runs index, oldest first, after the run id `after` (the cursor of
+ * the next page). The index is eventually consistent: read each run again before acting.
+ */
+export async function listActiveRuns(shard: number, after?: string): Promise<{ refs: RunRef[]; next?: string }> {
+  const page = await listPage<RunItem>(
+    { table: 'threads', partition: `${ACTIVE_RUN_PREFIX}${shard}`, prefix: '', index: 'gsi1' },
+    { limit: 100, order: 'asc', ...(after ? { after } : {}) },
+  );
+  const refs = page.items.map((i) => ({ workspaceId: i.workspace_id, threadId: i.thread_id, runId: i.id }));
+  return page.hasMore && refs.length ? { refs, next: refs[refs.length - 1]!.runId } : { refs };
 }

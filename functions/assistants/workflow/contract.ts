@@ -8,6 +8,8 @@
 export const RUN_STEP_WORKER = 'run-step';
 export const RUN_START_WORKER = 'run-start';
 export const RUN_FINALIZE_WORKER = 'run-finalize';
+/** The run reconciler (workflow/recovery.ts), on a schedule. */
+export const RUN_RECONCILE_WORKER = 'run-reconcile';
 
 /**
  * Execution input and queue message: the run's reference. The API sends it to the FIFO

@@ -2,6 +2,7 @@ import { config } from '../../shared/config';
 import { log, type LogContext } from '../../shared/telemetry/logger';
 import { executionArn, sendTaskSuccess, stopExecution } from '../../shared/workflows/sfn';
 import { sendMessage } from '../../shared/workflows/sqs';
+import { cancelRunNow } from '../engine/model-step';
 import { submitToolOutputsToRun } from '../engine/submit';
 import { takeTaskToken } from './steps';
 import type { RunExecutionInput, ToolOutputsSubmitted } from './contract';
@@ -21,7 +22,8 @@ import type { Run, ToolOutput } from '../types';
  *   the run stored for that wait (taken once; none yet: the task finds the run resumed).
  * - cancelRun: the run is `cancelling` already; its execution is stopped (hard stop) and
  *   the finalizer (functions/workers/run-finalize.ts) makes it `cancelled` and releases the
- *   thread. With no execution running yet, the execution's first task finishes the cancel.
+ *   thread. With no execution running (not started yet, or lost), it is cancelled at once;
+ *   an execution started later finds it cancelled.
  *
  * Tests can swap them with setLifecycleHooks. Streamed runs (`stream: true`) do not go
  * through these hooks: the engine (engine/model-step.ts) runs them inline.
@@ -69,6 +71,9 @@ export const workflowHooks: LifecycleHooks = {
     const machine = required(config().runStateMachineArn, 'RUN_STATE_MACHINE_ARN');
     const stopped = await stopExecution(executionArn(machine, record.run.id), 'RunCancelled', 'The run was cancelled through the API.');
     log.info('run cancel: execution stop requested', { run_id: record.run.id, stopped }, ctx);
+    // No execution running (not started yet, or lost): nothing else would finish the cancel
+    // soon. An execution that starts later finds the run cancelled and ends.
+    if (!stopped) await cancelRunNow(record);
   },
 };
 

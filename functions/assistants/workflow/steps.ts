@@ -3,6 +3,7 @@ import { log } from '../../shared/telemetry/logger';
 import { runKey } from '../store/db';
 import { cancelRunNow, closeOpenSteps, runModelStepByRef, startRunNow } from '../engine/model-step';
 import type { LastError } from '../engine/call';
+import { expireIfDue } from '../engine/expiry';
 import { loadRunState } from '../engine/state';
 import { RUN_NOT_WAITING, RUN_STEP_NOT_COMMITTED, type RunStepEvent, type RunStepResult } from './contract';
 import { transitionRun, type RunRef, type TransitionGuard } from '../store/runs';
@@ -54,10 +55,16 @@ export async function report(ref: RunRef): Promise<RunStepResult> {
   return { next: nextOf(status), status };
 }
 
-/** MarkInProgress: queued -> in_progress (started_at); any other state is reported as is. */
+/**
+ * MarkInProgress: queued -> in_progress (started_at), or expired when it waited in the
+ * queue past its `expires_at` (e.g. across a restart); any other state is reported as is.
+ */
 async function start(ref: RunRef): Promise<RunStepResult> {
   const loaded = await loadRunState(ref);
-  if (loaded && !loaded.state.inline && loaded.record.run.status === 'queued') await startRunNow(loaded.record);
+  if (loaded && !loaded.state.inline && loaded.record.run.status === 'queued') {
+    const current = await expireIfDue(loaded.record, loaded.state);
+    if (current.run.status === 'queued') await startRunNow(current);
+  }
   return report(ref);
 }
 
@@ -114,8 +121,8 @@ async function expire(ref: RunRef): Promise<RunStepResult> {
   return report(ref);
 }
 
-/** Fail a run that is still active (not a streamed one): last_error, open steps failed. */
-async function failActive(ref: RunRef, lastError: LastError): Promise<boolean> {
+/** Fail a run that is still active (not a streamed one): last_error, open steps failed; a cancelling one is cancelled. */
+export async function failActive(ref: RunRef, lastError: LastError): Promise<boolean> {
   const loaded = await loadRunState(ref);
   if (!loaded || loaded.state.inline || isTerminal(loaded.record.run.status)) return false;
   if (loaded.record.run.status === 'cancelling') {

@@ -61,6 +61,16 @@ export async function stopExecution(arn: string, error: string, cause: string): 
   }
 }
 
+/** An execution's status (RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED, ...); undefined when it does not exist. */
+export async function executionStatus(arn: string): Promise<string | undefined> {
+  try {
+    return (await client.send(new DescribeExecutionCommand({ executionArn: arn }))).status;
+  } catch (err) {
+    if (errorName(err) === 'ExecutionDoesNotExist') return undefined;
+    throw err;
+  }
+}
+
 export async function describeExecution(arn: string) {
   return client.send(new DescribeExecutionCommand({ executionArn: arn }));
 }

@@ -1,0 +1,144 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalGateway } from '../../infra/local/server';
+import { startOpenAIFake, type FakeServer } from '../fakes';
+import { startChildGateway } from '../support/child-gateway';
+import { call, startTestGateway } from '../support/gateway';
+import { api, runWhenTerminal, streamedRunInProgress } from '../support/runs';
+
+// The run reconciler (functions/assistants/workflow/recovery.ts) against real executors:
+// streamed runs executed by a second gateway process (sharing this file's tables) that is
+// killed with SIGKILL mid-call, and by this one, live. The reconciler's passes are the
+// `run-reconcile` worker's handler, called here when the test wants a pass (the local
+// runtime's own timer, and the whole-runtime crash, are in crash-runs.test.ts).
+
+const LEASE_MS = 2000;
+let gw: LocalGateway;
+let fake: FakeServer;
+let assistantId: string;
+let reconcile: () => Promise<Record<string, number>>;
+
+beforeAll(async () => {
+  fake = await startOpenAIFake();
+  gw = await startTestGateway({ env: { AUTH_CACHE_TTL_MS: '0', RUN_EXECUTOR_LEASE_MS: String(LEASE_MS) } });
+  const provider = await call(gw, 'POST', '/v1/providers', {
+    body: { slug: 'rec-openai', provider: 'openai', api_key: 'sk-managed', custom_host: `${fake.url}/v1` },
+  });
+  expect(provider.status, provider.text).toBe(200);
+  const assistant = await call(gw, 'POST', '/v1/assistants', {
+    body: { model: 'gpt-4o-mini', instructions: 'Be brief.' },
+    headers: { 'x-gateway-provider': '@rec-openai' },
+  });
+  expect(assistant.status, assistant.text).toBe(200);
+  assistantId = assistant.body.id;
+  ({ handler: reconcile } = (await import('../../functions/workers/run-reconcile')) as { handler: () => Promise<Record<string, number>> });
+});
+afterAll(async () => {
+  await gw?.stop();
+  await fake?.close();
+});
+afterEach(() => fake.reset());
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const newThread = async () => (await api(gw, 'POST', '/v1/threads', { messages: [{ role: 'user', content: 'Hello' }] })).body.id as string;
+
+/** A streamed run started through a second gateway process, which is then killed mid-call. */
+async function strandedStreamedRun(): Promise<{ threadId: string; runId: string; killedAt: number }> {
+  fake.setBehaviour({ latencyMs: 60_000 });
+  const child = await startChildGateway(gw, { RUN_EXECUTOR_LEASE_MS: String(LEASE_MS) });
+  try {
+    const threadId = await newThread();
+    const { runId } = await streamedRunInProgress({ url: child.url, adminKey: gw.adminKey }, threadId, assistantId);
+    await sleep(300); // the model call is under way
+    process.kill(child.pid, 'SIGKILL');
+    return { threadId, runId, killedAt: Date.now() };
+  } finally {
+    await child.stop();
+  }
+}
+
+describe('run reconciler', () => {
+  it('fails a streamed run whose process died, once its lease lapsed, and frees its thread', async () => {
+    const { threadId, runId, killedAt } = await strandedStreamedRun();
+    fake.setBehaviour({ latencyMs: undefined });
+    // Before the lease lapses, the run is held: a pass leaves it alone.
+    expect((await api(gw, 'GET', `/v1/threads/${threadId}/runs/${runId}`)).body.status).toBe('in_progress');
+    await reconcile();
+    if (Date.now() - killedAt < LEASE_MS - 500) expect((await api(gw, 'GET', `/v1/threads/${threadId}/runs/${runId}`)).body.status).toBe('in_progress');
+    // Held, the thread refuses new work.
+    expect((await api(gw, 'POST', `/v1/threads/${threadId}/messages`, { role: 'user', content: 'more' })).status).toBe(409);
+
+    await sleep(Math.max(0, killedAt + LEASE_MS + 200 - Date.now()));
+    const pass = await reconcile();
+    expect(pass.failed).toBeGreaterThanOrEqual(1);
+    const run = (await api(gw, 'GET', `/v1/threads/${threadId}/runs/${runId}`)).body;
+    expect(run).toMatchObject({ status: 'failed', last_error: { code: 'server_error' }, expires_at: null });
+    expect(run.last_error.message).toMatch(/process executing it ended/);
+    // Its open message and step are closed, not left in progress.
+    const steps = (await api(gw, 'GET', `/v1/threads/${threadId}/runs/${runId}/steps`)).body.data as Array<{ status: string }>;
+    expect(steps.every((s) => s.status !== 'in_progress')).toBe(true);
+    const messages = (await api(gw, 'GET', `/v1/threads/${threadId}/messages`)).body.data as Array<{ status: string }>;
+    expect(messages.every((m) => m.status !== 'in_progress')).toBe(true);
+    // The thread takes new messages and runs again.
+    expect((await api(gw, 'POST', `/v1/threads/${threadId}/messages`, { role: 'user', content: 'again' })).status).toBe(200);
+    const next = await api(gw, 'POST', `/v1/threads/${threadId}/runs`, { assistant_id: assistantId });
+    expect(next.status).toBe(200);
+    expect((await runWhenTerminal(gw, threadId, next.body.id, 20_000)).status).toBe('completed');
+  });
+
+  it('cancels at once a streamed run whose executor is gone (lapsed lease)', async () => {
+    const { threadId, runId, killedAt } = await strandedStreamedRun();
+    fake.setBehaviour({ latencyMs: undefined });
+    await sleep(Math.max(0, killedAt + LEASE_MS + 200 - Date.now()));
+    const started = Date.now();
+    const cancelled = await api(gw, 'POST', `/v1/threads/${threadId}/runs/${runId}/cancel`);
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.status).toBe('cancelled');
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect((await api(gw, 'POST', `/v1/threads/${threadId}/messages`, { role: 'user', content: 'again' })).status).toBe(200);
+  });
+
+  it('a cancel that finds the executor still holding its lease ends cancelled once the lease lapses', async () => {
+    const { threadId, runId, killedAt } = await strandedStreamedRun();
+    fake.setBehaviour({ latencyMs: undefined });
+    const cancelling = await api(gw, 'POST', `/v1/threads/${threadId}/runs/${runId}/cancel`);
+    expect(cancelling.body.status).toBe('cancelling');
+    await sleep(Math.max(0, killedAt + LEASE_MS + 200 - Date.now()));
+    expect((await reconcile()).cancelled).toBeGreaterThanOrEqual(1);
+    expect((await api(gw, 'GET', `/v1/threads/${threadId}/runs/${runId}`)).body.status).toBe('cancelled');
+  });
+
+  it('never ends a run whose executor is alive, however often it passes (a call longer than the lease)', async () => {
+    const threadId = await newThread();
+    fake.setBehaviour({ latencyMs: 3 * LEASE_MS });
+    const { runId } = await streamedRunInProgress(gw, threadId, assistantId);
+    const passes: Array<Record<string, number>> = [];
+    let finished = false;
+    const passing = (async () => {
+      while (!finished) {
+        passes.push(await reconcile());
+        await sleep(100);
+      }
+    })();
+    const run = await runWhenTerminal(gw, threadId, runId, 30_000);
+    finished = true;
+    await passing;
+    expect(run.status).toBe('completed');
+    expect(passes.length).toBeGreaterThan(10);
+    expect(passes.every((p) => p.failed === 0 && p.cancelled === 0)).toBe(true);
+  });
+
+  it('leaves a workflow run alone while its execution runs', async () => {
+    const threadId = await newThread();
+    fake.setBehaviour({ latencyMs: 1500 });
+    const created = await api(gw, 'POST', `/v1/threads/${threadId}/runs`, { assistant_id: assistantId });
+    expect(created.status).toBe(200);
+    const passes: Array<Record<string, number>> = [];
+    let run = created.body;
+    while (run.status === 'queued' || run.status === 'in_progress') {
+      passes.push(await reconcile());
+      run = (await api(gw, 'GET', `/v1/threads/${threadId}/runs/${run.id}`)).body;
+    }
+    expect(run.status).toBe('completed');
+    expect(passes.every((p) => p.failed === 0)).toBe(true);
+  });
+});
