@@ -80,6 +80,8 @@ const schema = z.object({
   MAX_BODY_BYTES: intFromEnv(10 * 1024 * 1024, 1),
   /** Upper bound on any upstream call when the caller sets no timeout. */
   DEFAULT_UPSTREAM_TIMEOUT_MS: intFromEnv(600_000, 1),
+  /** Longest silence allowed between body bytes of an upstream response, once its headers arrived. */
+  UPSTREAM_IDLE_TIMEOUT_MS: intFromEnv(300_000, 1),
   RUN_QUEUE_URL: z.optional(z.string()),
   RUN_STATE_MACHINE_ARN: z.optional(z.string()),
   /**
@@ -126,6 +128,7 @@ export interface GatewayConfig {
   responsesTtlDays: number;
   maxBodyBytes: number;
   defaultUpstreamTimeoutMs: number;
+  upstreamIdleTimeoutMs: number;
   runQueueUrl: string | undefined;
   runStateMachineArn: string | undefined;
   runToolOutputTimeoutSeconds: number;
@@ -171,6 +174,7 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     responsesTtlDays: e.RESPONSES_TTL_DAYS,
     maxBodyBytes: e.MAX_BODY_BYTES,
     defaultUpstreamTimeoutMs: e.DEFAULT_UPSTREAM_TIMEOUT_MS,
+    upstreamIdleTimeoutMs: e.UPSTREAM_IDLE_TIMEOUT_MS,
     runQueueUrl: e.RUN_QUEUE_URL,
     runStateMachineArn: e.RUN_STATE_MACHINE_ARN,
     runToolOutputTimeoutSeconds: e.RUN_TOOL_OUTPUT_TIMEOUT_SECONDS,
