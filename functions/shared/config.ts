@@ -82,6 +82,8 @@ const schema = z.object({
   MAX_STREAM_EVENT_BYTES: intFromEnv(8 * 1024 * 1024, 1024),
   /** Upper bound on any upstream call when the caller sets no timeout. */
   DEFAULT_UPSTREAM_TIMEOUT_MS: intFromEnv(600_000, 1),
+  /** Longest silence allowed between body bytes of an upstream response, once its headers arrived. */
+  UPSTREAM_IDLE_TIMEOUT_MS: intFromEnv(300_000, 1),
   RUN_QUEUE_URL: z.optional(z.string()),
   RUN_STATE_MACHINE_ARN: z.optional(z.string()),
   /**
@@ -129,6 +131,7 @@ export interface GatewayConfig {
   maxBodyBytes: number;
   maxStreamEventBytes: number;
   defaultUpstreamTimeoutMs: number;
+  upstreamIdleTimeoutMs: number;
   runQueueUrl: string | undefined;
   runStateMachineArn: string | undefined;
   runToolOutputTimeoutSeconds: number;
@@ -175,6 +178,7 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     maxBodyBytes: e.MAX_BODY_BYTES,
     maxStreamEventBytes: e.MAX_STREAM_EVENT_BYTES,
     defaultUpstreamTimeoutMs: e.DEFAULT_UPSTREAM_TIMEOUT_MS,
+    upstreamIdleTimeoutMs: e.UPSTREAM_IDLE_TIMEOUT_MS,
     runQueueUrl: e.RUN_QUEUE_URL,
     runStateMachineArn: e.RUN_STATE_MACHINE_ARN,
     runToolOutputTimeoutSeconds: e.RUN_TOOL_OUTPUT_TIMEOUT_SECONDS,
