@@ -182,6 +182,32 @@ export function passThroughStream(upstream: Readable, facts: StreamLog, remainin
   return sse;
 }
 
+/**
+ * A provider's SSE answer on the generic proxy: its bytes, whole events at a time, as
+ * received. The proxy does not know the endpoint's protocol, so a clean end is passed on as
+ * one; a failure (cut, timeout, idle upstream, an event past the cap) ends it with an error
+ * event in the OpenAI shape, after the last whole event.
+ */
+export function proxiedEventStream(upstream: Readable, facts: StreamLog, remainingMs: number | undefined): SseWriter {
+  const sse = new SseWriter();
+  const maxEventBytes = config().maxStreamEventBytes;
+  const events = new EventAligner();
+  relay(upstream, sse, facts, remainingMs, {
+    onData(chunk) {
+      const whole = events.push(chunk);
+      if (whole) sse.writeRaw(whole);
+      if (events.pendingBytes > maxEventBytes) throw eventTooLarge(maxEventBytes);
+      return true;
+    },
+    onEnd() {
+      const rest = events.rest();
+      if (rest) sse.writeRaw(rest);
+      sse.end();
+    },
+  });
+  return sse;
+}
+
 function streamErrorBody(e: StreamError): ErrorBody {
   return errorBody(e.message, e.type, e.code);
 }
