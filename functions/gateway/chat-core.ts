@@ -10,6 +10,7 @@ import type { RequestFacts } from './request-log';
 import { succeeded, upstreamJson } from './responses';
 import type { UpstreamOutcome } from './routing';
 import type { StreamSource } from './chat-stream';
+import { checkEventStream } from './stream-check';
 import { passThroughStream, translatedStream, type StreamFinale } from './streaming';
 
 /**
@@ -85,9 +86,12 @@ export class ChatStream implements AsyncIterable<ChatCompletionChunk> {
     this.claim();
     const { upstream, translator, finale, log, ctx, providerName } = this.src;
     const remaining = this.src.remainingMs();
+    if (translator) return translatedStream(upstream, translator, log, remaining, finale);
+    if (!finale) return passThroughStream(upstream, log, remaining, this.src.hideUsage);
     // Output guardrails need the text, so OpenAI chunks are parsed and re-sent then.
-    const through = translator ?? (finale ? reframeOpenAIStream(ctx, providerName) : undefined);
-    return through ? translatedStream(upstream, through, log, remaining, finale) : passThroughStream(upstream, log, remaining, this.src.hideUsage);
+    let sawDone = false;
+    const reframed = reframeOpenAIStream(ctx, providerName, () => (sawDone = true));
+    return translatedStream(upstream, reframed, log, remaining, finale, () => sawDone);
   }
 
   /** Stop reading: the upstream request is aborted, a pending `next()` throws a `cancelled` ChatStreamError (chat-stream.ts). */
@@ -132,6 +136,7 @@ export async function chatCall({ req, body, log }: ChatCallInput): Promise<ChatO
       effective = await guards.checkInput(leaf, effective);
     },
     build: ({ adapter, target }) => adapter.chat!.request(stream ? withStreamUsage(effective, adapter.chat!) : effective, target),
+    accept: stream ? ({ body, headers }, { adapter }) => checkEventStream(body, headers, adapter.slug) : undefined,
   });
   Object.assign(log, d.facts, { model: effective.model });
   if (!succeeded(d)) {

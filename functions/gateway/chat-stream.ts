@@ -14,7 +14,7 @@ export type ChatStreamFailure = 'provider_error' | 'interrupted' | 'incomplete' 
 
 /**
  * Thrown by a ChatStream's iterator instead of a clean end: the provider reported an error
- * mid-stream, the connection broke, the caller's x-gateway-request-timeout ran out, an
+ * mid-stream, the connection broke or went idle, the request timeout ran out, an
  * output guardrail refused the answer, or the consumer cancelled. Its body is the error
  * event the HTTP route sends in the same case.
  */
@@ -51,6 +51,16 @@ const incomplete = () =>
   new ChatStreamError('incomplete', 502, 'upstream_error', 'The provider stream ended before the answer was complete.', 'upstream_stream_incomplete');
 const unfinished = () => new ChatStreamError('internal', 500, 'server_error', 'The gateway failed to finish the stream.', 'internal_error');
 
+/**
+ * A GatewayError thrown while reading: the HTTP client destroys the body with one when the
+ * request timeout or the idle bound runs out, or the connection breaks mid-body.
+ */
+function reasonOf(err: GatewayError, phase: 'upstream' | 'finale'): ChatStreamFailure {
+  if (err.type === 'guardrail_error') return 'guardrail';
+  if (phase === 'finale') return 'internal';
+  return err.type === 'timeout_error' ? 'timeout' : 'interrupted';
+}
+
 /** What a ChatStream reads from. */
 export interface StreamSource {
   upstream: Readable;
@@ -69,7 +79,8 @@ export interface StreamSource {
 /** The chunks of a stream; failures throw a ChatStreamError, leaving early aborts the upstream. */
 export async function* chunks(src: StreamSource, stopped: () => boolean): AsyncGenerator<ChatCompletionChunk, void, undefined> {
   const { upstream, ctx, finale, log } = src;
-  let sawDone = src.translator !== undefined; // translators end on their own terms
+  // OpenAI chunks end with [DONE]; every translator emits a finish reason when its format's answer ends.
+  let sawDone = false;
   const translator = src.translator ?? reframeOpenAIStream(ctx, src.providerName, () => (sawDone = true));
   let text = '';
   let sawFinish = false;
@@ -98,10 +109,8 @@ export async function* chunks(src: StreamSource, stopped: () => boolean): AsyncG
   try {
     for await (const bytes of upstream as AsyncIterable<Buffer>) yield* emit(translator.push(bytes));
     yield* emit(translator.end());
-    if (!sawDone) {
-      log.streamError = 'provider stream ended without [DONE]';
-      if (!sawFinish) throw incomplete();
-    }
+    if (!sawDone && !sawFinish) throw incomplete();
+    if (!sawDone && !src.translator) log.streamError = 'provider stream ended without [DONE]';
     phase = 'finale';
     const last = finale ? await finale(text) : undefined;
     settled = true;
@@ -116,7 +125,7 @@ export async function* chunks(src: StreamSource, stopped: () => boolean): AsyncG
           : expired
             ? timedOut()
             : err instanceof GatewayError
-              ? ChatStreamError.of(err.type === 'guardrail_error' ? 'guardrail' : 'internal', err)
+              ? ChatStreamError.of(reasonOf(err, phase), err)
               : phase === 'finale'
                 ? unfinished()
                 : interrupted((err as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE');

@@ -36,6 +36,7 @@ import { dispatch, gatewayHeaders, type Dispatched } from './pipeline';
 import { proxyRequest } from './proxy';
 import { watchUsage } from './messages-usage';
 import { requestFacts, requestLog, type RequestFacts } from './request-log';
+import { checkEventStream } from './stream-check';
 import { reachableProviders, resolveConfig } from './target';
 import { idempotency } from '../shared/http/idempotency';
 
@@ -104,6 +105,7 @@ async function native(req: GatewayRequest, log: RequestFacts, path: 'messages' |
       if (leaf.node.override_params) upstream.body = JSON.stringify({ ...sent, ...leaf.node.override_params });
       return upstream;
     },
+    accept: path === 'messages' && sent.stream === true ? ({ body, headers }, { adapter }) => checkEventStream(body, headers, adapter.slug) : undefined,
   });
   Object.assign(log, d.facts, { stream: sent.stream === true });
   const { error, response } = d.routing.result;

@@ -4,7 +4,7 @@ import { GatewayError } from '../shared/errors';
 import type { ConfigNode } from '../shared/gateway-config';
 import { mergeHeaders } from '../shared/http/response';
 import type { CallerRequest } from '../shared/http/types';
-import { sendUpstream } from '../shared/net/http-client';
+import { sendUpstream, type UpstreamResponse } from '../shared/net/http-client';
 import type { ProviderAdapter, ProviderTarget, UpstreamRequest, Usage } from '../providers/types';
 import { enforceBudgets } from '../policies/budgets';
 import { enforceRateLimits, recordTokenUsage, type LimitSubject } from '../policies/limiter';
@@ -37,6 +37,11 @@ export interface DispatchSpec {
   beforeAttempt?(resolved: ResolvedTarget, leaf: Leaf): Promise<void>;
   /** Build the provider request for one resolved target (throws 400 if unsupported). */
   build(resolved: ResolvedTarget, leaf: Leaf): UpstreamRequest;
+  /**
+   * Look at a successful answer before it counts (a stream's first line): a GatewayError
+   * makes it the attempt's failure, so retries and fallbacks apply. Leaves the body readable.
+   */
+  accept?(response: UpstreamResponse, resolved: ResolvedTarget): Promise<void>;
 }
 
 /** The part of the request log dispatch touches itself; everything else it returns. */
@@ -156,6 +161,7 @@ async function routed(spec: DispatchSpec, options: GatewayOptions, onRateLimited
     try {
       const response = await sendUpstream({ ...upstream, timeoutMs, trustedHosts: config().trustedHosts });
       upstreamLatencyMs = Date.now() - sent;
+      if (spec.accept && response.status < 300) await spec.accept(response, resolved);
       const outcome = { status: response.status, headers: response.headers, body: response.body };
       return { response: cache && outcome.status < 300 ? storeWhileStreaming(cache, outcome, req.context) : outcome };
     } catch (err) {

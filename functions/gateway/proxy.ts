@@ -10,6 +10,7 @@ import { dispatch, gatewayHeaders } from './pipeline';
 import { providerPath } from './proxy-path';
 import { requestFacts, requestLog } from './request-log';
 import { failureResponse, succeeded } from './responses';
+import { proxiedEventStream } from './streaming';
 
 const IDENTITY_ENCODING = { 'accept-encoding': 'identity' } as const;
 
@@ -61,7 +62,9 @@ export async function forwardToProvider(req: GatewayRequest): Promise<HttpRespon
   Object.assign(facts, d.facts, { stream });
   if (!succeeded(d)) return failureResponse(d);
   const upstream = d.routing.result.response!;
-  return { statusCode: upstream.status, headers: mergeHeaders(responseHeadersFrom(upstream.headers), gatewayHeaders(d)), body: upstream.body };
+  // An event stream is relayed whole events at a time, so a failure can end it with an error event.
+  const body = stream ? proxiedEventStream(upstream.body, facts, d.remainingMs()).stream : upstream.body;
+  return { statusCode: upstream.status, headers: mergeHeaders(responseHeadersFrom(upstream.headers), gatewayHeaders(d)), body };
 }
 
 const logProxied = requestLog('proxy');

@@ -1,7 +1,9 @@
 import type { Readable } from 'node:stream';
 import { createParser } from 'eventsource-parser';
-import { GatewayError, type ErrorBody } from '../shared/errors';
+import { config } from '../shared/config';
+import { GatewayError, upstreamError, type ErrorBody } from '../shared/errors';
 import { SseWriter } from '../shared/http/sse';
+import { EventAligner } from '../shared/http/sse-events';
 import type { ChatCompletionChunk, StreamError, StreamTranslator, Usage } from '../providers/types';
 import type { RequestFacts } from './request-log';
 
@@ -12,17 +14,27 @@ const errorBody = (message: string, type: string, code: string | null): ErrorBod
   error: { message, type, param: null, code },
 });
 
+/** A stream event (or line) past `MAX_STREAM_EVENT_BYTES`: the stream ends rather than buffer it. */
+export const eventTooLarge = (maxBytes: number) =>
+  upstreamError(`The provider sent a stream event larger than ${maxBytes} bytes; the stream was cut.`, 'upstream_event_too_large');
+
+/** The upstream ended cleanly but without `[DONE]` or a finish reason: the answer is not whole. */
+export const streamIncomplete = () => upstreamError('The provider stream ended before the answer was complete.', 'upstream_stream_incomplete');
+
+const interrupted = () => errorBody('The provider connection broke before the response was complete.', 'upstream_error', 'upstream_stream_interrupted');
+
 interface RelayHooks {
-  /** Bytes from upstream; return false to stop (an in-stream error was reported). */
+  /** Bytes from upstream; return false to stop (an in-stream error was reported); throw a GatewayError to end with it. */
   onData(chunk: Buffer): boolean;
-  /** Upstream ended cleanly. */
+  /** Upstream ended cleanly; throw a GatewayError to end with it instead of a clean end. */
   onEnd(): void | Promise<void>;
 }
 
 /**
  * Pump an upstream body into an SSE writer with backpressure. The caller leaving aborts
- * the upstream request; an upstream cut or the caller's timeout ends the stream with an
- * error event, never with a clean-looking end.
+ * the upstream request; an upstream cut, a GatewayError the HTTP client destroys the body
+ * with (the request timeout, the idle bound) or the caller's timeout ends the stream with
+ * an error event, never with a clean-looking end. Nothing thrown here reaches the process.
  */
 function relay(upstream: Readable, sse: SseWriter, facts: StreamLog, remainingMs: number | undefined, hooks: RelayHooks): void {
   let settled = false;
@@ -35,6 +47,8 @@ function relay(upstream: Readable, sse: SseWriter, facts: StreamLog, remainingMs
     sse.end();
     upstream.destroy();
   };
+  const failWith = (err: unknown) =>
+    fail(err instanceof GatewayError ? err.toBody() : errorBody('The gateway failed to relay the stream.', 'server_error', 'internal_error'));
   const timer =
     remainingMs !== undefined
       ? setTimeout(() => fail(errorBody(`The request timed out after its x-gateway-request-timeout.`, 'timeout_error', 'request_timeout')), remainingMs)
@@ -50,7 +64,14 @@ function relay(upstream: Readable, sse: SseWriter, facts: StreamLog, remainingMs
   });
   upstream.on('data', (chunk: Buffer) => {
     if (settled) return;
-    if (!hooks.onData(chunk)) {
+    let more: boolean;
+    try {
+      more = hooks.onData(chunk);
+    } catch (err) {
+      failWith(err);
+      return;
+    }
+    if (!more) {
       settled = true;
       clearTimeout(timer);
       upstream.destroy();
@@ -68,24 +89,25 @@ function relay(upstream: Readable, sse: SseWriter, facts: StreamLog, remainingMs
     void Promise.resolve()
       .then(() => hooks.onEnd())
       .catch((err: unknown) => {
-        const body = err instanceof GatewayError ? err.toBody() : errorBody('The gateway failed to finish the stream.', 'server_error', 'internal_error');
-        facts.streamError = body.error.message;
-        sse.error(body);
-        sse.end();
+        settled = false;
+        failWith(err);
       });
   });
-  upstream.on('error', () =>
-    fail(errorBody('The provider connection broke before the response was complete.', 'upstream_error', 'upstream_stream_interrupted')),
-  );
+  upstream.on('error', (err) => fail(err instanceof GatewayError ? err.toBody() : interrupted()));
   upstream.on('close', () => {
     if (!settled) fail(errorBody('The provider closed the stream before it was complete.', 'upstream_error', 'upstream_stream_interrupted'));
   });
 }
 
 const USAGE_OBJECT = /"usage"\s*:\s*\{/;
+const FINISHED = /"finish_reason"\s*:\s*"/;
+const EVENT_END = Buffer.from('\n\n');
 
 /**
- * OpenAI-shaped upstream: bytes pass through untouched; usage is read off a parsed copy.
+ * OpenAI-shaped upstream: bytes pass through untouched, whole events at a time (an event
+ * split across reads waits for its end; one past `MAX_STREAM_EVENT_BYTES` ends the stream);
+ * usage, `[DONE]` and finish reasons are read off a parsed copy. A stream that ends with
+ * neither `[DONE]` nor a finish reason ends with an error event.
  * `hideUsage`: the gateway asked for usage the caller did not (to price the stream), so
  * the events of each upstream read are forwarded together as soon as it is parsed, less the
  * final usage-only chunk (the others keep the `"usage":null` OpenAI puts in them then);
@@ -93,7 +115,10 @@ const USAGE_OBJECT = /"usage"\s*:\s*\{/;
  */
 export function passThroughStream(upstream: Readable, facts: StreamLog, remainingMs: number | undefined, hideUsage = false): SseWriter {
   const sse = new SseWriter();
+  const maxEventBytes = config().maxStreamEventBytes;
+  const events = new EventAligner();
   let sawDone = false;
+  let sawFinish = false;
   /** Events of the current read to forward (hideUsage). */
   let forward = '';
   const parser = createParser({
@@ -103,6 +128,7 @@ export function passThroughStream(upstream: Readable, facts: StreamLog, remainin
         if (hideUsage) forward += 'data: [DONE]\n\n';
         return;
       }
+      if (!sawFinish && event.data.includes('"finish_reason"') && FINISHED.test(event.data)) sawFinish = true;
       let usageOnly = false;
       // Once usage is asked for, every chunk carries `"usage":null`: only one with a usage object is parsed.
       if (event.data.includes('"usage"') && USAGE_OBJECT.test(event.data)) {
@@ -118,20 +144,64 @@ export function passThroughStream(upstream: Readable, facts: StreamLog, remainin
     },
   });
   const decoder = new TextDecoder();
+  const read = (whole: Buffer) => {
+    // Forward first: reading usage off the copy must not delay the caller's bytes.
+    if (!hideUsage) sse.writeRaw(whole);
+    parser.feed(decoder.decode(whole, { stream: true }));
+    if (hideUsage && forward) {
+      // A full buffer is backpressure (relay pauses the provider), not a reason to stop.
+      sse.writeRaw(forward);
+      forward = '';
+    }
+  };
   relay(upstream, sse, facts, remainingMs, {
     onData(chunk) {
-      // Forward first: reading usage off the copy must not delay the caller's bytes.
-      if (!hideUsage) sse.writeRaw(chunk);
-      parser.feed(decoder.decode(chunk, { stream: true }));
-      if (hideUsage && forward) {
-        // A full buffer is backpressure (relay pauses the provider), not a reason to stop.
-        sse.writeRaw(forward);
-        forward = '';
-      }
+      const whole = events.push(chunk);
+      if (whole) read(whole);
+      if (events.pendingBytes > maxEventBytes) throw eventTooLarge(maxEventBytes);
       return true;
     },
     onEnd() {
-      if (!sawDone) facts.streamError = 'provider stream ended without [DONE]';
+      const rest = events.rest();
+      if (rest) {
+        // A last event without its blank line counts when it completes the answer; a cut one is dropped.
+        parser.feed(`${decoder.decode(rest)}\n\n`);
+        if (sawDone || sawFinish) {
+          if (!hideUsage) sse.writeRaw(Buffer.concat([rest, EVENT_END]));
+          else if (forward) sse.writeRaw(forward);
+        }
+        forward = '';
+      }
+      if (!sawDone) {
+        if (!sawFinish) throw streamIncomplete();
+        facts.streamError = 'provider stream ended without [DONE]';
+      }
+      sse.end();
+    },
+  });
+  return sse;
+}
+
+/**
+ * A provider's SSE answer on the generic proxy: its bytes, whole events at a time, as
+ * received. The proxy does not know the endpoint's protocol, so a clean end is passed on as
+ * one; a failure (cut, timeout, idle upstream, an event past the cap) ends it with an error
+ * event in the OpenAI shape, after the last whole event.
+ */
+export function proxiedEventStream(upstream: Readable, facts: StreamLog, remainingMs: number | undefined): SseWriter {
+  const sse = new SseWriter();
+  const maxEventBytes = config().maxStreamEventBytes;
+  const events = new EventAligner();
+  relay(upstream, sse, facts, remainingMs, {
+    onData(chunk) {
+      const whole = events.push(chunk);
+      if (whole) sse.writeRaw(whole);
+      if (events.pendingBytes > maxEventBytes) throw eventTooLarge(maxEventBytes);
+      return true;
+    },
+    onEnd() {
+      const rest = events.rest();
+      if (rest) sse.writeRaw(rest);
       sse.end();
     },
   });
@@ -148,20 +218,28 @@ function streamErrorBody(e: StreamError): ErrorBody {
  */
 export type StreamFinale = (text: string) => Promise<ChatCompletionChunk | undefined>;
 
-/** Foreign upstream format -> OpenAI chunks, then the gateway's own `data: [DONE]`. */
+/**
+ * Foreign upstream format -> OpenAI chunks, then the gateway's own `data: [DONE]`. A stream
+ * that ends before any chunk had a finish reason (and, for OpenAI chunks, before `[DONE]`:
+ * `sawDone`) ends with an error event instead.
+ */
 export function translatedStream(
   upstream: Readable,
   translator: StreamTranslator,
   facts: StreamLog,
   remainingMs: number | undefined,
   finale?: StreamFinale,
+  sawDone: () => boolean = () => false,
 ): SseWriter {
   const sse = new SseWriter();
   let text = '';
+  let sawFinish = false;
   const emit = (out: { chunks: ChatCompletionChunk[]; error?: StreamError }): boolean => {
     for (const chunk of out.chunks) {
-      if (finale)
-        for (const choice of chunk.choices) text += choice.delta.content ?? choice.delta.tool_calls?.map((t) => t.function?.arguments ?? '').join('') ?? '';
+      for (const choice of chunk.choices) {
+        if (choice.finish_reason) sawFinish = true;
+        if (finale) text += choice.delta.content ?? choice.delta.tool_calls?.map((t) => t.function?.arguments ?? '').join('') ?? '';
+      }
       sse.send(chunk);
     }
     facts.usage = translator.usage() ?? facts.usage;
@@ -177,6 +255,7 @@ export function translatedStream(
     onData: (chunk) => emit(translator.push(chunk)),
     async onEnd() {
       if (!emit(translator.end())) return;
+      if (!sawFinish && !sawDone()) throw streamIncomplete();
       const last = finale ? await finale(text) : undefined;
       if (last) sse.send(last);
       sse.done();

@@ -78,6 +78,8 @@ const schema = z.object({
   /** How long a stored Responses API object (`store: true`) is kept for `previous_response_id`. */
   RESPONSES_TTL_DAYS: intFromEnv(30, 1),
   MAX_BODY_BYTES: intFromEnv(10 * 1024 * 1024, 1),
+  /** Largest SSE line or event the gateway reads from a provider stream; past it the stream ends with `upstream_event_too_large`. */
+  MAX_STREAM_EVENT_BYTES: intFromEnv(8 * 1024 * 1024, 1024),
   /** Upper bound on any upstream call when the caller sets no timeout. */
   DEFAULT_UPSTREAM_TIMEOUT_MS: intFromEnv(600_000, 1),
   /**
@@ -85,6 +87,8 @@ const schema = z.object({
    * third of it while the request runs): a crashed request frees its key after this.
    */
   IDEMPOTENCY_LEASE_MS: intFromEnv(10_000, 500),
+  /** Longest silence allowed between body bytes of an upstream response, once its headers arrived. */
+  UPSTREAM_IDLE_TIMEOUT_MS: intFromEnv(300_000, 1),
   RUN_QUEUE_URL: z.optional(z.string()),
   RUN_STATE_MACHINE_ARN: z.optional(z.string()),
   /**
@@ -136,8 +140,10 @@ export interface GatewayConfig {
   requestLogBatchWaitMs: number;
   responsesTtlDays: number;
   maxBodyBytes: number;
+  maxStreamEventBytes: number;
   defaultUpstreamTimeoutMs: number;
   idempotencyLeaseMs: number;
+  upstreamIdleTimeoutMs: number;
   runQueueUrl: string | undefined;
   runStateMachineArn: string | undefined;
   runToolOutputTimeoutSeconds: number;
@@ -183,8 +189,10 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     requestLogBatchWaitMs: e.REQUEST_LOG_BATCH_WAIT_MS,
     responsesTtlDays: e.RESPONSES_TTL_DAYS,
     maxBodyBytes: e.MAX_BODY_BYTES,
+    maxStreamEventBytes: e.MAX_STREAM_EVENT_BYTES,
     defaultUpstreamTimeoutMs: e.DEFAULT_UPSTREAM_TIMEOUT_MS,
     idempotencyLeaseMs: e.IDEMPOTENCY_LEASE_MS,
+    upstreamIdleTimeoutMs: e.UPSTREAM_IDLE_TIMEOUT_MS,
     runQueueUrl: e.RUN_QUEUE_URL,
     runStateMachineArn: e.RUN_STATE_MACHINE_ARN,
     runToolOutputTimeoutSeconds: e.RUN_TOOL_OUTPUT_TIMEOUT_SECONDS,

@@ -52,6 +52,9 @@ export const conflict = (message: string, code = 'conflict') => new GatewayError
 export const payloadTooLarge = (limitBytes: number) =>
   new GatewayError(413, 'invalid_request_error', `Request body exceeds the limit of ${limitBytes} bytes.`, null, 'payload_too_large');
 export const requestTimeout = (ms: number) => new GatewayError(408, 'timeout_error', `The request timed out after ${ms} ms.`, null, 'request_timeout');
+/** No body bytes from the upstream for `ms` once its headers arrived. */
+export const upstreamIdleTimeout = (ms: number) =>
+  new GatewayError(504, 'timeout_error', `The upstream sent nothing for ${ms} ms while answering.`, null, 'upstream_idle_timeout');
 export const upstreamError = (message: string, code = 'upstream_unreachable') => new GatewayError(502, 'upstream_error', message, null, code);
 export const serverError = () =>
   new GatewayError(500, 'server_error', 'The gateway hit an internal error. Quote the trace id when reporting it.', null, 'internal_error');

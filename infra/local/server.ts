@@ -177,6 +177,8 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     Object.assign(process.env, stepFunctions.env, sqs.env, options.env);
 
     // Handlers are imported only now: their module scope reads the settings above.
+    // A stray throw anywhere in this process (server, queues, workflows) is logged, not fatal.
+    (await import('../../functions/shared/telemetry/last-resort')).installLastResort();
     const handlers = new Map<string, StreamingHandler>();
     const bundles = (options.functionBundlesDir ?? process.env.GATEWAY_FUNCTION_BUNDLES) || undefined;
     const threads = options.workerThreads ?? (Number(process.env.GATEWAY_WORKER_THREADS) || 0);

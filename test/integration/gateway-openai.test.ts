@@ -188,7 +188,9 @@ describe('unified chat through the OpenAI SDK (OpenAI-compatible provider)', () 
       for await (const chunk of stream) seen.push(chunk.choices[0]?.delta.content ?? '');
     })().catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(OpenAI.APIError);
-    expect(String((failure as Error).message)).toMatch(/provider/i);
+    // The HTTP client's body failure, relayed as the terminal event.
+    expect((failure as InstanceType<typeof OpenAI.APIError>).code).toBe('upstream_response_ended');
+    expect(String((failure as Error).message)).toMatch(/ended before it was complete/i);
     expect(seen.length).toBeGreaterThan(0);
   });
 

@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 export async function startChildGateway(
   parent: { adminKey: string; kmsEndpoint: string },
   env: Record<string, string> = {},
-): Promise<{ url: string; adminKey: string; pid: number; stop: () => Promise<void> }> {
+): Promise<{ url: string; adminKey: string; pid: number; output: () => string; alive: () => boolean; stop: () => Promise<void> }> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, '../../infra/local/main.ts')], {
     env: {
       ...process.env,
@@ -43,6 +43,9 @@ export async function startChildGateway(
     url,
     adminKey: /Admin key[^:]*: (\S+)/.exec(output)![1]!,
     pid: child.pid!,
+    /** Everything it printed so far (stdout and stderr). */
+    output: () => output,
+    alive: () => child.exitCode === null && child.signalCode === null,
     stop: () =>
       new Promise<void>((r) => {
         if (child.exitCode !== null) return r();

@@ -5,6 +5,7 @@
  * upstream stream is ignored.
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { config } from '../../shared/config';
 import type { ChatCompletionChunk, StreamError, StreamTranslator, Usage } from '../types';
 
 export interface Output {
@@ -20,10 +21,9 @@ export interface SseHandler {
   usage(): Usage | undefined;
 }
 
-/** Above this much buffered, unterminated text the upstream is not speaking SSE. */
-const MAX_BUFFER = 16 * 1024 * 1024;
-
 export function sseTranslator(handler: SseHandler): StreamTranslator {
+  // An event (or line) past this is not buffered further: the stream ends with an error.
+  const maxEventBytes = config().maxStreamEventBytes;
   const decoder = new TextDecoder('utf-8');
   let out: Output = { chunks: [] };
   let stopped = false;
@@ -36,7 +36,7 @@ export function sseTranslator(handler: SseHandler): StreamTranslator {
     handler.finish?.(out);
   };
   const parser = createParser({
-    maxBufferSize: MAX_BUFFER,
+    maxBufferSize: maxEventBytes,
     onEvent(ev) {
       if (stopped) return;
       handler.event(ev, out, () => {
@@ -48,7 +48,12 @@ export function sseTranslator(handler: SseHandler): StreamTranslator {
     onError(err) {
       if (err.type === 'max-buffer-size-exceeded' && !stopped) {
         stopped = failed = true;
-        out.error = { status: 502, message: 'The upstream stream is not valid server-sent events.', type: 'upstream_error', code: 'invalid_upstream_stream' };
+        out.error = {
+          status: 502,
+          message: `The provider sent a stream event larger than ${maxEventBytes} bytes; the stream was cut.`,
+          type: 'upstream_error',
+          code: 'upstream_event_too_large',
+        };
       }
     },
   });

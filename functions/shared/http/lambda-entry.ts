@@ -8,6 +8,7 @@ import { ID_PREFIX, newId } from '../ids';
 import { log } from '../telemetry/logger';
 import { flushAfterResponse, newRequestContext, type RequestContext } from '../telemetry/context';
 import { invocationEnded, invocationStarted, writeHeld } from '../telemetry/invocations';
+import { installLastResort } from '../telemetry/last-resort';
 import { buildRequest, normaliseHeaders, traceIdFrom } from './request';
 import { errorResponse, mergeHeaders } from './response';
 import { methodNotAllowed, oversizedParam, routeNotFound, Router } from './router';
@@ -149,6 +150,7 @@ writeHeldOnShutdown();
  * write per JSON response (bench/README.md, "No middy").
  */
 export function createHttpHandler(routes: readonly Route[], options: GroupOptions = {}) {
+  installLastResort();
   const group = groupRouter(routes, options);
   return awslambda.streamifyResponse(async (event: APIGatewayProxyEvent, responseStream: Writable, _context: Context) => {
     const ctx = newRequestContext();

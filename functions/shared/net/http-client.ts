@@ -1,9 +1,10 @@
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
+import zlib from 'node:zlib';
 import { config } from '../config';
-import { badRequest, GatewayError, requestTimeout, upstreamError } from '../errors';
+import { badRequest, GatewayError, requestTimeout, upstreamError, upstreamIdleTimeout } from '../errors';
 import type { UpstreamRequest } from './upstream-request';
 import { assertSafeUrl, BLOCKED_HOST_CODE, createGuardedLookup, isTrustedHost, type Resolver } from './ssrf';
 
@@ -20,9 +21,16 @@ import { assertSafeUrl, BLOCKED_HOST_CODE, createGuardedLookup, isTrustedHost, t
  *   redirect support, and nothing here adds it, so a `Location` pointing at a blocked host
  *   can never be fetched by the gateway. Whoever wants to follow one must send a new
  *   request through `sendUpstream`, which vets the new URL again.
- * - `timeoutMs` bounds the time until the response headers (408 `request_timeout`);
+ * - `timeoutMs` bounds the whole exchange (408 `request_timeout`): before the headers the
+ *   promise rejects, after them the body stream is destroyed with that error.
+ *   `idleTimeoutMs` bounds the silence between body bytes (504 `upstream_idle_timeout`).
  *   `signal` aborts the request at any time, and after the headers it destroys the body
- *   stream with an AbortError.
+ *   stream with an AbortError. Any other body failure is a 502 `upstream_response_ended`.
+ * - A request is written once: never resent by the client, not even after a reset of a
+ *   reused keep-alive socket (the provider may already run and bill it). Stale pooled
+ *   sockets are dropped instead (FREE_SOCKET_TIMEOUT_MS).
+ * - `accept-encoding: identity` unless the request names one; a gzip, deflate or br body
+ *   that arrives anyway is decoded (streamed, so size limits apply to decoded bytes).
  * - Errors never carry request headers, credentials or the URL's path/query; only the host.
  *
  * Hosts in the trusted list (GATEWAY_TRUSTED_HOSTS, or `trustedHosts` per request) skip the
@@ -33,14 +41,21 @@ import { assertSafeUrl, BLOCKED_HOST_CODE, createGuardedLookup, isTrustedHost, t
 export interface UpstreamResponse {
   status: number;
   headers: Record<string, string | string[]>;
-  /** The response body as it arrives (not buffered). Consume or destroy it. */
-  body: IncomingMessage;
+  /**
+   * The response body as it arrives (not buffered), decoded when the upstream compressed it.
+   * Consume or destroy it. It fails with a GatewayError: 408 `request_timeout` (the exchange's
+   * deadline), 504 `upstream_idle_timeout`, 502 `upstream_response_ended` (reset, cut short)
+   * or 502 `invalid_upstream_response` (undecodable); or with an AbortError (signal).
+   */
+  body: Readable;
 }
 
 export type SendUpstreamRequest = UpstreamRequest & {
   signal?: AbortSignal;
-  /** Time allowed until the response headers; default config().defaultUpstreamTimeoutMs. */
+  /** Time allowed for the whole exchange, headers and body; default config().defaultUpstreamTimeoutMs. */
   timeoutMs?: number;
+  /** Longest silence between body bytes once the headers arrived; default config().upstreamIdleTimeoutMs. */
+  idleTimeoutMs?: number;
   /** Hosts admitted despite the SSRF checks; default config().trustedHosts. */
   trustedHosts?: readonly string[];
   /** Header or field the URL came from, reported as `param` of a `blocked_custom_host` error. */
@@ -107,18 +122,103 @@ function headersOf(res: IncomingMessage): Record<string, string | string[]> {
   return out;
 }
 
+/** A body failure that is not already ours becomes 502 `upstream_response_ended`. */
+function bodyEnded(host: string, err: unknown): GatewayError {
+  return upstreamError(`The response from '${host}' ended before it was complete: ${describeError(err)}.`, 'upstream_response_ended');
+}
+
+/**
+ * Make every error a body stream fails with one of ours (GatewayError or AbortError), so a
+ * consumer can answer or end a stream with it as it is. Wraps the stream's own `_destroy`,
+ * which every failure path (reset, premature close, parser error, destroy(err)) goes through.
+ */
+function mapBodyErrors(stream: Readable, toError: (err: unknown) => GatewayError): void {
+  const destroy = stream._destroy;
+  stream._destroy = function (this: Readable, err: Error | null, callback: (error?: Error | null) => void) {
+    destroy.call(this, err, (e) => callback(e && !(e instanceof GatewayError) && !(e instanceof AbortError) ? toError(e) : e));
+  };
+}
+
+const DECODERS: Record<string, () => zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress> = {
+  gzip: () => zlib.createGunzip(),
+  'x-gzip': () => zlib.createGunzip(),
+  deflate: () => zlib.createInflate(),
+  br: () => zlib.createBrotliDecompress(),
+};
+
+/**
+ * The body decoded when the upstream compressed it although asked not to (gzip, deflate,
+ * br): `content-encoding` and `content-length` are dropped from `headers`, since they
+ * describe the encoded bytes. Decoding is streamed, so a size limit on the decoded bytes
+ * (readBody) stops a decompression bomb early. Other encodings are left as they are.
+ */
+function decoded(res: IncomingMessage, headers: Record<string, string | string[]>, host: string): Readable {
+  mapBodyErrors(res, (err) => bodyEnded(host, err));
+  const encoding = headers['content-encoding'];
+  const decoder = typeof encoding === 'string' ? DECODERS[encoding.trim().toLowerCase()] : undefined;
+  if (!decoder) return res;
+  delete headers['content-encoding'];
+  delete headers['content-length'];
+  const out = decoder();
+  mapBodyErrors(out, (err) =>
+    upstreamError(`The response from '${host}' could not be decoded as ${String(encoding)}: ${(err as Error).message}.`, 'invalid_upstream_response'),
+  );
+  // Destroying the decoded stream (caller gone, size limit) destroys the upstream body too.
+  pipeline(res, out, () => {});
+  return out;
+}
+
+/**
+ * Pooled sockets idle longer than this are closed, below the keep-alive timeout of common
+ * servers (Node.js 5 s; nginx, load balancers and CDNs more), so a request is not written
+ * to a socket the server is closing. Node's agents also honour a shorter `Keep-Alive:
+ * timeout=` hint from the server.
+ */
+export const FREE_SOCKET_TIMEOUT_MS = 4_000;
+
+/**
+ * The agents' idle timer cannot fire while a Lambda sandbox is frozen, and on thaw the next
+ * request can take a socket before it runs: so each socket also remembers when it was
+ * freed, and sockets older than FREE_SOCKET_TIMEOUT_MS are dropped before a request is
+ * assigned one.
+ */
+function withFreshSockets<A extends http.Agent>(agent: A): A {
+  const freedAt = new WeakMap<object, number>();
+  const keepSocketAlive = agent.keepSocketAlive.bind(agent);
+  agent.keepSocketAlive = (socket) => {
+    freedAt.set(socket, Date.now());
+    return keepSocketAlive(socket);
+  };
+  const addRequest = (agent as unknown as { addRequest: (...args: unknown[]) => void }).addRequest.bind(agent);
+  (agent as unknown as { addRequest: (...args: unknown[]) => void }).addRequest = (...args: unknown[]) => {
+    const staleBefore = Date.now() - FREE_SOCKET_TIMEOUT_MS;
+    for (const free of Object.values(agent.freeSockets)) {
+      if (!free) continue;
+      for (let i = free.length - 1; i >= 0; i--) {
+        const socket = free[i]!;
+        if ((freedAt.get(socket) ?? 0) < staleBefore) {
+          free.splice(i, 1);
+          socket.destroy();
+        }
+      }
+    }
+    addRequest(...args);
+  };
+  return agent;
+}
+
 /** Build a client with its own keep-alive agents (one default client exists per container). */
 export function createUpstreamClient(opts: UpstreamClientOptions = {}): UpstreamClient {
   // Guarded agents trust nothing at the DNS step: trust is decided per request, by choosing
   // the trusted agents below, so one request's trust list never leaks into another's.
   const guarded = createGuardedLookup({ trustedHosts: [], resolve: opts.resolve });
   const unguarded = createGuardedLookup({ guard: false, resolve: opts.resolve });
-  const base = { keepAlive: true, scheduling: 'lifo' as const };
+  const base = { keepAlive: true, scheduling: 'lifo' as const, timeout: FREE_SOCKET_TIMEOUT_MS };
   const agents = {
-    http: new http.Agent({ ...base, lookup: guarded }),
-    https: new https.Agent({ ...base, lookup: guarded }),
-    trustedHttp: new http.Agent({ ...base, lookup: unguarded }),
-    trustedHttps: new https.Agent({ ...base, lookup: unguarded }),
+    http: withFreshSockets(new http.Agent({ ...base, lookup: guarded })),
+    https: withFreshSockets(new https.Agent({ ...base, lookup: guarded })),
+    trustedHttp: withFreshSockets(new http.Agent({ ...base, lookup: unguarded })),
+    trustedHttps: withFreshSockets(new https.Agent({ ...base, lookup: unguarded })),
   };
 
   function sendUpstream(req: SendUpstreamRequest): Promise<UpstreamResponse> {
@@ -132,6 +232,7 @@ export function createUpstreamClient(opts: UpstreamClientOptions = {}): Upstream
     const signal = req.signal;
     if (signal?.aborted) return Promise.reject(abortErrorOf(signal));
     const timeoutMs = Math.max(1, Math.min(req.timeoutMs ?? config().defaultUpstreamTimeoutMs, MAX_TIMER_MS));
+    const idleTimeoutMs = Math.max(1, Math.min(req.idleTimeoutMs ?? config().upstreamIdleTimeoutMs, MAX_TIMER_MS));
 
     const isHttps = url.protocol === 'https:';
     const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
@@ -139,9 +240,13 @@ export function createUpstreamClient(opts: UpstreamClientOptions = {}): Upstream
     const trustedName = isIP(hostname) === 0 && isTrustedHost(hostname, trustedHosts);
     const agent = isHttps ? (trustedName ? agents.trustedHttps : agents.https) : trustedName ? agents.trustedHttp : agents.http;
 
-    const headers: Record<string, string> = {};
+    // Uncompressed answers by default (no inflate on the hot path); what arrives compressed
+    // anyway is decoded below.
+    const headers: Record<string, string> = { 'accept-encoding': 'identity' };
     for (const [name, value] of Object.entries(req.headers)) {
-      if (name.toLowerCase() !== 'content-length') headers[name] = value;
+      const lower = name.toLowerCase();
+      if (lower === 'accept-encoding') headers['accept-encoding'] = value;
+      else if (lower !== 'content-length') headers[name] = value;
     }
     const body = req.body === undefined ? undefined : typeof req.body === 'string' ? Buffer.from(req.body, 'utf8') : req.body;
     if (body !== undefined) headers['content-length'] = String(body.length);
@@ -165,8 +270,6 @@ export function createUpstreamClient(opts: UpstreamClientOptions = {}): Upstream
 
     return new Promise<UpstreamResponse>((resolve, reject) => {
       let settled = false;
-      let retried = false;
-      let current: http.ClientRequest | undefined;
       let response: IncomingMessage | undefined;
 
       const detach = () => {
@@ -177,7 +280,7 @@ export function createUpstreamClient(opts: UpstreamClientOptions = {}): Upstream
         if (settled) return;
         settled = true;
         detach();
-        current?.destroy();
+        r.destroy();
         reject(err);
       };
       function onAbort() {
@@ -189,40 +292,37 @@ export function createUpstreamClient(opts: UpstreamClientOptions = {}): Upstream
           fail(err);
         }
       }
-      const timer = setTimeout(() => fail(requestTimeout(timeoutMs)), timeoutMs);
+      // One deadline for the whole exchange: before the headers it rejects, after them it
+      // destroys the body with the same 408.
+      const timer = setTimeout(() => {
+        if (response) response.destroy(requestTimeout(timeoutMs));
+        else fail(requestTimeout(timeoutMs));
+      }, timeoutMs);
       signal?.addEventListener('abort', onAbort, { once: true });
 
-      const attempt = () => {
-        const r = (isHttps ? https : http).request(options);
-        current = r;
-        r.on('response', (res) => {
-          if (settled) {
-            res.destroy();
-            return;
-          }
-          settled = true;
-          response = res;
-          clearTimeout(timer);
-          // Keep listening to the signal while the body streams; stop once it is done.
-          res.once('close', detach);
-          resolve({ status: res.statusCode ?? 0, headers: headersOf(res), body: res });
-        });
-        // Stays attached for the life of the request: later socket errors surface on the
-        // response stream instead, and must not crash the process as unhandled 'error's.
-        r.on('error', (err: NodeJS.ErrnoException) => {
-          if (settled) return;
-          // A pooled keep-alive socket the server had already closed (common after a Lambda
-          // freeze): retry once on a fresh connection, as the Node.js docs recommend.
-          if (!retried && r.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
-            retried = true;
-            attempt();
-            return;
-          }
-          fail(mapError(err));
-        });
-        r.end(body);
-      };
-      attempt();
+      const r = (isHttps ? https : http).request(options);
+      r.on('response', (res) => {
+        if (settled) {
+          res.destroy();
+          return;
+        }
+        settled = true;
+        response = res;
+        // The socket's own inactivity timer (re-armed by Node on every read) bounds the
+        // silence between body bytes; no timer per chunk.
+        r.setTimeout(idleTimeoutMs, () => res.destroy(upstreamIdleTimeout(idleTimeoutMs)));
+        // Keep listening to the signal and the deadline while the body streams; stop once it is done.
+        res.once('close', detach);
+        const headers = headersOf(res);
+        resolve({ status: res.statusCode ?? 0, headers, body: decoded(res, headers, url.host) });
+      });
+      // Stays attached for the life of the request: later socket errors surface on the
+      // response stream instead, and must not crash the process as unhandled 'error's.
+      // A request is sent once: a reset, even on a reused keep-alive socket, is this
+      // attempt's failure (the provider may have started, and billed, the work); retries
+      // are the routing's, when configured. Stale pooled sockets are avoided instead (agents).
+      r.on('error', (err: NodeJS.ErrnoException) => fail(mapError(err)));
+      r.end(body);
     });
   }
 
@@ -280,10 +380,14 @@ export function readBody(res: Readable & { headers?: http.IncomingHttpHeaders },
     res.on('data', onData);
     res.once('end', () => finish(null));
     res.once('error', (err) =>
-      finish(err instanceof AbortError || err instanceof GatewayError ? err : upstreamError(`The upstream response ended early: ${describeError(err)}.`)),
+      finish(
+        err instanceof AbortError || err instanceof GatewayError
+          ? err
+          : upstreamError(`The upstream response ended early: ${describeError(err)}.`, 'upstream_response_ended'),
+      ),
     );
     res.once('close', () => {
-      if (!settled) finish(upstreamError('The upstream response ended before it was complete.'));
+      if (!settled) finish(upstreamError('The upstream response ended before it was complete.', 'upstream_response_ended'));
     });
     if (res.readableEnded) finish(null);
   });

@@ -1,0 +1,128 @@
+import type { Readable } from 'node:stream';
+import { config } from '../shared/config';
+import { GatewayError, upstreamError } from '../shared/errors';
+
+/**
+ * A streamed request's 200 is only passed on once its body looks like server-sent events:
+ * HTML, a JSON body, gzip bytes or nothing at all would otherwise reach the caller as an
+ * empty `200 text/event-stream`. Nothing has been sent yet, so a body that fails the check is
+ * the attempt's failure (502 `invalid_upstream_response`: retries and fallbacks apply).
+ *
+ * Only the first line is read (usually the first event, in the first read): the bytes are
+ * put back with `unshift`, so the relay forwards them untouched, and the caller's first
+ * event waits for nothing more than it did. Binary event streams (Bedrock) are not SSE and
+ * are left to their own decoder.
+ */
+
+/** An SSE line: a comment, or one of the four fields (`data`, `event`, `id`, `retry`). */
+const SSE_LINE = /^(?::|(?:data|event|id|retry)(?::|$))/;
+/** The longest start of a line that decides whether it can be one (`retry:`). */
+const FIELD_PREFIX = 6;
+const LF = 10;
+const CR = 13;
+/** Bytes after which a first line that has not ended is judged only at its end or at the cap. */
+const DECIDING_PREFIX = 64;
+const BINARY_EVENT_STREAM = 'application/vnd.amazon.eventstream';
+
+export type FirstLine = 'sse' | 'not-sse' | 'too-large' | 'more';
+
+/**
+ * Judge the start of a stream's text by its first line: `more` until a whole line (or its
+ * first few characters, for a line that cannot be SSE) is in. A first `data:` line must hold
+ * JSON (or `[DONE]`), as every chat stream's does.
+ */
+export function judgeFirstLine(text: string, maxBytes: number): FirstLine {
+  const start = text.search(/[^\r\n\ufeff]/);
+  if (start < 0) return text.length > maxBytes ? 'not-sse' : 'more';
+  const rest = start ? text.slice(start) : text;
+  const eol = rest.search(/[\r\n]/);
+  const line = eol < 0 ? rest : rest.slice(0, eol);
+  if (!SSE_LINE.test(line.slice(0, FIELD_PREFIX))) return line.length >= FIELD_PREFIX || eol >= 0 ? 'not-sse' : 'more';
+  if (eol < 0) return line.length > maxBytes ? 'too-large' : 'more';
+  if (!line.startsWith('data')) return 'sse';
+  const value = line.slice(line.charCodeAt(5) === 32 ? 6 : 5).trim();
+  if (value === '' || value === '[DONE]') return 'sse';
+  try {
+    JSON.parse(value);
+    return 'sse';
+  } catch {
+    return 'not-sse';
+  }
+}
+
+function invalid(provider: string, what: string): GatewayError {
+  return upstreamError(`Provider '${provider}' answered a streamed request with ${what}, not server-sent events.`, 'invalid_upstream_response');
+}
+
+/**
+ * Resolves once the body's first line is SSE (its bytes back in the stream); rejects with a
+ * GatewayError otherwise, the body destroyed. A body failure while reading (reset, the
+ * request timeout) rejects with the client's GatewayError.
+ */
+export function checkEventStream(body: Readable, headers: Record<string, string | string[]>, provider: string): Promise<void> {
+  if (String(headers['content-type'] ?? '').includes(BINARY_EVENT_STREAM)) return Promise.resolve();
+  const encoding = String(headers['content-encoding'] ?? 'identity').toLowerCase();
+  if (encoding !== 'identity') {
+    body.destroy();
+    return Promise.reject(invalid(provider, `a '${encoding}'-encoded body`));
+  }
+  const maxBytes = config().maxStreamEventBytes;
+  return new Promise<void>((resolve, reject) => {
+    const seen: Buffer[] = [];
+    let size = 0;
+    /** The first line's start was judged: only its end (or the cap) can change the verdict. */
+    let prefixJudged = false;
+    const head = () => (seen.length === 1 ? seen[0]! : Buffer.concat(seen, size));
+    const done = (err?: GatewayError) => {
+      body.off('readable', onReadable);
+      body.off('end', onEnd);
+      body.off('error', onError);
+      body.off('close', onClose);
+      if (err) {
+        body.destroy();
+        reject(err);
+        return;
+      }
+      if (size) body.unshift(head());
+      resolve();
+    };
+    function onReadable() {
+      let chunk: Buffer | null;
+      while ((chunk = body.read() as Buffer | null) !== null) {
+        seen.push(chunk);
+        size += chunk.length;
+        // Judged again only when the verdict can change: a line end arrived, or the cap is passed.
+        if (prefixJudged && size <= maxBytes && !chunk.includes(LF) && !chunk.includes(CR)) continue;
+        const verdict = judgeFirstLine(head().toString('utf8'), maxBytes);
+        prefixJudged = size > DECIDING_PREFIX;
+        if (verdict === 'sse') return done();
+        if (verdict === 'not-sse') return done(invalid(provider, describe(head())));
+        if (verdict === 'too-large')
+          return done(upstreamError(`Provider '${provider}' sent a stream event larger than ${maxBytes} bytes.`, 'upstream_event_too_large'));
+      }
+    }
+    function onEnd() {
+      done(invalid(provider, size ? describe(head()) : 'an empty body'));
+    }
+    function onError(err: Error) {
+      done(
+        err instanceof GatewayError ? err : upstreamError(`Provider '${provider}' broke the connection before its stream began.`, 'upstream_response_ended'),
+      );
+    }
+    function onClose() {
+      onError(new Error('closed'));
+    }
+    body.on('readable', onReadable);
+    body.once('end', onEnd);
+    body.once('error', onError);
+    body.once('close', onClose);
+  });
+}
+
+function describe(bytes: Buffer): string {
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) return 'a gzip-compressed body';
+  const start = bytes.subarray(0, 64).toString('utf8').trimStart();
+  if (start.startsWith('<')) return 'an HTML or XML body';
+  if (start.startsWith('{') || start.startsWith('[')) return 'a JSON body';
+  return 'a body';
+}
