@@ -141,4 +141,34 @@ describe('run reconciler', () => {
     expect(run.status).toBe('completed');
     expect(passes.every((p) => p.failed === 0)).toBe(true);
   });
+
+  it('never shows a run past expires_at as active: read, listed or swept, it is expired and its thread is free', async () => {
+    // Runs whose queue message is lost (the hook that would send it does nothing), and whose
+    // expires_at has passed (moved into the past: the test does not wait ten minutes).
+    const lifecycle = await import('../../functions/assistants/workflow/lifecycle');
+    const { updateItem } = await import('../../functions/shared/db/ops');
+    const { runKey } = await import('../../functions/assistants/store/db');
+    const restore = lifecycle.setLifecycleHooks({ startRun: async () => undefined });
+    const lapsed = async () => {
+      const threadId = await newThread();
+      const created = await api(gw, 'POST', `/v1/threads/${threadId}/runs`, { assistant_id: assistantId });
+      expect(created.body.status).toBe('queued');
+      await updateItem('threads', runKey(gw.workspaceId, threadId, created.body.id), { set: { expires_at: created.body.created_at - 1 } });
+      return { threadId, runId: created.body.id as string };
+    };
+    try {
+      const [read, listed, swept] = [await lapsed(), await lapsed(), await lapsed()];
+      const got = await api(gw, 'GET', `/v1/threads/${read.threadId}/runs/${read.runId}`);
+      expect(got.body).toMatchObject({ id: read.runId, status: 'expired', expires_at: null });
+      const list = await api(gw, 'GET', `/v1/threads/${listed.threadId}/runs`);
+      expect(list.body.data).toEqual([expect.objectContaining({ id: listed.runId, status: 'expired' })]);
+      expect((await reconcile()).expired).toBeGreaterThanOrEqual(1);
+      expect((await api(gw, 'GET', `/v1/threads/${swept.threadId}/runs/${swept.runId}`)).body.status).toBe('expired');
+      for (const r of [read, listed, swept]) {
+        expect((await api(gw, 'POST', `/v1/threads/${r.threadId}/messages`, { role: 'user', content: 'again' })).status).toBe(200);
+      }
+    } finally {
+      restore();
+    }
+  });
 });
