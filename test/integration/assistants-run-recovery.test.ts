@@ -100,10 +100,16 @@ describe('run reconciler', () => {
   it('a cancel that finds the executor still holding its lease ends cancelled once the lease lapses', async () => {
     const { threadId, runId, killedAt } = await strandedStreamedRun();
     fake.setBehaviour({ latencyMs: undefined });
+    const sentAt = Date.now();
     const cancelling = await api(gw, 'POST', `/v1/threads/${threadId}/runs/${runId}/cancel`);
-    expect(cancelling.body.status).toBe('cancelling');
+    // The lease, renewed every second until the kill, lapses within the last second before
+    // killedAt + LEASE_MS: held until then, the run waits for the reconciler (the usual case);
+    // a machine slow enough to cancel only after that sees it cancelled at once.
+    if (Date.now() < killedAt + LEASE_MS - 1000) expect(cancelling.body.status).toBe('cancelling');
+    if (sentAt > killedAt + LEASE_MS) expect(cancelling.body.status).toBe('cancelled');
+    expect(['cancelling', 'cancelled']).toContain(cancelling.body.status);
     await sleep(Math.max(0, killedAt + LEASE_MS + 200 - Date.now()));
-    expect((await reconcile()).cancelled).toBeGreaterThanOrEqual(1);
+    if (cancelling.body.status === 'cancelling') expect((await reconcile()).cancelled).toBeGreaterThanOrEqual(1);
     expect((await api(gw, 'GET', `/v1/threads/${threadId}/runs/${runId}`)).body.status).toBe('cancelled');
   });
 
