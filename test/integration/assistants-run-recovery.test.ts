@@ -41,19 +41,27 @@ afterEach(() => fake.reset());
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const newThread = async () => (await api(gw, 'POST', '/v1/threads', { messages: [{ role: 'user', content: 'Hello' }] })).body.id as string;
 
-/** A streamed run started through a second gateway process, which is then killed mid-call. */
-async function strandedStreamedRun(): Promise<{ threadId: string; runId: string; killedAt: number }> {
+/** Streamed runs started through a second gateway process, which is then killed mid-call. */
+async function strandedStreamedRuns(count: number): Promise<{ runs: Array<{ threadId: string; runId: string }>; killedAt: number }> {
   fake.setBehaviour({ latencyMs: 60_000 });
   const child = await startChildGateway(gw, { RUN_EXECUTOR_LEASE_MS: String(LEASE_MS) });
   try {
-    const threadId = await newThread();
-    const { runId } = await streamedRunInProgress({ url: child.url, adminKey: gw.adminKey }, threadId, assistantId);
-    await sleep(300); // the model call is under way
+    const runs: Array<{ threadId: string; runId: string }> = [];
+    for (let i = 0; i < count; i++) {
+      const threadId = await newThread();
+      runs.push({ threadId, runId: (await streamedRunInProgress({ url: child.url, adminKey: gw.adminKey }, threadId, assistantId)).runId });
+    }
+    await sleep(300); // the model calls are under way
     process.kill(child.pid, 'SIGKILL');
-    return { threadId, runId, killedAt: Date.now() };
+    return { runs, killedAt: Date.now() };
   } finally {
     await child.stop();
   }
+}
+
+async function strandedStreamedRun(): Promise<{ threadId: string; runId: string; killedAt: number }> {
+  const { runs, killedAt } = await strandedStreamedRuns(1);
+  return { ...runs[0]!, killedAt };
 }
 
 describe('run reconciler', () => {
@@ -83,6 +91,23 @@ describe('run reconciler', () => {
     const next = await api(gw, 'POST', `/v1/threads/${threadId}/runs`, { assistant_id: assistantId });
     expect(next.status).toBe(200);
     expect((await runWhenTerminal(gw, threadId, next.body.id, 20_000)).status).toBe('completed');
+  });
+
+  it('frees a thread held by a stranded run as soon as a message or a run asks for it, before any pass', async () => {
+    const { runs, killedAt } = await strandedStreamedRuns(2);
+    fake.setBehaviour({ latencyMs: undefined });
+    await sleep(Math.max(0, killedAt + LEASE_MS + 200 - Date.now()));
+    const [forMessage, forRun] = runs as [{ threadId: string; runId: string }, { threadId: string; runId: string }];
+    expect((await api(gw, 'POST', `/v1/threads/${forMessage.threadId}/messages`, { role: 'user', content: 'again' })).status).toBe(200);
+    const next = await api(gw, 'POST', `/v1/threads/${forRun.threadId}/runs`, { assistant_id: assistantId });
+    expect(next.status, JSON.stringify(next.body)).toBe(200);
+    for (const r of runs) {
+      expect((await api(gw, 'GET', `/v1/threads/${r.threadId}/runs/${r.runId}`)).body).toMatchObject({
+        status: 'failed',
+        last_error: { code: 'server_error' },
+      });
+    }
+    expect((await runWhenTerminal(gw, forRun.threadId, next.body.id, 20_000)).status).toBe('completed');
   });
 
   it('cancels at once a streamed run whose executor is gone (lapsed lease)', async () => {
