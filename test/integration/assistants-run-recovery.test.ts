@@ -202,4 +202,30 @@ describe('run reconciler', () => {
       restore();
     }
   });
+
+  it('expires, without calling the model, a queued run whose message is delivered after its expires_at (a late replay)', async () => {
+    const lifecycle = await import('../../functions/assistants/workflow/lifecycle');
+    const { updateItem } = await import('../../functions/shared/db/ops');
+    const { runKey } = await import('../../functions/assistants/store/db');
+    const { getRun } = await import('../../functions/assistants/store/runs');
+    const restore = lifecycle.setLifecycleHooks({ startRun: async () => undefined });
+    let threadId: string;
+    let runId: string;
+    try {
+      threadId = await newThread();
+      const created = await api(gw, 'POST', `/v1/threads/${threadId}/runs`, { assistant_id: assistantId });
+      runId = created.body.id;
+      await updateItem('threads', runKey(gw.workspaceId, threadId, runId), { set: { expires_at: created.body.created_at - 1 } });
+    } finally {
+      restore();
+    }
+    // The queue delivers it now (as the journal's replay would after a long outage).
+    await lifecycle.workflowHooks.startRun((await getRun({ workspaceId: gw.workspaceId, threadId, runId }))!);
+    const deadline = Date.now() + 10_000;
+    while (gw.stepFunctions.running() === 0 && Date.now() < deadline) await sleep(20);
+    while (gw.stepFunctions.running() > 0 && Date.now() < deadline) await sleep(20);
+    const { status } = await runWhenTerminal(gw, threadId, runId, 1000);
+    expect(status).toBe('expired');
+    expect(fake.count('/chat/completions')).toBe(0);
+  });
 });
