@@ -100,6 +100,21 @@ describe('workflows stack: state machines', () => {
 });
 
 describe('workflows stack: workers', () => {
+  it('runs the run reconciler every minute, allowed to describe the runs executions and nothing more of Step Functions', () => {
+    const reconciler = WORKERS.find((w) => w.name === 'run-reconcile')!;
+    expect(reconciler).toMatchObject({ kind: 'scheduled', scheduleMinutes: 1 });
+    wf.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [workerFnId('run-reconcile'), 'Arn'] } })],
+    });
+    const own = policyOf(wf, stacks.workflows, stacks.workflows.workers['run-reconcile']!.role);
+    const states = own.filter((s) => actions(s).some((a) => a.startsWith('states:') || a.startsWith('sqs:')));
+    expect(states.map(actions)).toEqual([['states:DescribeExecution']]);
+    expect(JSON.stringify(states[0]!.Resource)).toContain(`:execution:${stateMachineName('test', 'runs')}:*`);
+    const env = (wf.findResources('AWS::Lambda::Function')[workerFnId('run-reconcile')]!.Properties as Json).Environment.Variables;
+    expect(env.RUN_STATE_MACHINE_ARN).toEqual({ Ref: logicalId(stacks.workflows, stacks.workflows.stateMachines.runs!.node.defaultChild) });
+  });
+
   it('has one function per worker: runtime, arch, timeout, JSON logs, tracing', () => {
     wf.resourceCountIs('AWS::Lambda::Function', WORKERS.length);
     for (const w of WORKERS) {

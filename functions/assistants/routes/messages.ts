@@ -10,6 +10,7 @@ import { MAX_ID_LENGTH } from '../store/db';
 import { messageInputSchema, metadataSchema } from './schemas';
 import { threadIdOf, threadNotFound } from './threads';
 import { getThreadItem } from '../store/threads';
+import { endIfExecutorGone } from '../workflow/recovery';
 
 /** `/v1/threads/{thread_id}/messages`: create, list, retrieve, modify, delete. */
 
@@ -25,8 +26,10 @@ async function create(req: GatewayRequest, ctx: AssistantContext) {
     const result = await addMessage(ctx.workspaceId, threadId, message, { whenIdle: true });
     if ('message' in result) return ok(result.message);
     if ('missingThread' in result) throw threadNotFound(threadId);
-    // A run holds the thread (as on OpenAI, messages wait until it ends), unless its claim is stale.
-    if (attempt > 0 || !(await releaseStaleClaim(ctx.workspaceId, threadId, result.activeRunId))) {
+    // A run holds the thread (as on OpenAI, messages wait until it ends), unless its claim is
+    // stale or nothing executes the run any more.
+    const ref = { workspaceId: ctx.workspaceId, threadId, runId: result.activeRunId };
+    if (attempt > 0 || !((await releaseStaleClaim(ctx.workspaceId, threadId, result.activeRunId)) || (await endIfExecutorGone(ref)))) {
       throw conflict(`Can't add messages to thread ${threadId} while run ${result.activeRunId} is active.`, 'thread_run_active');
     }
   }

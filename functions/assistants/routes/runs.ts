@@ -1,4 +1,4 @@
-import { badRequest, conflict, notFound } from '../../shared/errors';
+import { badRequest, conflict, GatewayError, notFound } from '../../shared/errors';
 import { listObject, pageFromQuery } from '../../shared/http/list';
 import { ok } from '../../shared/http/response';
 import type { GatewayRequest } from '../../shared/http/types';
@@ -10,7 +10,7 @@ import { parseBody, pathId, route, type AssistantContext } from './http';
 import { cancelRunNow } from '../engine/model-step';
 import { executorLeaseUntil, loadRunState } from '../engine/state';
 import { cancelRun, startRun, submitToolOutputs } from '../workflow/lifecycle';
-import { cancelIfExecutorLost } from '../workflow/recovery';
+import { cancelIfExecutorLost, endIfExecutorGone } from '../workflow/recovery';
 import { expireIfDue } from '../engine/expiry';
 import { newMessageFrom } from '../store/messages';
 import { buildRunSpec, createRunSchema, createThreadAndRunSchema } from './run-input';
@@ -82,6 +82,21 @@ async function start(req: GatewayRequest, record: RunRecord) {
   return ok(record.run);
 }
 
+/**
+ * A new run on a thread held by a run that nothing executes any more (its process died):
+ * that run is ended now (workflow/recovery.ts) and the write tried once more.
+ */
+async function freeingStrandedClaim<T>(workspaceId: string, threadId: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (!(err instanceof GatewayError) || err.code !== 'thread_run_active') throw err;
+    const holder = (await getThreadItem(workspaceId, threadId))?.active_run_id;
+    if (!holder || !(await endIfExecutorGone({ workspaceId, threadId, runId: holder }))) throw err;
+    return write();
+  }
+}
+
 /** A streamed run is executed by its own request, under a lease, from its creation on. */
 const executorOf = (stream: boolean | null | undefined): RunExecutor => (stream ? { inline: true, leaseUntil: executorLeaseUntil() } : { inline: false });
 
@@ -91,7 +106,7 @@ async function create(req: GatewayRequest, ctx: AssistantContext) {
   const assistant = await loadAssistant(ctx.workspaceId, body.assistant_id);
   const spec = await buildRunSpec(ctx.workspaceId, body, assistant, assistantProviderFromHeaders(req));
   const messages = (body.additional_messages ?? []).map((m, i) => newMessageFrom(m, `additional_messages[${i}]`));
-  const record = await createRun(ctx.workspaceId, threadId, spec, messages, executorOf(body.stream));
+  const record = await freeingStrandedClaim(ctx.workspaceId, threadId, () => createRun(ctx.workspaceId, threadId, spec, messages, executorOf(body.stream)));
   return body.stream ? streamNewRun(req.context, record) : start(req, record);
 }
 

@@ -122,6 +122,17 @@ export async function recoverRun(
   return wasCancelling && after.record.run.status === 'cancelled' ? 'cancelled' : failed ? 'failed' : 'gone';
 }
 
+/**
+ * For a request that a run's claim on its thread would refuse (409): the reconciler's check
+ * of a streamed run (its lease) or of its expiry, now, so a thread whose streaming request
+ * died is usable at once rather than after the next pass. A workflow run's execution is not
+ * asked here (no Step Functions call on this path): the passes judge those. True when the
+ * run is no longer active (its claim is released).
+ */
+export async function endIfExecutorGone(ref: RunRef): Promise<boolean> {
+  return (await recoverRun(ref, async () => undefined)) !== 'live';
+}
+
 export type ReconcileSummary = Record<Recovery, number> & { errors: number };
 
 /**
