@@ -23,7 +23,9 @@ export interface BatchedPutsOptions<T> {
   /**
    * Writes that belong with the items, started in the same turn as the group's
    * BatchWriteItem (given the tags of the group's items that have one), so they are sent
-   * together: a crash loses both or neither. Each caller's promise also waits for them.
+   * together: a crash takes both or neither (but for the moment between the calls). Each
+   * caller's promise also waits for them; their failure does not fail the items (report
+   * it in `onSend`).
    */
   onSend?: (tags: T[]) => Promise<void>;
 }
@@ -52,12 +54,12 @@ export function batchedPuts<T = never>(table: TableName, options: BatchedPutsOpt
     const tags = group.flatMap((p) => (p.tag === undefined ? [] : [p.tag]));
     const alongside = tags.length && options.onSend ? options.onSend(tags) : undefined;
     if (alongside) {
-      // Its failure reaches the callers whose items were stored; nobody else waits for it.
-      alongside.catch(() => undefined);
-      // A caller learns its item is stored once what goes along is written too.
+      // A caller learns its item is stored once what goes along is settled too (its failure
+      // is onSend's to report: the item is stored all the same).
+      const settled = alongside.catch(() => undefined);
       for (const p of group) {
-        const { resolve, reject } = p;
-        p.resolve = () => alongside.then(resolve, reject);
+        const { resolve } = p;
+        p.resolve = () => void settled.then(resolve);
       }
     }
     try {
