@@ -49,6 +49,8 @@ export function batchedPuts<T = never>(table: TableName, options: BatchedPutsOpt
   let inFlight = 0;
   let scheduled = false;
   let waiting: NodeJS.Timeout | undefined;
+  /** The queued items have had their wait: they go as soon as a write slot is free. */
+  let overdue = false;
 
   async function send(group: Pending<T>[]): Promise<void> {
     const tags = group.flatMap((p) => (p.tag === undefined ? [] : [p.tag]));
@@ -79,25 +81,27 @@ export function batchedPuts<T = never>(table: TableName, options: BatchedPutsOpt
 
   /**
    * Without a wait, a new group starts when nothing is in flight, or when a full one is
-   * waiting: items that arrive during a write go together in the next. After a wait, the
-   * group goes at once (the wait did the grouping): an item is never held longer than the
-   * wait because another write is slow, which is what a crash can lose.
+   * waiting: items that arrive during a write go together in the next. Items that have
+   * waited go at once (the wait did the grouping), or as soon as a write slot frees: an
+   * item is not held longer because another write is slow, which is what a crash can lose.
    */
-  function pump(waited = false): void {
+  function pump(): void {
     if (waiting) return;
-    while (queue.length > 0 && inFlight < MAX_IN_FLIGHT && (waited || inFlight === 0 || queue.length >= BATCH_WRITE_MAX)) {
+    while (queue.length > 0 && inFlight < MAX_IN_FLIGHT && (overdue || inFlight === 0 || queue.length >= BATCH_WRITE_MAX)) {
       inFlight++;
       void send(queue.splice(0, BATCH_WRITE_MAX)).finally(() => {
         inFlight--;
         pump();
       });
     }
+    if (queue.length === 0) overdue = false;
   }
 
   function flushWaiting(): void {
     clearTimeout(waiting);
     waiting = undefined;
-    pump(true);
+    overdue = true;
+    pump();
   }
 
   return (item, tag) =>
