@@ -6,6 +6,7 @@ import type { CallerRequest, Middleware } from '../shared/http/types';
 import { afterResponse, type RequestContext } from '../shared/telemetry/context';
 import { logPartition, metadataPartition, tracePartition } from './log-keys';
 import { writeRequestTelemetry } from '../shared/telemetry/metrics';
+import { log } from '../shared/telemetry/logger';
 import type { Usage } from '../providers/types';
 import type { BudgetGrant } from '../policies/budgets';
 import { chargeBudgets, countStored, priceFacts, type RequestCost } from '../spend/load';
@@ -72,7 +73,13 @@ export interface RequestLogRecord {
 }
 
 // Pure: bundles that import this module without logging (workers) drop the writer.
-const putLogRecord = /* @__PURE__ */ batchedPuts<BudgetCharge>('logs', { waitMs: () => config().requestLogBatchWaitMs, onSend: chargeBudgets });
+const putLogRecord = /* @__PURE__ */ batchedPuts<BudgetCharge>('logs', {
+  waitMs: () => config().requestLogBatchWaitMs,
+  onSend: (charges) =>
+    chargeBudgets(charges).catch((err: unknown) =>
+      log.error('budget charges not written', { requests: charges.length, error: String(err) }, charges[0]?.context),
+    ),
+});
 
 /** The metadata index attributes of a record: one per well-known key it carries. */
 function metadataIndexKeys(record: RequestLogRecord): Record<string, string> {

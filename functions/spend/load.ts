@@ -48,7 +48,7 @@ export const countStored = async (record: RequestLogRecord, stored: Promise<void
 
 /**
  * The budget charges of requests whose log records are being written: sent with them, so
- * a crash loses a record and its charge together or neither.
+ * a crash takes a record and its charge together (sent in the same turn), or neither.
  */
 export const chargeBudgets = async (charges: BudgetCharge[]): Promise<void> => (await loadPricing()).chargeBudgets(charges);
 

@@ -5,15 +5,16 @@ import { ddb, tableName } from '../shared/db/client';
 import { updateItem } from '../shared/db/ops';
 import { counterTtl } from './counters';
 import { addAmounts, amountsOf, COUNTER_ATTRIBUTES, countersOf, zeroAmounts, type CounterKey, type SpendAmounts } from './dimensions';
-import { HOUR_SECONDS, floorTo } from './periods';
+import { DAY_SECONDS, HOUR_SECONDS, floorTo } from './periods';
 
 /**
  * Spend counters re-derived from the request-log records, after a process that held
  * increments died without writing them (a crash, `kill -9`): every counter of the hours
- * from `sinceSeconds` on is set to what the stored records of those hours add up to. The
- * counters count exactly the stored records, so a record that survived the crash is
- * counted, once. Run while no process writes these counters (the local runtime runs it at
- * start, before it serves).
+ * that `fromSeconds` to `toSeconds` touch is set to what the stored records of those hours
+ * add up to. The counters count exactly the stored records, so a record that survived the
+ * crash is counted, once. Run while no process writes these counters (the local runtime
+ * runs it at start, before it serves). Hours whose records may have expired
+ * (`REQUEST_LOG_TTL_DAYS`) are left as they are: their counters outlive the records.
  */
 
 /** A record's id is taken when its request starts; it is created at most this long after (Lambda's limit). */
@@ -38,8 +39,8 @@ async function workspaceIds(): Promise<string[]> {
   return ids;
 }
 
-/** A workspace's records created at or after `from`: newest first, until ids are too old to hold any. */
-async function recordsSince(workspaceId: string, from: number): Promise<RequestLogRecord[]> {
+/** A workspace's records created in [from, to): newest first, until ids are too old to hold any. */
+async function recordsBetween(workspaceId: string, from: number, to: number): Promise<RequestLogRecord[]> {
   const records: RequestLogRecord[] = [];
   let start: Record<string, unknown> | undefined;
   let older = false;
@@ -52,7 +53,7 @@ async function recordsSince(workspaceId: string, from: number): Promise<RequestL
       ExclusiveStartKey: start,
     });
     for (const item of (page.Items ?? []) as unknown as RequestLogRecord[]) {
-      if (item.created_at >= from) records.push(item);
+      if (item.created_at >= from && item.created_at < to) records.push(item);
       else if (item.created_at < from - LONGEST_REQUEST_SECONDS) older = true;
     }
     start = page.LastEvaluatedKey;
@@ -60,12 +61,15 @@ async function recordsSince(workspaceId: string, from: number): Promise<RequestL
   return records;
 }
 
-/** Set every counter of the hours from `sinceSeconds` on to the sums of the stored records; resolves with how many were set. */
-export async function rederiveSpendCounters(sinceSeconds: number): Promise<number> {
-  const from = floorTo(sinceSeconds, HOUR_SECONDS);
+/** Set every counter of the hours from `fromSeconds` to `toSeconds` to the sums of the stored records; resolves with how many were set. */
+export async function rederiveSpendCounters(fromSeconds: number, toSeconds: number): Promise<number> {
+  const recordsKeptSince = Date.now() / 1000 - (config().requestLogTtlDays - 1) * DAY_SECONDS;
+  const from = floorTo(Math.max(fromSeconds, recordsKeptSince + HOUR_SECONDS), HOUR_SECONDS);
+  const to = floorTo(toSeconds, HOUR_SECONDS) + HOUR_SECONDS;
+  if (from >= to) return 0;
   const sums = new Map<string, { key: CounterKey; amounts: SpendAmounts; ttl: number }>();
   for (const workspaceId of await workspaceIds()) {
-    for (const record of await recordsSince(workspaceId, from)) {
+    for (const record of await recordsBetween(workspaceId, from, to)) {
       const ttl = counterTtl(floorTo(record.created_at, HOUR_SECONDS), config().spendRetentionDays);
       const amounts = amountsOf(record);
       for (const key of countersOf(record)) {

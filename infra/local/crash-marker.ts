@@ -18,7 +18,8 @@ export async function markRunning(dataDir: string): Promise<{ rederived: number;
   if (existsSync(file)) {
     const lastAlive = Math.floor(statSync(file).mtimeMs / 1000);
     const { rederiveSpendCounters } = await import('../../functions/spend/rederive');
-    rederived = await rederiveSpendCounters(lastAlive - MARGIN_SECONDS);
+    // The dead gateway wrote nothing after its last heartbeat plus one interval.
+    rederived = await rederiveSpendCounters(lastAlive - MARGIN_SECONDS, lastAlive + HEARTBEAT_MS / 1000);
   }
   writeFileSync(file, `${JSON.stringify({ pid: process.pid, started_at: new Date().toISOString() })}\n`);
   const heartbeat = setInterval(() => {

@@ -1,10 +1,10 @@
-import http from 'node:http';
 import { Writable } from 'node:stream';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { startOpenAIFake, type FakeServer } from '../fakes';
 import { call, startTestGateway } from '../support/gateway';
+import { startSlowDynamoDb } from '../support/slow-dynamodb';
 
 // On Lambda on demand an execution environment serves one invocation at a time and may be
 // frozen as soon as it ends: the invocation must not end before the request's log record
@@ -13,48 +13,6 @@ import { call, startTestGateway } from '../support/gateway';
 // entry is invoked directly, as the Lambda runtime does.
 
 const DELAY_MS = 1000;
-
-/** A proxy to DynamoDB that, while `slow`, answers BatchWriteItem and UpdateItem calls DELAY_MS late, noting when each answer left. */
-function startSlowProxy(target: string) {
-  const upstream = new URL(target);
-  const state = { slow: false, answered: [] as Array<{ operation: string; body: string; at: number }> };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const operation = String(req.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
-      const delay = state.slow && (operation === 'BatchWriteItem' || operation === 'UpdateItem') ? DELAY_MS : 0;
-      const forwarded = http.request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
-        const parts: Buffer[] = [];
-        answer.on('data', (c: Buffer) => parts.push(c));
-        answer.on('end', () =>
-          setTimeout(() => {
-            if (delay) state.answered.push({ operation, body: body.toString('utf8'), at: performance.now() });
-            res.writeHead(answer.statusCode ?? 500, answer.headers);
-            res.end(Buffer.concat(parts));
-          }, delay),
-        );
-      });
-      forwarded.on('error', () => req.socket.destroy());
-      forwarded.end(body);
-    });
-  });
-  return new Promise<{ url: string; state: typeof state; close: () => Promise<void> }>((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      resolve({
-        url: `http://127.0.0.1:${port}`,
-        state,
-        close: () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections();
-            server.close(() => done());
-          }),
-      });
-    });
-  });
-}
 
 /** The response stream the Lambda runtime hands the entry: notes when the answer ended. */
 class ResponseStream extends Writable {
@@ -71,12 +29,12 @@ class ResponseStream extends Writable {
   }
 }
 
-let proxy: Awaited<ReturnType<typeof startSlowProxy>>;
+let proxy: Awaited<ReturnType<typeof startSlowDynamoDb>>;
 let gw: LocalGateway;
 let fake: FakeServer;
 
 beforeAll(async () => {
-  proxy = await startSlowProxy(inject('dynamodbEndpoint'));
+  proxy = await startSlowDynamoDb(inject('dynamodbEndpoint'), DELAY_MS);
   fake = await startOpenAIFake();
   gw = await startTestGateway({ dynamodbEndpoint: proxy.url });
 });

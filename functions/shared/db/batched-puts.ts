@@ -23,7 +23,9 @@ export interface BatchedPutsOptions<T> {
   /**
    * Writes that belong with the items, started in the same turn as the group's
    * BatchWriteItem (given the tags of the group's items that have one), so they are sent
-   * together: a crash loses both or neither. Each caller's promise also waits for them.
+   * together: a crash takes both or neither (but for the moment between the calls). Each
+   * caller's promise also waits for them; their failure does not fail the items (report
+   * it in `onSend`).
    */
   onSend?: (tags: T[]) => Promise<void>;
 }
@@ -47,17 +49,19 @@ export function batchedPuts<T = never>(table: TableName, options: BatchedPutsOpt
   let inFlight = 0;
   let scheduled = false;
   let waiting: NodeJS.Timeout | undefined;
+  /** The queued items have had their wait: they go as soon as a write slot is free. */
+  let overdue = false;
 
   async function send(group: Pending<T>[]): Promise<void> {
     const tags = group.flatMap((p) => (p.tag === undefined ? [] : [p.tag]));
     const alongside = tags.length && options.onSend ? options.onSend(tags) : undefined;
     if (alongside) {
-      // Its failure reaches the callers whose items were stored; nobody else waits for it.
-      alongside.catch(() => undefined);
-      // A caller learns its item is stored once what goes along is written too.
+      // A caller learns its item is stored once what goes along is settled too (its failure
+      // is onSend's to report: the item is stored all the same).
+      const settled = alongside.catch(() => undefined);
       for (const p of group) {
-        const { resolve, reject } = p;
-        p.resolve = () => alongside.then(resolve, reject);
+        const { resolve } = p;
+        p.resolve = () => void settled.then(resolve);
       }
     }
     try {
@@ -77,25 +81,27 @@ export function batchedPuts<T = never>(table: TableName, options: BatchedPutsOpt
 
   /**
    * Without a wait, a new group starts when nothing is in flight, or when a full one is
-   * waiting: items that arrive during a write go together in the next. After a wait, the
-   * group goes at once (the wait did the grouping): an item is never held longer than the
-   * wait because another write is slow, which is what a crash can lose.
+   * waiting: items that arrive during a write go together in the next. Items that have
+   * waited go at once (the wait did the grouping), or as soon as a write slot frees: an
+   * item is not held longer because another write is slow, which is what a crash can lose.
    */
-  function pump(waited = false): void {
+  function pump(): void {
     if (waiting) return;
-    while (queue.length > 0 && inFlight < MAX_IN_FLIGHT && (waited || inFlight === 0 || queue.length >= BATCH_WRITE_MAX)) {
+    while (queue.length > 0 && inFlight < MAX_IN_FLIGHT && (overdue || inFlight === 0 || queue.length >= BATCH_WRITE_MAX)) {
       inFlight++;
       void send(queue.splice(0, BATCH_WRITE_MAX)).finally(() => {
         inFlight--;
         pump();
       });
     }
+    if (queue.length === 0) overdue = false;
   }
 
   function flushWaiting(): void {
     clearTimeout(waiting);
     waiting = undefined;
-    pump(true);
+    overdue = true;
+    pump();
   }
 
   return (item, tag) =>

@@ -13,7 +13,10 @@
  * workflow workers), write everything at once as before.
  *
  * What can be lost: values held when a busy process dies without ending its invocations (a
- * crash, not a shutdown: Lambda lets running invocations finish), at most one interval's.
+ * crash, not a shutdown: Lambda lets running invocations finish, and the Lambda entry
+ * writes what is held on SIGTERM), at most one interval's. The local runtime re-derives
+ * the spend counters from the request-log records after such a crash
+ * (functions/spend/rederive.ts).
  */
 
 let inFlight = 0;
