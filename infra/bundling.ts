@@ -67,7 +67,7 @@ export function esbuildOptionsFor(entry: string, outdir: string): BuildOptions {
     banner: { js: ESM_REQUIRE_BANNER },
     mainFields: ['module', 'main'],
     // The AWS SDK parts a function uses are bundled, not taken from the runtime: a pinned
-    // version and faster cold starts (README "Dependency notes").
+    // version and faster cold starts (docs/dependencies.md).
     external: [],
     alias: EVENT_STREAM_CODEC_ONLY,
     logLevel: 'warning',

@@ -1,7 +1,7 @@
 /**
  * The provider catalog: every provider, what it serves and what a request to it needs, read
- * off the registry (the adapters themselves), so `GET /v1/providers/catalog` and the README
- * table cannot drift from what the gateway does.
+ * off the registry (the adapters themselves), so `GET /v1/providers/catalog` and the table of
+ * docs/providers.md cannot drift from what the gateway does.
  */
 import { getAdapter } from './registry';
 import { PROVIDER_SLUGS, type ProviderSettingName, type ProviderSlug } from '../shared/provider-table';

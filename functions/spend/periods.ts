@@ -2,7 +2,7 @@ import { badRequest } from '../shared/errors';
 
 /**
  * Time arithmetic of spend counters, pure. Counters are kept per UTC hour; a day is the sum
- * of its 24 hours, summed when a report is read (see README "Spend reports": a request
+ * of its 24 hours, summed when a report is read (see docs/usage.md "Spend reports": a request
  * writes each counter once, a report reads at most 24 times more items, and requests
  * outnumber reports by far).
  */

@@ -128,7 +128,7 @@ export function createBootstrapAdminHandler(deps: BootstrapAdminDeps) {
     let response: CfnResponse;
     try {
       if (event.RequestType === 'Delete') {
-        // Nothing to undo: the control table and the secret are retained (README, "Tear down").
+        // Nothing to undo: the control table and the secret are retained (docs/deploy.md, "Tear down").
         response = { ...base, Status: 'SUCCESS', PhysicalResourceId: event.PhysicalResourceId };
       } else {
         const secretArn = (event.ResourceProperties as unknown as Partial<BootstrapAdminProperties>).SecretArn;

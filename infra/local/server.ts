@@ -83,10 +83,10 @@ export interface LocalGateway {
   stop(): Promise<void>;
 }
 
-// Node 20 is this project's deliberate floor (README, dependency notes); the SDK's notice is known.
+// Node 20 is this project's deliberate floor (docs/dependencies.md); the SDK's notice is known.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-/** REQUEST_LOG_BATCH_WAIT_MS of the local runtime unless set (README, bench/README.md). */
+/** REQUEST_LOG_BATCH_WAIT_MS of the local runtime unless set (docs/settings.md, bench/README.md). */
 export const LOCAL_REQUEST_LOG_BATCH_WAIT_MS = 20;
 /** How long `stop()` lets running invocations finish. */
 const INVOCATION_DRAIN_MS = 10_000;

@@ -1,6 +1,6 @@
 import type { ProviderAdapter } from '../../functions/providers/types';
 /**
- * The README's provider table, rendered from the provider catalog (the registry), between
+ * The provider table of docs/providers.md, rendered from the provider catalog (the registry), between
  * the `<!-- providers:start -->` and `<!-- providers:end -->` markers. `npm run
  * providers-table` rewrites it; test/unit/providers-table.test.ts fails when it is stale.
  */
@@ -71,10 +71,10 @@ function renderParamRules(adapters: ReadonlyArray<readonly [string, ProviderAdap
   ];
 }
 
-/** The README with its marked section replaced by `table`; throws when the markers are missing. */
-export function withProvidersTable(readme: string, table: string): string {
-  const start = readme.indexOf(START_MARKER);
-  const end = readme.indexOf(END_MARKER);
-  if (start < 0 || end < start) throw new Error(`README.md needs ${START_MARKER} and ${END_MARKER} markers`);
-  return `${readme.slice(0, start + START_MARKER.length)}\n${table}\n${readme.slice(end)}`;
+/** The page (docs/providers.md) with its marked section replaced by `table`; throws when the markers are missing. */
+export function withProvidersTable(page: string, table: string): string {
+  const start = page.indexOf(START_MARKER);
+  const end = page.indexOf(END_MARKER);
+  if (start < 0 || end < start) throw new Error(`docs/providers.md needs ${START_MARKER} and ${END_MARKER} markers`);
+  return `${page.slice(0, start + START_MARKER.length)}\n${table}\n${page.slice(end)}`;
 }

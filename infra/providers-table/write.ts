@@ -1,6 +1,6 @@
-/** `npm run providers-table`: rewrite the provider table in README.md from the registry. */
+/** `npm run providers-table`: rewrite the provider table in docs/providers.md from the registry. */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { renderProvidersTable, withProvidersTable } from './render';
 
-const readme = new URL('../../README.md', import.meta.url);
-writeFileSync(readme, withProvidersTable(readFileSync(readme, 'utf8'), await renderProvidersTable()));
+const page = new URL('../../docs/providers.md', import.meta.url);
+writeFileSync(page, withProvidersTable(readFileSync(page, 'utf8'), await renderProvidersTable()));

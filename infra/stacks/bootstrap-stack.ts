@@ -28,7 +28,7 @@ export const ADMIN_KEY_LENGTH = 64;
 
 const REASONS = {
   secretRotation:
-    'The secret is the bootstrap admin gateway key; its SHA-256 is registered in the control table, so a Secrets Manager rotation would silently replace the value without registering it and lock the operator out. Rotate by creating a new admin key with POST /v1/api-keys and revoking this one (README "Deploy to AWS").',
+    'The secret is the bootstrap admin gateway key; its SHA-256 is registered in the control table, so a Secrets Manager rotation would silently replace the value without registering it and lock the operator out. Rotate by creating a new admin key with POST /v1/api-keys and revoking this one (docs/deploy.md, "The admin key").',
 } as const;
 
 /**

@@ -134,7 +134,7 @@ export class ManagedCapacity extends Construct {
     });
     Annotations.of(fn).acknowledgeInfo(
       'aws-lambda:Function.CapacityProviderConfiguration',
-      'Known and documented (README, Deploy to AWS): going back to on-demand means replacing the function (a new stage or a destroy/deploy), not an update.',
+      'Known and documented (docs/deploy.md, Capacity): going back to on-demand means replacing the function (a new stage or a destroy/deploy), not an update.',
     );
   }
 }

@@ -43,7 +43,7 @@ export const EMF_METRICS = {
 } as const;
 export type EmfMetric = keyof typeof EMF_METRICS;
 
-/** Alarm thresholds, in one place (README "Deploy to AWS" describes them). */
+/** Alarm thresholds, in one place (docs/deploy.md describes them). */
 export const THRESHOLDS = {
   /** Share of API requests answered 5XX, in %, over 5 minutes, 2 of 3 periods. */
   api5xxRatePercent: 5,

@@ -1,5 +1,5 @@
 /**
- * The fine-tuning job lifecycle (issue «Fine-tuning jobs» item 2, README "Dependency notes"(b)).
+ * The fine-tuning job lifecycle (issue «Fine-tuning jobs» item 2, infra/workflows/README.md).
  *
  *   Validate ──> Submit ──> WaitForProgress <──> Poll ──> Done
  *      │            │                              │

@@ -11,7 +11,7 @@
  *      and their table/KMS grants to WORKER_ACCESS in infra/stacks/access.ts;
  *   3. add a StateMachineSpec to STATE_MACHINES and, if it is fed by a queue, a QueueSpec to
  *      QUEUES; name the env vars of functions/shared/config.ts that carry the ARN / URL.
- * Rule (README "Dependency notes"): a worker invoked by a state machine never appears among that
+ * Rule (infra/workflows/README.md): a worker invoked by a state machine never appears among that
  * machine's starters, stoppers or task responders (that is a dependency cycle in CDK).
  */
 import { workersOf, type StateMachineDefinition } from './asl';

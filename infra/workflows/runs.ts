@@ -1,6 +1,6 @@
 /**
  * The non-streamed assistant run lifecycle (issue «Assistants» items 3 and 5,
- * README "Dependency notes"(a)). Started by the `run-start` queue consumer, one execution per run
+ * infra/workflows/README.md). Started by the `run-start` queue consumer, one execution per run
  * (execution name = run id), input `{workspaceId, threadId, runId}`.
  *
  *   MarkInProgress ──> ModelStep ──> WaitForToolOutputs ──(SendTaskSuccess)──> ModelStep ...

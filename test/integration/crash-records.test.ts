@@ -11,11 +11,11 @@ import { startOwnDataGateway, type OwnDataGateway } from '../support/own-data-ga
  * killed (SIGKILL of node and of DynamoDB Local's JVM) right after the last answer, or
  * stopped with SIGTERM, and started again on the same folder. Every request answered more
  * than the stated window before the kill has its record and is charged to the budget it was
- * admitted under; every stored record is counted once in the spend report (README,
+ * admitted under; every stored record is counted once in the spend report (docs/usage.md,
  * "Request logs", "Under a crash").
  */
 
-/** The README's stated window (answers in the last 50 ms before `kill -9` may be lost), bounded generously for a loaded 2-core machine. */
+/** The stated window (docs/usage.md, "Under a crash") (answers in the last 50 ms before `kill -9` may be lost), bounded generously for a loaded 2-core machine. */
 const CRASH_WINDOW_MS = 400;
 const REQUESTS = 120;
 const CONCURRENCY = 12;
@@ -157,7 +157,7 @@ async function settledSpend(gw: OwnDataGateway, s: Setup, records: number, ms: n
 
 const usd = (x: number) => Math.round(x * 1e9) / 1e9;
 
-/** The measured figures (README, "Request logs", "Under a crash"). */
+/** The measured figures (docs/usage.md, "Request logs", "Under a crash"). */
 const report = (line: string) => process.stderr.write(`crash-records: ${line}\n`);
 
 async function assertAccounted(gw: OwnDataGateway, s: Setup, answers: Array<{ traceId: string; answeredAt: number }>, endedAt: number, windowMs: number) {

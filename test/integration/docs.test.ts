@@ -70,9 +70,10 @@ describe('README: first success without a provider account', () => {
   });
 });
 
-describe('README: saving a config', () => {
+describe('docs/usage.md: saving a config', () => {
   it('saves the example config over the first-success provider and routes by its slug', async () => {
-    const block = [...README.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!).find((code) => code.includes('/v1/configs'));
+    const usage = readFileSync(join(REPO, 'docs/usage.md'), 'utf8');
+    const block = [...usage.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!).find((code) => code.includes('/v1/configs'));
     expect(block).toBeDefined();
     const script = `set -e\nexport ADMIN_KEY="$ADMIN"\n${block!.replaceAll('http://127.0.0.1:8787', gw.url)}`;
     const { stdout } = await promisify(execFile)('bash', ['-c', script], { env: { PATH: process.env.PATH!, ADMIN: gw.adminKey }, timeout: 30_000 });

@@ -433,10 +433,13 @@ describe('a report over too many counters', () => {
   });
 });
 
-describe('the README examples', () => {
+describe('the examples of docs/usage.md', () => {
   it('are valid requests (the workspace slug is one of this organisation)', async () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const section = readme.slice(readme.indexOf('### Spend reports'), readme.indexOf('\n## ', readme.indexOf('### Spend reports')));
+    const usage = readFileSync(new URL('../../docs/usage.md', import.meta.url), 'utf8');
+    const start = usage.indexOf('\n## Spend reports');
+    expect(start).toBeGreaterThan(0);
+    const end = usage.indexOf('\n## ', start + 1);
+    const section = usage.slice(start, end < 0 ? undefined : end);
     const queries = [...section.matchAll(/\/v1\/analytics\/spend\?([^"\s]+)"/g)].map((m) => m[1]!.replace('workspace_id=my-team', `workspace_id=${a.slug}`));
     expect(queries.length).toBeGreaterThanOrEqual(4);
     for (const query of queries) {

@@ -4,10 +4,10 @@ import { providerCatalog } from '../../functions/providers/catalog';
 import { END_MARKER, renderProvidersTable, START_MARKER, withProvidersTable } from '../../infra/providers-table/render';
 import { PROVIDER_SLUGS } from '../../functions/shared/provider-table';
 
-describe('the README provider table', () => {
+describe('the provider table of docs/providers.md', () => {
   it('is what `npm run providers-table` renders from the registry (run it after adding a provider)', async () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    expect(readme).toBe(withProvidersTable(readme, await renderProvidersTable()));
+    const page = readFileSync(new URL('../../docs/providers.md', import.meta.url), 'utf8');
+    expect(page).toBe(withProvidersTable(page, await renderProvidersTable()));
   });
 
   it('has one row per provider slug', async () => {
@@ -24,7 +24,7 @@ describe('the README provider table', () => {
     for (const line of rules.split('\n').filter((l) => l.startsWith('| `'))) expect(line).toMatch(/\[docs\]\(https:\/\//);
   });
 
-  it('replaces only the marked section and refuses a README without markers', async () => {
+  it('replaces only the marked section and refuses a page without markers', async () => {
     const doc = `a\n${START_MARKER}\nold\n${END_MARKER}\nb`;
     expect(withProvidersTable(doc, 'new')).toBe(`a\n${START_MARKER}\nnew\n${END_MARKER}\nb`);
     expect(() => withProvidersTable('no markers', 'x')).toThrow(/markers/);

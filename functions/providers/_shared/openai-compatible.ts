@@ -44,7 +44,7 @@ export interface CompatOptions {
   baseUrl?(target: ProviderTarget): string;
   /**
    * Chat fields the provider rejects or renames, each rule citing the provider's documentation.
-   * Applied before `mapRequest`; listed in the README by `npm run providers-table`.
+   * Applied before `mapRequest`; listed in docs/providers.md by `npm run providers-table`.
    */
   params?: readonly ParamRule[];
   /** Provider-specific rewrite of the (OpenAI) chat request body. */

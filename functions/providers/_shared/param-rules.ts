@@ -4,8 +4,8 @@
  * The gateway applies them before the request leaves, so a caller's OpenAI request never
  * reaches a provider with a field it refuses.
  *
- * A rejected field is either dropped or refused, following the convention of the README's
- * table of translated parameters: a field whose loss would change what the caller gets back
+ * A rejected field is either dropped or refused, following the convention of the table of
+ * translated parameters (docs/usage.md, "Translated providers"): a field whose loss would change what the caller gets back
  * (more choices, log probabilities, token bias, stop sequences) is refused with a 400 naming
  * it; any other is dropped. A refused field set to its inert value (`n: 1`, `logprobs:
  * false`, an empty `logit_bias` or `stop`) is dropped instead: it asks for nothing.

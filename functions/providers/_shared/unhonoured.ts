@@ -5,7 +5,7 @@ import type { ChatRequest } from '../types';
  * Chat fields whose loss would change what the caller gets back (more choices, log
  * probabilities, token bias): a provider with no equivalent refuses them with a 400 naming
  * the field rather than dropping them. What providers drop instead is listed in the
- * README's table of translated parameters.
+ * table of translated parameters of docs/usage.md ("Translated providers").
  */
 export function refuseUnhonoured(body: ChatRequest, providerName: string): void {
   if (typeof body.n === 'number' && body.n > 1) throw badRequest(`${providerName} returns one choice per request: \`n\` must be 1.`, 'n');

@@ -9,7 +9,7 @@ import { hashApiKey } from './keys';
  * Verifies `x-gateway-api-key`. Verified keys are cached per container for
  * AUTH_CACHE_TTL_MS (default 30 s), so the warm path makes no storage read (a key in use
  * is refreshed in the background before it expires); a revoked key therefore stops
- * working within that TTL (README documents it). Unknown keys are cached for 5 s too, so
+ * working within that TTL (docs/settings.md documents it). Unknown keys are cached for 5 s too, so
  * a flood of bad keys cannot hammer DynamoDB; concurrent first uses of a key share one read.
  */
 const cache = new TtlCache<ApiKeyRecord>(() => config().authCacheTtlMs, 10_000, 5_000);
