@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
@@ -389,6 +389,117 @@ describe('an SSE line of 600 MiB', () => {
       await stillAnswers(dialect);
     } finally {
       await upstream.close();
+    }
+  });
+});
+
+/** An upstream that answers every request with `script` (a hand-written Anthropic stream here). */
+async function startScripted(script: (res: ServerResponse) => Promise<void> | void): Promise<{ url: string; open(): number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => void script(res));
+  });
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    open: () => sockets.size,
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+const anthropicFrame = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+const ANTHROPIC_START =
+  anthropicFrame('message_start', {
+    message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude', content: [], stop_reason: null, usage: { input_tokens: 3, output_tokens: 0 } },
+  }) +
+  anthropicFrame('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
+  anthropicFrame('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'ok' } });
+const ANTHROPIC_END =
+  anthropicFrame('content_block_stop', { index: 0 }) +
+  anthropicFrame('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 1 } }) +
+  anthropicFrame('message_stop', {});
+
+describe('messages passed through to Anthropic, streamed', () => {
+  async function native(script: (res: ServerResponse) => Promise<void> | void): Promise<{ a: Answer; open(): number; close(): Promise<void> }> {
+    const upstream = await startScripted(script);
+    const res = await fetch(`${gw.url}/v1/messages`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-gateway-api-key': gw.adminKey,
+        'x-gateway-provider': 'anthropic',
+        'x-gateway-custom-host': `${upstream.url}/v1`,
+        'x-api-key': 'sk-ant-fault',
+        'anthropic-version': '2023-06-01',
+      },
+      body: JSON.stringify({ model: 'claude', stream: true, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    const text = await res.text();
+    return { a: { status: res.status, headers: res.headers, text, events: parseEvents(text), ms: 0 }, open: upstream.open, close: upstream.close };
+  }
+  const sse = { 'content-type': 'text/event-stream' };
+
+  it('a whole stream ends with message_stop', async () => {
+    const { a, close } = await native((res) => void res.writeHead(200, sse).end(ANTHROPIC_START + ANTHROPIC_END));
+    await close();
+    expect(a.status).toBe(200);
+    expect(ending('messages', a)).toEqual({ complete: true });
+  });
+
+  it('ended cleanly without message_stop: the terminal error event', async () => {
+    const { a, close } = await native((res) => void res.writeHead(200, sse).end(ANTHROPIC_START));
+    await close();
+    expect(a.status).toBe(200);
+    expect(ending('messages', a)).toEqual({ complete: false, code: 'api_error' });
+    expect(a.events.at(-1)!.data).toContain('ended before the answer was complete');
+  });
+
+  it('cut mid-stream: the whole events, then the terminal error event', async () => {
+    const { a, close } = await native((res) => {
+      res.writeHead(200, sse).write(`${ANTHROPIC_START}event: content_block_delta\ndata: {"type":"content_blo`);
+      setTimeout(() => res.socket?.resetAndDestroy(), 50);
+    });
+    await close();
+    expect(a.status).toBe(200);
+    expect(a.events.filter((e) => e.event === 'content_block_delta')).toHaveLength(1);
+    expect(ending('messages', a)).toEqual({ complete: false, code: 'api_error' });
+  });
+
+  it('a 600 MiB line after the first events: the terminal error event; the line is never buffered', async () => {
+    const filler = Buffer.alloc(64 * 1024, 'a');
+    let sent = 0;
+    const peak = watchRss();
+    const { a, open, close } = await native(async (res) => {
+      res.writeHead(200, sse).write(`${ANTHROPIC_START}event: content_block_delta\ndata: {"padding":"`);
+      while (sent < 600 * 1024 * 1024 && !res.destroyed) {
+        sent += filler.length;
+        if (!res.write(filler))
+          await new Promise((r) => {
+            res.once('drain', r);
+            res.once('close', r);
+          });
+      }
+      res.end('"}\n\n');
+    });
+    try {
+      expect(a.status).toBe(200);
+      expect(ending('messages', a)).toEqual({ complete: false, code: 'api_error' });
+      expect(a.events.at(-1)!.data).toContain('larger than');
+      expect(peak.stop()).toBeLessThan(200 * 1024 * 1024);
+      const deadline = Date.now() + 3000;
+      while (open() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(open()).toBe(0);
+      expect(sent).toBeLessThan(150 * 1024 * 1024);
+    } finally {
+      await close();
     }
   });
 });
