@@ -51,6 +51,12 @@ const incomplete = () =>
   new ChatStreamError('incomplete', 502, 'upstream_error', 'The provider stream ended before the answer was complete.', 'upstream_stream_incomplete');
 const unfinished = () => new ChatStreamError('internal', 500, 'server_error', 'The gateway failed to finish the stream.', 'internal_error');
 
+/** The upstream body fails with the client's GatewayErrors: its deadline or idle bound (timeout), or a cut. */
+const fromGatewayError = (err: GatewayError): ChatStreamError =>
+  err.type === 'upstream_error'
+    ? interrupted(false)
+    : ChatStreamError.of(err.type === 'guardrail_error' ? 'guardrail' : err.type === 'timeout_error' ? 'timeout' : 'internal', err);
+
 /** What a ChatStream reads from. */
 export interface StreamSource {
   upstream: Readable;
@@ -116,7 +122,7 @@ export async function* chunks(src: StreamSource, stopped: () => boolean): AsyncG
           : expired
             ? timedOut()
             : err instanceof GatewayError
-              ? ChatStreamError.of(err.type === 'guardrail_error' ? 'guardrail' : 'internal', err)
+              ? fromGatewayError(err)
               : phase === 'finale'
                 ? unfinished()
                 : interrupted((err as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE');
