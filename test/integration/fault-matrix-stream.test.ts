@@ -245,16 +245,40 @@ describe.each(DIALECTS)('%s, streamed', (dialect) => {
     await stillAnswers(dialect);
   });
 
-  it('1 byte every 10 ms with a 3 s timeout: the first events, then the timeout as the terminal event', async () => {
-    fake.configure({ dripIntervalMs: 10 });
-    const a = await send(dialect, 'fault-drip', { headers: { 'x-gateway-request-timeout': '3000' } });
-    expect(a.status).toBe(200);
-    expect(a.firstByteMs).toBeLessThan(3000);
-    expect(ending(dialect, a)).toEqual({ complete: false, code: expectedCode(dialect, 'request_timeout') });
-    expect(a.ms).toBeGreaterThanOrEqual(2900);
-    expect(a.ms).toBeLessThan(7000);
+  it('1 byte a second, timeout 2 s: 408 before the first event (the proxy: the terminal error event)', async () => {
+    fake.configure({ dripIntervalMs: 1000 });
+    const a = await send(dialect, 'fault-drip', { headers: { 'x-gateway-request-timeout': '2000' } });
+    stalled(a, 408, 'request_timeout');
+    expect(a.ms).toBeGreaterThanOrEqual(1900);
+    expect(a.ms).toBeLessThan(6000);
     await lastRequestClosed();
     await stillAnswers(dialect);
+  });
+
+  it('the first event, then 1 byte every 100 ms, timeout 2 s: the first event, then the timeout as the terminal event', async () => {
+    const [first, ...rest] = streamBody('drip').split(/(?<=\n\n)/);
+    const tail = Buffer.from(rest.join(''));
+    const upstream = await startScripted(async (res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).write(first);
+      for (let i = 0; i < tail.length && !res.destroyed; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        res.write(tail.subarray(i, i + 1));
+      }
+      res.end();
+    });
+    try {
+      const a = await send(dialect, 'drip', { host: upstream.url, headers: { 'x-gateway-request-timeout': '2000' } });
+      expect(a.status).toBe(200);
+      expect(a.firstByteMs).toBeLessThan(1900);
+      expect(ending(dialect, a)).toEqual({ complete: false, code: expectedCode(dialect, 'request_timeout') });
+      expect(a.ms).toBeGreaterThanOrEqual(1900);
+      expect(a.ms).toBeLessThan(6000);
+      const deadline = Date.now() + 3000;
+      while (upstream.open() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(upstream.open()).toBe(0);
+    } finally {
+      await upstream.close();
+    }
   });
 
   it('gzip-encoded stream: decoded and relayed whole', async () => {
@@ -271,6 +295,14 @@ describe.each(DIALECTS)('%s, streamed', (dialect) => {
     await lastRequestClosed(3000);
     expect(Date.now() - left).toBeLessThan(3000);
     expect(fake.requests.at(-1)!.completed).toBe(false);
+    await stillAnswers(dialect);
+  });
+  it('caller leaves before the headers: the upstream connection is closed (3 s bound)', async () => {
+    const a = await send(dialect, 'fault-no-headers', { abortAfterMs: 500 });
+    expect(a.status).toBe(0);
+    const left = Date.now();
+    await lastRequestClosed(3000);
+    expect(Date.now() - left).toBeLessThan(3000);
     await stillAnswers(dialect);
   });
 });
