@@ -3,7 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { startFaultyUpstream, streamBody, type FaultMode, type FaultyUpstream } from '../fakes/faulty-upstream';
-import { startTestGateway } from '../support/gateway';
+import { logsOf, startTestGateway } from '../support/gateway';
 
 // The streamed rows of the fault matrix (issue «Hold under faults»): chat, Responses and
 // Messages (translated through the chat core) and the generic proxy, each driven through a
@@ -328,10 +328,13 @@ describe.each(TRANSLATED)('%s, streamed: bodies that are not a stream, and strea
     await stillAnswers(dialect);
   });
 
-  it('no [DONE] and no finish reason: the terminal error event, never a clean end', async () => {
-    const a = await send(dialect, 'fault-no-done');
+  it('no [DONE] and no finish reason: the terminal error event, never a clean end; the log records it', async () => {
+    const traceId = `no-done-${dialect}-${Date.now()}`;
+    const a = await send(dialect, 'fault-no-done', { headers: { 'x-gateway-trace-id': traceId } });
     expect(a.status).toBe(200);
     expect(ending(dialect, a)).toEqual({ complete: false, code: expectedCode(dialect, 'upstream_stream_incomplete') });
+    const logs = await logsOf(gw, `trace_id=${traceId}`);
+    expect(logs.body.data[0]).toMatchObject({ status: 200, stream: true, error: expect.stringContaining('before the answer was complete') });
     await stillAnswers(dialect);
   });
 });
