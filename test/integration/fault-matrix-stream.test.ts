@@ -74,7 +74,7 @@ function parseEvents(text: string): SseEvent[] {
 async function send(
   dialect: Dialect,
   model: string,
-  opts: { headers?: Record<string, string>; host?: string; abortAfterFirstByte?: boolean; abortAfterMs?: number } = {},
+  opts: { headers?: Record<string, string>; host?: string; abortAfterFirstByte?: boolean; abortAfterMs?: number; config?: unknown } = {},
 ): Promise<Answer> {
   const route = ROUTES[dialect];
   const started = Date.now();
@@ -87,9 +87,9 @@ async function send(
       headers: {
         'content-type': 'application/json',
         'x-gateway-api-key': gw.adminKey,
-        'x-gateway-provider': route.provider,
-        'x-gateway-custom-host': `${opts.host ?? fake.url}/v1`,
-        authorization: 'Bearer sk-fault',
+        ...(opts.config
+          ? { 'x-gateway-config': JSON.stringify(opts.config) }
+          : { 'x-gateway-provider': route.provider, 'x-gateway-custom-host': `${opts.host ?? fake.url}/v1`, authorization: 'Bearer sk-fault' }),
         ...opts.headers,
       },
       body: JSON.stringify(route.body(model)),
@@ -536,5 +536,17 @@ describe('messages passed through to Anthropic, streamed', () => {
     } finally {
       await close();
     }
+  });
+});
+
+describe('a streamed answer that is not SSE fails its attempt: fallback applies', () => {
+  it('the first target answers HTML with 200, the second streams: the caller gets the second, whole', async () => {
+    const target = (model: string) => ({ provider: 'openai', api_key: 'sk-fault', custom_host: `${fake.url}/v1`, override_params: { model } });
+    const config = { strategy: { mode: 'fallback' }, targets: [target('fault-html'), target('fault-ok')] };
+    const a = await send('chat', 'm', { config });
+    expect(a.status, a.text).toBe(200);
+    expect(ending('chat', a)).toEqual({ complete: true });
+    expect(a.headers.get('x-gateway-last-used-option-index')).toBe('config.targets[1]');
+    expect(fake.requests.map((r) => r.mode)).toEqual(['html', 'ok']);
   });
 });
