@@ -1,9 +1,9 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { startFaultyUpstream, streamBody, type FaultMode, type FaultyUpstream } from '../fakes/faulty-upstream';
 import { logsOf, startTestGateway } from '../support/gateway';
+import { parseEvents, startHugeLineUpstream, startScripted, watchRss, type SseEvent } from '../support/stream-faults';
 
 // The streamed rows of the fault matrix (issue «Hold under faults»): chat, Responses and
 // Messages (translated through the chat core) and the generic proxy, each driven through a
@@ -37,11 +37,6 @@ const ROUTES: Record<Dialect, { path: string; provider: string; body: (model: st
   proxy: { path: '/v1/completions', provider: 'openai', body: (model) => ({ model, stream: true, prompt: 'hi' }) },
 };
 
-interface SseEvent {
-  event?: string;
-  data: string;
-}
-
 interface Answer {
   status: number;
   headers: Headers;
@@ -51,24 +46,6 @@ interface Answer {
   ms: number;
   /** Milliseconds from sending to the first body bytes (undefined: none). */
   firstByteMs?: number;
-}
-
-function parseEvents(text: string): SseEvent[] {
-  return text
-    .split(/\r?\n\r?\n/)
-    .filter((block) => block.trim())
-    .map((block) => {
-      const lines = block.split(/\r?\n/);
-      const event = lines
-        .find((l) => l.startsWith('event:'))
-        ?.slice(6)
-        .trim();
-      const data = lines
-        .filter((l) => l.startsWith('data:'))
-        .map((l) => l.slice(5).trimStart())
-        .join('\n');
-      return { event, data };
-    });
 }
 
 async function send(
@@ -339,61 +316,6 @@ describe.each(TRANSLATED)('%s, streamed: bodies that are not a stream, and strea
   });
 });
 
-/** Peak RSS growth of this process (gateway and fakes) until `stop`. */
-function watchRss(): { stop(): number } {
-  const base = process.memoryUsage().rss;
-  let peak = base;
-  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
-  return {
-    stop() {
-      clearInterval(timer);
-      peak = Math.max(peak, process.memoryUsage().rss);
-      return peak - base;
-    },
-  };
-}
-
-/**
- * An upstream whose stream starts normally, then sends one SSE line of `lineBytes`, made
- * chunk by chunk with backpressure (never held in memory); counts its open connections.
- */
-async function startHugeLineUpstream(lineBytes: number): Promise<{ url: string; open(): number; sent(): number; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const filler = Buffer.alloc(64 * 1024, 'a');
-  let sent = 0;
-  const server: Server = createServer((req, res) => {
-    req.resume();
-    req.on('end', async () => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(`${streamBody('huge', false).split('\n\n')[0]}\n\n`);
-      res.write('data: {"padding":"');
-      while (sent < lineBytes && !res.destroyed) {
-        sent += filler.length;
-        if (!res.write(filler))
-          await new Promise((r) => {
-            res.once('drain', r);
-            res.once('close', r);
-          });
-      }
-      res.end('"}\n\n');
-    });
-  });
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.once('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    open: () => sockets.size,
-    sent: () => sent,
-    async close() {
-      for (const s of sockets) s.destroy();
-      await new Promise((r) => server.close(r));
-    },
-  };
-}
-
 describe('an SSE line of 600 MiB', () => {
   const LINE = 600 * 1024 * 1024;
 
@@ -427,28 +349,6 @@ describe('an SSE line of 600 MiB', () => {
     }
   });
 });
-
-/** An upstream that answers every request with `script` (a hand-written Anthropic stream here). */
-async function startScripted(script: (res: ServerResponse) => Promise<void> | void): Promise<{ url: string; open(): number; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => void script(res));
-  });
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.once('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    open: () => sockets.size,
-    async close() {
-      for (const s of sockets) s.destroy();
-      await new Promise((r) => server.close(r));
-    },
-  };
-}
 
 const anthropicFrame = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
 const ANTHROPIC_START =
