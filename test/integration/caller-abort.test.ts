@@ -16,10 +16,18 @@ beforeAll(async () => {
   // `slow` answers after 8 s; `drip` would take over a minute (270 bytes, one per 250 ms).
   fake = await startFaultyUpstream({ slowMs: 8_000, dripIntervalMs: 250 });
   gw = await startTestGateway();
-  const provider = await call(gw, 'POST', '/v1/providers', { body: { slug: 'faulty', provider: 'openai', api_key: 'sk-faulty', custom_host: `${fake.url}/v1` } });
+  const provider = await call(gw, 'POST', '/v1/providers', {
+    body: { slug: 'faulty', provider: 'openai', api_key: 'sk-faulty', custom_host: `${fake.url}/v1` },
+  });
   expect(provider.status, provider.text).toBe(200);
   const prompt = await call(gw, 'POST', '/v1/prompts', {
-    body: { name: `abort-${Date.now()}`, string: JSON.stringify([{ role: 'user', content: 'hi' }]), parameters: {}, model: 'gpt-4o-mini', virtual_key: 'faulty' },
+    body: {
+      name: `abort-${Date.now()}`,
+      string: JSON.stringify([{ role: 'user', content: 'hi' }]),
+      parameters: {},
+      model: 'gpt-4o-mini',
+      virtual_key: 'faulty',
+    },
   });
   expect(prompt.status, prompt.text).toBe(200);
   promptSlug = prompt.body.slug;
@@ -37,7 +45,11 @@ const viaCustomHost = (provider: string) => ({
 });
 
 const ROUTES: Record<string, { path: () => string; body: unknown; headers: () => Record<string, string> }> = {
-  chat: { path: () => '/v1/chat/completions', body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }, headers: () => viaCustomHost('openai') },
+  chat: {
+    path: () => '/v1/chat/completions',
+    body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] },
+    headers: () => viaCustomHost('openai'),
+  },
   embeddings: { path: () => '/v1/embeddings', body: { model: 'text-embedding-3-small', input: 'hi' }, headers: () => viaCustomHost('openai') },
   responses: { path: () => '/v1/responses', body: { model: 'deepseek-chat', input: 'hi' }, headers: () => viaCustomHost('deepseek') },
   messages: {
@@ -66,7 +78,13 @@ async function startThenLeave(route: string, mode: FaultMode): Promise<{ request
   const pending = fetch(`${gw.url}${r.path()}`, {
     method: 'POST',
     signal: caller.signal,
-    headers: { 'content-type': 'application/json', 'x-gateway-api-key': gw.adminKey, ...r.headers(), 'x-fault-mode': mode, 'x-gateway-forward-headers': 'x-fault-mode' },
+    headers: {
+      'content-type': 'application/json',
+      'x-gateway-api-key': gw.adminKey,
+      ...r.headers(),
+      'x-fault-mode': mode,
+      'x-gateway-forward-headers': 'x-fault-mode',
+    },
     body: JSON.stringify(r.body),
   }).then((res) => res.text());
   pending.catch(() => {});
@@ -102,7 +120,13 @@ describe('the caller leaving aborts the upstream call', () => {
       fetch(`${gw.url}/v1/chat/completions`, {
         method: 'POST',
         signal: c.signal,
-        headers: { 'content-type': 'application/json', 'x-gateway-api-key': gw.adminKey, ...viaCustomHost('openai'), 'x-fault-mode': 'slow', 'x-gateway-forward-headers': 'x-fault-mode' },
+        headers: {
+          'content-type': 'application/json',
+          'x-gateway-api-key': gw.adminKey,
+          ...viaCustomHost('openai'),
+          'x-fault-mode': 'slow',
+          'x-gateway-forward-headers': 'x-fault-mode',
+        },
         body: JSON.stringify(ROUTES.chat!.body),
       })
         .then((res) => res.text())
