@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
-import { GatewayError, upstreamError } from '../shared/errors';
-import { readBody } from '../shared/net/http-client';
+import { callerClosedRequest, GatewayError, upstreamError } from '../shared/errors';
+import { AbortError, readBody } from '../shared/net/http-client';
 import type { UpstreamOutcome } from './routing';
 
 /** Largest non-streamed provider body the gateway will buffer for translation. */
@@ -34,14 +34,14 @@ export async function readJsonBody(outcome: UpstreamOutcome, provider: string): 
  * For a body relayed as it arrives: wait for its first bytes (or its end), so that a body
  * failing before any (deadline, cut) can still be answered with its own status and error
  * instead of a 200 that then breaks. Resolves with that GatewayError, or undefined once
- * bytes are in; the caller leaving (AbortError) is thrown.
+ * bytes are in; the caller leaving is thrown (499, for the request log).
  */
 export function failureBeforeFirstBytes(body: Readable): Promise<GatewayError | undefined> {
   return firstBytes(body).then(
     () => undefined,
     (err: unknown) => {
       if (err instanceof GatewayError) return err;
-      throw err;
+      throw err instanceof AbortError ? callerClosedRequest() : err;
     },
   );
 }

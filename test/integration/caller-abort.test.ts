@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { startFaultyUpstream, type FaultMode, type FaultRequest, type FaultyUpstream } from '../fakes/faulty-upstream';
-import { call, startTestGateway } from '../support/gateway';
+import { call, logsOf, startTestGateway } from '../support/gateway';
 
 /**
  * A caller that leaves releases the upstream: on every route that calls a provider, the
@@ -71,7 +71,7 @@ async function until(condition: () => boolean, withinMs: number, what: string): 
 }
 
 /** Start `route`'s request with the upstream in `mode`; resolves with the caller's abort and the upstream's view. */
-async function startThenLeave(route: string, mode: FaultMode): Promise<{ request: FaultRequest; leftAt: number }> {
+async function startThenLeave(route: string, mode: FaultMode, traceId: string): Promise<{ request: FaultRequest; leftAt: number }> {
   const r = ROUTES[route]!;
   const before = fake.requests.length;
   const caller = new AbortController();
@@ -81,6 +81,7 @@ async function startThenLeave(route: string, mode: FaultMode): Promise<{ request
     headers: {
       'content-type': 'application/json',
       'x-gateway-api-key': gw.adminKey,
+      'x-gateway-trace-id': traceId,
       ...r.headers(),
       'x-fault-mode': mode,
       'x-gateway-forward-headers': 'x-fault-mode',
@@ -106,10 +107,16 @@ describe('the caller leaving aborts the upstream call', () => {
   ] as const) {
     for (const route of Object.keys(ROUTES)) {
       it(`${route}, ${phase}`, async () => {
-        const { request, leftAt } = await startThenLeave(route, mode);
+        const traceId = `abort-${mode}-${route.replace(' ', '-')}-${Date.now()}`;
+        const { request, leftAt } = await startThenLeave(route, mode, traceId);
         await fake.connectionClosedWithin(request, 3_000);
         expect(Date.now() - leftAt).toBeLessThan(3_000);
         expect(await request.done).toBe(false); // the upstream never finished its answer
+        if (route !== 'proxy' || mode === 'slow') {
+          // Recorded as the caller closing the request, not as a gateway failure.
+          const logs = await logsOf(gw, `trace_id=${traceId}`);
+          expect(logs.body.data.map((r: { status: number }) => r.status)).toEqual([499]);
+        }
       });
     }
   }
