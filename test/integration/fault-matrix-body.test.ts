@@ -214,6 +214,7 @@ describe('fault matrix, non-streamed', () => {
             const code = errorCode(route, out);
             if (route !== 'messages') expect(code).toBe(expected.code);
           }
+          if (row.mode === 'status-429') expect(out.headers.get('retry-after')).toBe('1');
           // Body-phase failures carry the same headers as the others.
           expect(out.headers.get('x-gateway-provider')).toBe(ROUTES[route].provider);
           expect(out.headers.get('x-gateway-retry-attempt-count')).toBe('0');
