@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { config } from '../shared/config';
-import { GatewayError } from '../shared/errors';
+import { callerClosedRequest, GatewayError } from '../shared/errors';
 import type { ConfigNode } from '../shared/gateway-config';
 import { mergeHeaders } from '../shared/http/response';
 import type { CallerRequest } from '../shared/http/types';
-import { sendUpstream, type UpstreamResponse } from '../shared/net/http-client';
+import { AbortError, sendUpstream, type UpstreamResponse } from '../shared/net/http-client';
 import type { ProviderAdapter, ProviderTarget, UpstreamRequest, Usage } from '../providers/types';
 import { enforceBudgets } from '../policies/budgets';
 import { enforceRateLimits, recordTokenUsage, type LimitSubject } from '../policies/limiter';
@@ -181,6 +181,8 @@ async function routed(spec: DispatchSpec, options: GatewayOptions, onRateLimited
     } catch (err) {
       upstreamLatencyMs = Date.now() - sent;
       if (err instanceof GatewayError) return { error: err };
+      // The caller left (its signal): no retry, no fallback; the log records a 499.
+      if (err instanceof AbortError) throw callerClosedRequest();
       throw err;
     }
   };

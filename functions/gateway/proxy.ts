@@ -1,6 +1,5 @@
 import { namesAnyProvider, namesPerRequestProvider } from '../shared/auth/managed-provider';
-import type { Readable } from 'node:stream';
-import { badRequest, GatewayError, upstreamError } from '../shared/errors';
+import { badRequest } from '../shared/errors';
 import type { Passthrough } from '../shared/http/lambda-entry';
 import { compose } from '../shared/http/middleware';
 import { errorResponse, mergeHeaders } from '../shared/http/response';
@@ -11,6 +10,7 @@ import { dispatch, gatewayHeaders } from './pipeline';
 import { requestFacts, requestLog } from './request-log';
 import { failureResponse, succeeded } from './responses';
 import { proxiedEventStream } from './streaming';
+import { failureBeforeFirstBytes } from './upstream-body';
 
 const IDENTITY_ENCODING = { 'accept-encoding': 'identity' } as const;
 
@@ -61,15 +61,7 @@ export async function forwardToProvider(req: GatewayRequest): Promise<HttpRespon
   if (!succeeded(d)) return failureResponse(d);
   const upstream = d.routing.result.response!;
   if (!stream) {
-    // Relayed once its first bytes are in: a body that fails before any (deadline, cut) is
-    // answered with its own status and error, never a 200 that then breaks.
-    const failed = await firstBytes(upstream.body).then(
-      () => undefined,
-      (err: unknown) => {
-        if (err instanceof GatewayError) return err;
-        throw err;
-      },
-    );
+    const failed = await failureBeforeFirstBytes(upstream.body);
     if (failed) {
       const res = errorResponse(failed);
       return { ...res, headers: mergeHeaders(res.headers, gatewayHeaders(d)) };
@@ -78,25 +70,6 @@ export async function forwardToProvider(req: GatewayRequest): Promise<HttpRespon
   // An event stream is relayed whole events at a time, so a failure can end it with an error event.
   const body = stream ? proxiedEventStream(upstream.body, facts, d.remainingMs()).stream : upstream.body;
   return { statusCode: upstream.status, headers: mergeHeaders(responseHeadersFrom(upstream.headers), gatewayHeaders(d)), body };
-}
-
-/** Resolves once `body` has bytes buffered or has ended; rejects with the error it fails with first. */
-function firstBytes(body: Readable): Promise<void> {
-  if (body.readableLength > 0 || body.readableEnded) return Promise.resolve();
-  return new Promise<void>((resolve, reject) => {
-    const done = (err?: unknown) => {
-      body.off('readable', onReadable);
-      body.off('error', done);
-      body.off('close', onClose);
-      if (err) reject(err);
-      else resolve();
-    };
-    const onReadable = () => done();
-    const onClose = () => done(upstreamError('The upstream response ended before it was complete.', 'upstream_response_ended'));
-    body.on('readable', onReadable);
-    body.once('error', done);
-    body.once('close', onClose);
-  });
 }
 
 const logProxied = requestLog('proxy');

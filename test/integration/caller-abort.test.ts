@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { startFaultyUpstream, type FaultMode, type FaultRequest, type FaultyUpstream } from '../fakes/faulty-upstream';
-import { call, startTestGateway } from '../support/gateway';
+import { call, logsOf, startTestGateway } from '../support/gateway';
 
 /**
  * A caller that leaves releases the upstream: on every route that calls a provider, the
@@ -16,10 +16,18 @@ beforeAll(async () => {
   // `slow` answers after 8 s; `drip` would take over a minute (270 bytes, one per 250 ms).
   fake = await startFaultyUpstream({ slowMs: 8_000, dripIntervalMs: 250 });
   gw = await startTestGateway();
-  const provider = await call(gw, 'POST', '/v1/providers', { body: { slug: 'faulty', provider: 'openai', api_key: 'sk-faulty', custom_host: `${fake.url}/v1` } });
+  const provider = await call(gw, 'POST', '/v1/providers', {
+    body: { slug: 'faulty', provider: 'openai', api_key: 'sk-faulty', custom_host: `${fake.url}/v1` },
+  });
   expect(provider.status, provider.text).toBe(200);
   const prompt = await call(gw, 'POST', '/v1/prompts', {
-    body: { name: `abort-${Date.now()}`, string: JSON.stringify([{ role: 'user', content: 'hi' }]), parameters: {}, model: 'gpt-4o-mini', virtual_key: 'faulty' },
+    body: {
+      name: `abort-${Date.now()}`,
+      string: JSON.stringify([{ role: 'user', content: 'hi' }]),
+      parameters: {},
+      model: 'gpt-4o-mini',
+      virtual_key: 'faulty',
+    },
   });
   expect(prompt.status, prompt.text).toBe(200);
   promptSlug = prompt.body.slug;
@@ -37,7 +45,11 @@ const viaCustomHost = (provider: string) => ({
 });
 
 const ROUTES: Record<string, { path: () => string; body: unknown; headers: () => Record<string, string> }> = {
-  chat: { path: () => '/v1/chat/completions', body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }, headers: () => viaCustomHost('openai') },
+  chat: {
+    path: () => '/v1/chat/completions',
+    body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] },
+    headers: () => viaCustomHost('openai'),
+  },
   embeddings: { path: () => '/v1/embeddings', body: { model: 'text-embedding-3-small', input: 'hi' }, headers: () => viaCustomHost('openai') },
   responses: { path: () => '/v1/responses', body: { model: 'deepseek-chat', input: 'hi' }, headers: () => viaCustomHost('deepseek') },
   messages: {
@@ -59,14 +71,21 @@ async function until(condition: () => boolean, withinMs: number, what: string): 
 }
 
 /** Start `route`'s request with the upstream in `mode`; resolves with the caller's abort and the upstream's view. */
-async function startThenLeave(route: string, mode: FaultMode): Promise<{ request: FaultRequest; leftAt: number }> {
+async function startThenLeave(route: string, mode: FaultMode, traceId: string): Promise<{ request: FaultRequest; leftAt: number }> {
   const r = ROUTES[route]!;
   const before = fake.requests.length;
   const caller = new AbortController();
   const pending = fetch(`${gw.url}${r.path()}`, {
     method: 'POST',
     signal: caller.signal,
-    headers: { 'content-type': 'application/json', 'x-gateway-api-key': gw.adminKey, ...r.headers(), 'x-fault-mode': mode, 'x-gateway-forward-headers': 'x-fault-mode' },
+    headers: {
+      'content-type': 'application/json',
+      'x-gateway-api-key': gw.adminKey,
+      'x-gateway-trace-id': traceId,
+      ...r.headers(),
+      'x-fault-mode': mode,
+      'x-gateway-forward-headers': 'x-fault-mode',
+    },
     body: JSON.stringify(r.body),
   }).then((res) => res.text());
   pending.catch(() => {});
@@ -88,10 +107,16 @@ describe('the caller leaving aborts the upstream call', () => {
   ] as const) {
     for (const route of Object.keys(ROUTES)) {
       it(`${route}, ${phase}`, async () => {
-        const { request, leftAt } = await startThenLeave(route, mode);
+        const traceId = `abort-${mode}-${route.replace(' ', '-')}-${Date.now()}`;
+        const { request, leftAt } = await startThenLeave(route, mode, traceId);
         await fake.connectionClosedWithin(request, 3_000);
         expect(Date.now() - leftAt).toBeLessThan(3_000);
         expect(await request.done).toBe(false); // the upstream never finished its answer
+        if (route !== 'proxy' || mode === 'slow') {
+          // Recorded as the caller closing the request, not as a gateway failure.
+          const logs = await logsOf(gw, `trace_id=${traceId}`);
+          expect(logs.body.data.map((r: { status: number }) => r.status)).toEqual([499]);
+        }
       });
     }
   }
@@ -102,7 +127,13 @@ describe('the caller leaving aborts the upstream call', () => {
       fetch(`${gw.url}/v1/chat/completions`, {
         method: 'POST',
         signal: c.signal,
-        headers: { 'content-type': 'application/json', 'x-gateway-api-key': gw.adminKey, ...viaCustomHost('openai'), 'x-fault-mode': 'slow', 'x-gateway-forward-headers': 'x-fault-mode' },
+        headers: {
+          'content-type': 'application/json',
+          'x-gateway-api-key': gw.adminKey,
+          ...viaCustomHost('openai'),
+          'x-fault-mode': 'slow',
+          'x-gateway-forward-headers': 'x-fault-mode',
+        },
         body: JSON.stringify(ROUTES.chat!.body),
       })
         .then((res) => res.text())

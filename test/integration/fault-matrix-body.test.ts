@@ -214,16 +214,54 @@ describe('fault matrix, non-streamed', () => {
             const code = errorCode(route, out);
             if (route !== 'messages') expect(code).toBe(expected.code);
           }
+          if (row.mode === 'status-429') expect(out.headers.get('retry-after')).toBe('1');
           // Body-phase failures carry the same headers as the others.
           expect(out.headers.get('x-gateway-provider')).toBe(ROUTES[route].provider);
           expect(out.headers.get('x-gateway-retry-attempt-count')).toBe('0');
         }
         expect(out.ms).toBeLessThan(row.withinMs);
-        if (row.closes) await fake.connectionClosedWithin(request, 3_000);
+        // A body relayed whole leaves its connection to the keep-alive pool.
+        if (row.closes && expected !== 'relayed-200') await fake.connectionClosedWithin(request, 3_000);
         await healthyAfterwards(route);
       });
     }
   }
+});
+
+describe('fault matrix, non-streamed: Messages passed through to an Anthropic upstream', () => {
+  // Every target is Anthropic: the body is relayed as the provider sends it (not translated).
+  const native = (mode: FaultMode, headers: Record<string, string> = {}) =>
+    fetch(`${gw.url}/v1/messages`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-gateway-api-key': gw.adminKey,
+        'x-gateway-provider': 'anthropic',
+        'x-gateway-custom-host': `${fake.url}/v1`,
+        'x-api-key': 'sk-ant-fault',
+        'anthropic-version': '2023-06-01',
+        'x-fault-mode': mode,
+        'x-gateway-forward-headers': 'x-fault-mode',
+        ...headers,
+      },
+      body: JSON.stringify(ROUTES.messages.body),
+    });
+
+  it('stall after headers: 408 in Anthropic’s shape at the timeout, with the provider header', async () => {
+    const started = Date.now();
+    const res = await native('stall-after-headers', { 'x-gateway-request-timeout': '1000' });
+    expect(res.status).toBe(408);
+    expect(await res.json()).toMatchObject({ type: 'error', error: { type: expect.any(String) } });
+    expect(res.headers.get('x-gateway-provider')).toBe('anthropic');
+    expect(Date.now() - started).toBeLessThan(4_000);
+    await fake.connectionClosedWithin(fake.requests[0]!, 3_000);
+  });
+
+  it('reset mid-body: the relayed body breaks, never a clean end', async () => {
+    const res = await native('reset-mid-body');
+    expect(res.status).toBe(200);
+    await expect(res.text()).rejects.toThrow();
+  });
 });
 
 /** What the fake sends in a mode, read straight from it (for the relayed rows). */
