@@ -76,6 +76,29 @@ export async function readCache(plan: CachePlan): Promise<UpstreamOutcome | unde
   return { status: item.status, headers: item.headers, body: Readable.from([Buffer.from(item.body)]) };
 }
 
+/** Store a successful provider body after the response (bodies over the item limit are not cached). */
+function store(plan: CachePlan, response: UpstreamOutcome, body: Buffer, ctx: RequestContext): void {
+  const headers: Record<string, string> = {};
+  for (const name of KEPT_HEADERS) {
+    const value = response.headers[name];
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  afterResponse(ctx, async () => {
+    await putItem('cache', {
+      ...cacheKey(plan.key),
+      status: response.status,
+      headers,
+      body,
+      ttl: Math.floor(Date.now() / 1000) + plan.maxAgeSeconds,
+    }).catch((err: unknown) => log.warn('cache write failed', { error: (err as Error).message }, ctx));
+  });
+}
+
+/** Cache a successful body the attempt already read. */
+export function storeBuffered(plan: CachePlan, response: UpstreamOutcome, body: Buffer, ctx: RequestContext): void {
+  if (body.length <= MAX_CACHED_BYTES) store(plan, response, body, ctx);
+}
+
 /**
  * Pass a successful provider body through while keeping a copy; once it has ended cleanly
  * the copy is stored (after the response). Bodies over the item limit are not cached.
@@ -95,22 +118,7 @@ export function storeWhileStreaming(plan: CachePlan, response: UpstreamOutcome, 
     }
   });
   response.body.once('end', () => {
-    if (tooBig) return;
-    const headers: Record<string, string> = {};
-    for (const name of KEPT_HEADERS) {
-      const value = response.headers[name];
-      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-    }
-    const body = Buffer.concat(chunks);
-    afterResponse(ctx, async () => {
-      await putItem('cache', {
-        ...cacheKey(plan.key),
-        status: response.status,
-        headers,
-        body,
-        ttl: Math.floor(Date.now() / 1000) + plan.maxAgeSeconds,
-      }).catch((err: unknown) => log.warn('cache write failed', { error: (err as Error).message }, ctx));
-    });
+    if (!tooBig) store(plan, response, Buffer.concat(chunks), ctx);
   });
   response.body.pipe(tee);
   // Destroying the copy (caller left) must still abort the provider request.

@@ -128,6 +128,7 @@ export async function chatCall({ req, body, log }: ChatCallInput): Promise<ChatO
     log,
     model: body.model,
     cacheRoute: 'chat.completions',
+    readsJson: !stream,
     params: body,
     async beforeAttempt({ adapter }, leaf) {
       if (!adapter.chat) throw badRequest(`Provider '${adapter.slug}' does not support chat completions.`, 'x-gateway-provider', 'unsupported_operation');

@@ -28,6 +28,7 @@ export async function embeddings(req: GatewayRequest): Promise<HttpResponse> {
     log: facts,
     model: body.model,
     cacheRoute: 'embeddings',
+    readsJson: true,
     params: body,
     build({ adapter, target }, leaf) {
       if (!adapter.embeddings) throw badRequest(`Provider '${adapter.slug}' does not support embeddings.`, 'x-gateway-provider', 'unsupported_operation');

@@ -21,6 +21,7 @@ import { SSE_HEADERS } from '../shared/http/sse';
 import { compose } from '../shared/http/middleware';
 import type { GatewayRequest, HttpResponse, Middleware } from '../shared/http/types';
 import { readBody } from '../shared/net/http-client';
+import { failureBeforeFirstBytes } from './upstream-body';
 import { log as logger } from '../shared/telemetry/logger';
 import { parseInput } from '../shared/validation';
 import type { ChatCompletion } from '../providers/types';
@@ -113,6 +114,8 @@ async function native(req: GatewayRequest, log: RequestFacts, path: 'messages' |
   // Anthropic's own answer (success or its Anthropic-shaped error), streamed back as received.
   const upstream = response!;
   const sse = String(upstream.headers['content-type'] ?? '').includes('text/event-stream');
+  const failed = sse ? undefined : await failureBeforeFirstBytes(upstream.body);
+  if (failed) return anthropicErrorResponse(failed, gatewayHeaders(d));
   const body = path === 'messages' && upstream.status < 300 ? watchUsage(upstream.body, sse, (usage) => (log.usage = usage)) : upstream.body;
   return { statusCode: upstream.status, headers: mergeHeaders(responseHeadersFrom(upstream.headers), gatewayHeaders(d)), body };
 }

@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { config } from '../shared/config';
-import { GatewayError } from '../shared/errors';
+import { callerClosedRequest, GatewayError } from '../shared/errors';
 import type { ConfigNode } from '../shared/gateway-config';
 import { mergeHeaders } from '../shared/http/response';
 import type { CallerRequest } from '../shared/http/types';
-import { sendUpstream, type UpstreamResponse } from '../shared/net/http-client';
+import { AbortError, sendUpstream, type UpstreamResponse } from '../shared/net/http-client';
 import type { ProviderAdapter, ProviderTarget, UpstreamRequest, Usage } from '../providers/types';
 import { enforceBudgets } from '../policies/budgets';
 import { enforceRateLimits, recordTokenUsage, type LimitSubject } from '../policies/limiter';
@@ -12,11 +12,12 @@ import { afterResponse } from '../shared/telemetry/context';
 import type { GatewayConfigSpec } from '../shared/gateway-config';
 import { resolveManagedProvider } from '../shared/stores/providers';
 import { warmPricing } from '../spend/load';
-import { planCache, readCache, storeWhileStreaming, type CacheStatus } from './cache';
+import { planCache, readCache, storeBuffered, storeWhileStreaming, type CacheStatus } from './cache';
 import { parseGatewayOptions, withEndUser, type GatewayOptions } from './headers';
 import type { RequestFacts } from './request-log';
-import { routeRequest, type AttemptResult, type Leaf, type RoutingDeps, type RoutingResult } from './routing';
+import { routeRequest, type AttemptResult, type Leaf, type RoutingDeps, type RoutingResult, type UpstreamOutcome } from './routing';
 import { resolveConfig, resolveLeaf, type ResolvedConfig, type ResolvedTarget } from './target';
+import { readJsonBody } from './upstream-body';
 
 /** What an inference route needs from the pipeline to reach a provider. */
 export interface DispatchSpec {
@@ -35,6 +36,12 @@ export interface DispatchSpec {
   params?: Record<string, unknown>;
   /** Async work per routed target before it is built (input guardrails); may throw. */
   beforeAttempt?(resolved: ResolvedTarget, leaf: Leaf): Promise<void>;
+  /**
+   * The route translates a non-streamed JSON answer: a successful body is read (bounded)
+   * and parsed within the attempt, so a body that fails after the headers (reset, cut,
+   * deadline, not JSON) is that attempt's failure and retries and fallback apply.
+   */
+  readsJson?: boolean;
   /** Build the provider request for one resolved target (throws 400 if unsupported). */
   build(resolved: ResolvedTarget, leaf: Leaf): UpstreamRequest;
   /**
@@ -159,14 +166,23 @@ async function routed(spec: DispatchSpec, options: GatewayOptions, onRateLimited
     const timeoutMs = attemptTimeout(leaf.node, deadline);
     const sent = Date.now();
     try {
-      const response = await sendUpstream({ ...upstream, timeoutMs, trustedHosts: config().trustedHosts });
+      const response = await sendUpstream({ ...upstream, timeoutMs, signal: req.context.signal, trustedHosts: config().trustedHosts });
       upstreamLatencyMs = Date.now() - sent;
-      if (spec.accept && response.status < 300) await spec.accept(response, resolved);
-      const outcome = { status: response.status, headers: response.headers, body: response.body };
-      return { response: cache && outcome.status < 300 ? storeWhileStreaming(cache, outcome, req.context) : outcome };
+      const outcome: UpstreamOutcome = { status: response.status, headers: response.headers, body: response.body };
+      if (outcome.status >= 300) return { response: outcome };
+      if (spec.readsJson) {
+        const { bytes, json } = await readJsonBody(outcome, resolved.adapter.slug);
+        outcome.json = json;
+        if (cache) storeBuffered(cache, outcome, bytes, req.context);
+        return { response: outcome };
+      }
+      if (spec.accept) await spec.accept(response, resolved);
+      return { response: cache ? storeWhileStreaming(cache, outcome, req.context) : outcome };
     } catch (err) {
       upstreamLatencyMs = Date.now() - sent;
       if (err instanceof GatewayError) return { error: err };
+      // The caller left (its signal): no retry, no fallback; the log records a 499.
+      if (err instanceof AbortError) throw callerClosedRequest();
       throw err;
     }
   };

@@ -2,7 +2,7 @@ import { namesAnyProvider, namesPerRequestProvider } from '../shared/auth/manage
 import { badRequest } from '../shared/errors';
 import type { Passthrough } from '../shared/http/lambda-entry';
 import { compose } from '../shared/http/middleware';
-import { mergeHeaders } from '../shared/http/response';
+import { errorResponse, mergeHeaders } from '../shared/http/response';
 import type { GatewayRequest, HttpResponse, Route } from '../shared/http/types';
 import type { ProviderAdapter, ProviderTarget, UpstreamRequest } from '../providers/types';
 import { isForwardableRequestHeader, responseHeadersFrom } from './headers';
@@ -11,6 +11,7 @@ import { providerPath } from './proxy-path';
 import { requestFacts, requestLog } from './request-log';
 import { failureResponse, succeeded } from './responses';
 import { proxiedEventStream } from './streaming';
+import { failureBeforeFirstBytes } from './upstream-body';
 
 const IDENTITY_ENCODING = { 'accept-encoding': 'identity' } as const;
 
@@ -62,6 +63,13 @@ export async function forwardToProvider(req: GatewayRequest): Promise<HttpRespon
   Object.assign(facts, d.facts, { stream });
   if (!succeeded(d)) return failureResponse(d);
   const upstream = d.routing.result.response!;
+  if (!stream) {
+    const failed = await failureBeforeFirstBytes(upstream.body);
+    if (failed) {
+      const res = errorResponse(failed);
+      return { ...res, headers: mergeHeaders(res.headers, gatewayHeaders(d)) };
+    }
+  }
   // An event stream is relayed whole events at a time, so a failure can end it with an error event.
   const body = stream ? proxiedEventStream(upstream.body, facts, d.remainingMs()).stream : upstream.body;
   return { statusCode: upstream.status, headers: mergeHeaders(responseHeadersFrom(upstream.headers), gatewayHeaders(d)), body };

@@ -1,13 +1,12 @@
 import type { HttpResponse } from '../shared/http/types';
 import { json } from '../shared/http/response';
-import { upstreamError } from '../shared/errors';
-import { readBody } from '../shared/net/http-client';
 import { errorResponse, mergeHeaders } from '../shared/http/response';
 import { responseHeadersFrom } from './headers';
 import { gatewayHeaders, type Dispatched } from './pipeline';
 
-/** Largest non-streamed provider body the gateway will buffer for translation. */
-export const MAX_TRANSLATED_BODY = 20 * 1024 * 1024;
+import { MAX_TRANSLATED_BODY, readJsonBody } from './upstream-body';
+
+export { MAX_TRANSLATED_BODY };
 
 /**
  * The routed call did not succeed: a gateway error (network, timeout, blocked host) in
@@ -26,16 +25,12 @@ export function failureResponse(d: Dispatched): HttpResponse {
 export const succeeded = (d: Dispatched) => d.routing.result.response !== undefined && d.routing.result.response.status < 400;
 
 /**
- * Buffer and parse a successful provider JSON body (bounded): a body that is not JSON is a
- * 502 `invalid_upstream_response`; one too large or cut short keeps readBody's own 502.
+ * The successful provider JSON body: parsed within the attempt when the route dispatched
+ * with `readsJson` (so its failures were the attempt's), else buffered and parsed here.
  */
 export async function upstreamJson(d: Dispatched): Promise<unknown> {
-  const body = await readBody(d.routing.result.response!.body, MAX_TRANSLATED_BODY);
-  try {
-    return JSON.parse(body.toString('utf8'));
-  } catch {
-    throw upstreamError(`Provider '${d.resolved.adapter.slug}' returned a body that is not valid JSON.`, 'invalid_upstream_response');
-  }
+  const response = d.routing.result.response!;
+  return 'json' in response ? response.json : (await readJsonBody(response, d.resolved.adapter.slug)).json;
 }
 
 export function jsonResponse(d: Dispatched, body: unknown, status = 200): HttpResponse {

@@ -14,6 +14,8 @@ export interface UpstreamOutcome {
   status: number;
   headers: Record<string, string | string[]>;
   body: Readable;
+  /** The parsed body, when the attempt read it already (the body stream is then consumed). */
+  json?: unknown;
 }
 
 /** What one attempt produced: a response (any status) or a gateway error (network, timeout). */

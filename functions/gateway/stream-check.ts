@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { config } from '../shared/config';
 import { GatewayError, upstreamError } from '../shared/errors';
+import { AbortError } from '../shared/net/http-client';
 
 /**
  * A streamed request's 200 is only passed on once its body looks like server-sent events:
@@ -57,7 +58,7 @@ function invalid(provider: string, what: string): GatewayError {
 /**
  * Resolves once the body's first line is SSE (its bytes back in the stream); rejects with a
  * GatewayError otherwise, the body destroyed. A body failure while reading (reset, the
- * request timeout) rejects with the client's GatewayError.
+ * request timeout) rejects with the client's GatewayError, the caller leaving with its AbortError.
  */
 export function checkEventStream(body: Readable, headers: Record<string, string | string[]>, provider: string): Promise<void> {
   if (String(headers['content-type'] ?? '').includes(BINARY_EVENT_STREAM)) return Promise.resolve();
@@ -73,7 +74,7 @@ export function checkEventStream(body: Readable, headers: Record<string, string 
     /** The first line's start was judged: only its end (or the cap) can change the verdict. */
     let prefixJudged = false;
     const head = () => (seen.length === 1 ? seen[0]! : Buffer.concat(seen, size));
-    const done = (err?: GatewayError) => {
+    const done = (err?: Error) => {
       body.off('readable', onReadable);
       body.off('end', onEnd);
       body.off('error', onError);
@@ -105,9 +106,9 @@ export function checkEventStream(body: Readable, headers: Record<string, string 
       done(invalid(provider, size ? describe(head()) : 'an empty body'));
     }
     function onError(err: Error) {
-      done(
-        err instanceof GatewayError ? err : upstreamError(`Provider '${provider}' broke the connection before its stream began.`, 'upstream_response_ended'),
-      );
+      // The client's GatewayErrors (deadline, idle bound, cut) and the caller leaving (AbortError) are passed on as they are.
+      const known = err instanceof GatewayError || err instanceof AbortError;
+      done(known ? err : upstreamError(`Provider '${provider}' broke the connection before its stream began.`, 'upstream_response_ended'));
     }
     function onClose() {
       onError(new Error('closed'));

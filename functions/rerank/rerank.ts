@@ -47,6 +47,7 @@ export async function rerank(req: GatewayRequest): Promise<HttpResponse> {
     log: facts,
     model: body.model,
     cacheRoute: 'rerank',
+    readsJson: true,
     params: body as unknown as Record<string, unknown>,
     build({ adapter, target }, leaf) {
       if (!adapter.rerank) throw badRequest(`Provider '${adapter.slug}' does not support rerank.`, 'x-gateway-provider', 'unsupported_operation');

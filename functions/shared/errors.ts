@@ -55,6 +55,9 @@ export const requestTimeout = (ms: number) => new GatewayError(408, 'timeout_err
 /** No body bytes from the upstream for `ms` once its headers arrived. */
 export const upstreamIdleTimeout = (ms: number) =>
   new GatewayError(504, 'timeout_error', `The upstream sent nothing for ${ms} ms while answering.`, null, 'upstream_idle_timeout');
+/** Recorded (request log) when the caller went away before its answer; nobody receives it. */
+export const callerClosedRequest = () =>
+  new GatewayError(499, 'invalid_request_error', 'The caller closed the connection before the response was sent.', null, 'caller_closed_request');
 export const upstreamError = (message: string, code = 'upstream_unreachable') => new GatewayError(502, 'upstream_error', message, null, code);
 export const serverError = () =>
   new GatewayError(500, 'server_error', 'The gateway hit an internal error. Quote the trace id when reporting it.', null, 'internal_error');

@@ -3,6 +3,7 @@
  * faults»). One node:http server on 127.0.0.1 (random port); what it does with a request
  * is its `FaultMode`, chosen per request, first match wins:
  *
+ * - modes queued with `failNext` (one per request, in order),
  * - the `x-fault-mode` request header,
  * - a model name `fault-<mode>` in the JSON body (survives every route's translation),
  * - a path segment `fault-<mode>` (for proxied GETs),
@@ -84,6 +85,8 @@ export interface FaultyUpstream {
   /** TCP connections accepted since start or the last reset. */
   connectionCount(): number;
   setMode(mode: FaultMode): void;
+  /** The next `times` requests get `mode`, whatever they ask for. */
+  failNext(mode: FaultMode, times?: number): void;
   configure(options: FaultOptions): void;
   /** Resolves once no TCP connection is open; rejects after `withinMs`. */
   allClosed(withinMs?: number): Promise<void>;
@@ -177,6 +180,7 @@ const filler = Buffer.alloc(CHUNK, 'a');
 
 export async function startFaultyUpstream(initial: FaultOptions = {}): Promise<FaultyUpstream> {
   let mode: FaultMode = 'ok';
+  const queued: FaultMode[] = [];
   let options: Required<FaultOptions> = { ...DEFAULTS, ...initial };
   const requests: FaultRequest[] = [];
   const sockets = new Set<Socket>();
@@ -298,7 +302,7 @@ export async function startFaultyUpstream(initial: FaultOptions = {}): Promise<F
         path: (req.url ?? '/').split('?')[0]!,
         headers: req.headers,
         body,
-        mode: modeOf(req, json, mode),
+        mode: queued.shift() ?? modeOf(req, json, mode),
         stream: json?.stream === true,
         completed: false,
         done: new Promise<boolean>((r) => (settle = r)),
@@ -348,6 +352,9 @@ export async function startFaultyUpstream(initial: FaultOptions = {}): Promise<F
     setMode: (m) => {
       mode = m;
     },
+    failNext: (m, times = 1) => {
+      for (let i = 0; i < times; i++) queued.push(m);
+    },
     configure: (o) => {
       options = { ...options, ...o };
     },
@@ -367,6 +374,7 @@ export async function startFaultyUpstream(initial: FaultOptions = {}): Promise<F
     },
     reset() {
       mode = 'ok';
+      queued.length = 0;
       options = { ...DEFAULTS, ...initial };
       requests.length = 0;
       accepted = 0;

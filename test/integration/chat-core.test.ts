@@ -111,8 +111,40 @@ describe('chatCall', () => {
     expect(chunks.length).toBeGreaterThan(0);
     expect(error).toBeInstanceOf(ChatStreamError);
     expect((error as InstanceType<typeof ChatStreamError>).reason).toBe('interrupted');
-    expect((error as InstanceType<typeof ChatStreamError>).code).toBe('upstream_stream_interrupted');
-    expect(log.streamError).toMatch(/provider/i);
+    // The HTTP client's body failure, as the HTTP route's terminal event says it.
+    expect((error as InstanceType<typeof ChatStreamError>).code).toBe('upstream_response_ended');
+    expect(log.streamError).toMatch(/ended before it was complete/i);
+  });
+
+  it('throws `incomplete` when a translated stream ends cleanly before its answer did', async () => {
+    // Anthropic's stream, cut cleanly after the first text delta: no stop reason, no message_stop.
+    const frame = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+    const server: Server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () =>
+        res
+          .writeHead(200, { 'content-type': 'text/event-stream' })
+          .end(
+            frame('message_start', { message: { id: 'msg_1', role: 'assistant', content: [], usage: { input_tokens: 3, output_tokens: 0 } } }) +
+              frame('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
+              frame('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'half an ans' } }),
+          ),
+      );
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const host = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+      const { stream, log } = await streamOf({ ...viaAnthropic(), 'x-gateway-custom-host': host }, { model: 'claude', max_tokens: 100 });
+      const { chunks, error } = await collect(stream);
+      expect(textOf(chunks)).toBe('half an ans');
+      expect(error).toBeInstanceOf(ChatStreamError);
+      expect((error as InstanceType<typeof ChatStreamError>).reason).toBe('incomplete');
+      expect((error as InstanceType<typeof ChatStreamError>).code).toBe('upstream_stream_incomplete');
+      expect(log.streamError).toMatch(/before the answer was complete/);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it('throws a typed error for an in-stream provider error, of a translated stream too', async () => {

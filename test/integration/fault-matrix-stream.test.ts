@@ -1,9 +1,9 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { startFaultyUpstream, streamBody, type FaultMode, type FaultyUpstream } from '../fakes/faulty-upstream';
-import { startTestGateway } from '../support/gateway';
+import { logsOf, startTestGateway } from '../support/gateway';
+import { parseEvents, startHugeLineUpstream, startScripted, watchRss, type SseEvent } from '../support/stream-faults';
 
 // The streamed rows of the fault matrix (issue «Hold under faults»): chat, Responses and
 // Messages (translated through the chat core) and the generic proxy, each driven through a
@@ -37,11 +37,6 @@ const ROUTES: Record<Dialect, { path: string; provider: string; body: (model: st
   proxy: { path: '/v1/completions', provider: 'openai', body: (model) => ({ model, stream: true, prompt: 'hi' }) },
 };
 
-interface SseEvent {
-  event?: string;
-  data: string;
-}
-
 interface Answer {
   status: number;
   headers: Headers;
@@ -53,28 +48,10 @@ interface Answer {
   firstByteMs?: number;
 }
 
-function parseEvents(text: string): SseEvent[] {
-  return text
-    .split(/\r?\n\r?\n/)
-    .filter((block) => block.trim())
-    .map((block) => {
-      const lines = block.split(/\r?\n/);
-      const event = lines
-        .find((l) => l.startsWith('event:'))
-        ?.slice(6)
-        .trim();
-      const data = lines
-        .filter((l) => l.startsWith('data:'))
-        .map((l) => l.slice(5).trimStart())
-        .join('\n');
-      return { event, data };
-    });
-}
-
 async function send(
   dialect: Dialect,
   model: string,
-  opts: { headers?: Record<string, string>; host?: string; abortAfterFirstByte?: boolean; abortAfterMs?: number } = {},
+  opts: { headers?: Record<string, string>; host?: string; abortAfterFirstByte?: boolean; abortAfterMs?: number; config?: unknown } = {},
 ): Promise<Answer> {
   const route = ROUTES[dialect];
   const started = Date.now();
@@ -87,9 +64,9 @@ async function send(
       headers: {
         'content-type': 'application/json',
         'x-gateway-api-key': gw.adminKey,
-        'x-gateway-provider': route.provider,
-        'x-gateway-custom-host': `${opts.host ?? fake.url}/v1`,
-        authorization: 'Bearer sk-fault',
+        ...(opts.config
+          ? { 'x-gateway-config': JSON.stringify(opts.config) }
+          : { 'x-gateway-provider': route.provider, 'x-gateway-custom-host': `${opts.host ?? fake.url}/v1`, authorization: 'Bearer sk-fault' }),
         ...opts.headers,
       },
       body: JSON.stringify(route.body(model)),
@@ -245,16 +222,40 @@ describe.each(DIALECTS)('%s, streamed', (dialect) => {
     await stillAnswers(dialect);
   });
 
-  it('1 byte every 10 ms with a 3 s timeout: the first events, then the timeout as the terminal event', async () => {
-    fake.configure({ dripIntervalMs: 10 });
-    const a = await send(dialect, 'fault-drip', { headers: { 'x-gateway-request-timeout': '3000' } });
-    expect(a.status).toBe(200);
-    expect(a.firstByteMs).toBeLessThan(3000);
-    expect(ending(dialect, a)).toEqual({ complete: false, code: expectedCode(dialect, 'request_timeout') });
-    expect(a.ms).toBeGreaterThanOrEqual(2900);
-    expect(a.ms).toBeLessThan(7000);
+  it('1 byte a second, timeout 2 s: 408 before the first event (the proxy: the terminal error event)', async () => {
+    fake.configure({ dripIntervalMs: 1000 });
+    const a = await send(dialect, 'fault-drip', { headers: { 'x-gateway-request-timeout': '2000' } });
+    stalled(a, 408, 'request_timeout');
+    expect(a.ms).toBeGreaterThanOrEqual(1900);
+    expect(a.ms).toBeLessThan(6000);
     await lastRequestClosed();
     await stillAnswers(dialect);
+  });
+
+  it('the first event, then 1 byte every 100 ms, timeout 2 s: the first event, then the timeout as the terminal event', async () => {
+    const [first, ...rest] = streamBody('drip').split(/(?<=\n\n)/);
+    const tail = Buffer.from(rest.join(''));
+    const upstream = await startScripted(async (res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).write(first);
+      for (let i = 0; i < tail.length && !res.destroyed; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        res.write(tail.subarray(i, i + 1));
+      }
+      res.end();
+    });
+    try {
+      const a = await send(dialect, 'drip', { host: upstream.url, headers: { 'x-gateway-request-timeout': '2000' } });
+      expect(a.status).toBe(200);
+      expect(a.firstByteMs).toBeLessThan(1900);
+      expect(ending(dialect, a)).toEqual({ complete: false, code: expectedCode(dialect, 'request_timeout') });
+      expect(a.ms).toBeGreaterThanOrEqual(1900);
+      expect(a.ms).toBeLessThan(6000);
+      const deadline = Date.now() + 3000;
+      while (upstream.open() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(upstream.open()).toBe(0);
+    } finally {
+      await upstream.close();
+    }
   });
 
   it('gzip-encoded stream: decoded and relayed whole', async () => {
@@ -271,6 +272,14 @@ describe.each(DIALECTS)('%s, streamed', (dialect) => {
     await lastRequestClosed(3000);
     expect(Date.now() - left).toBeLessThan(3000);
     expect(fake.requests.at(-1)!.completed).toBe(false);
+    await stillAnswers(dialect);
+  });
+  it('caller leaves before the headers: the upstream connection is closed (3 s bound)', async () => {
+    const a = await send(dialect, 'fault-no-headers', { abortAfterMs: 500 });
+    expect(a.status).toBe(0);
+    const left = Date.now();
+    await lastRequestClosed(3000);
+    expect(Date.now() - left).toBeLessThan(3000);
     await stillAnswers(dialect);
   });
 });
@@ -296,68 +305,16 @@ describe.each(TRANSLATED)('%s, streamed: bodies that are not a stream, and strea
     await stillAnswers(dialect);
   });
 
-  it('no [DONE] and no finish reason: the terminal error event, never a clean end', async () => {
-    const a = await send(dialect, 'fault-no-done');
+  it('no [DONE] and no finish reason: the terminal error event, never a clean end; the log records it', async () => {
+    const traceId = `no-done-${dialect}-${Date.now()}`;
+    const a = await send(dialect, 'fault-no-done', { headers: { 'x-gateway-trace-id': traceId } });
     expect(a.status).toBe(200);
     expect(ending(dialect, a)).toEqual({ complete: false, code: expectedCode(dialect, 'upstream_stream_incomplete') });
+    const logs = await logsOf(gw, `trace_id=${traceId}`);
+    expect(logs.body.data[0]).toMatchObject({ status: 200, stream: true, error: expect.stringContaining('before the answer was complete') });
     await stillAnswers(dialect);
   });
 });
-
-/** Peak RSS growth of this process (gateway and fakes) until `stop`. */
-function watchRss(): { stop(): number } {
-  const base = process.memoryUsage().rss;
-  let peak = base;
-  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
-  return {
-    stop() {
-      clearInterval(timer);
-      peak = Math.max(peak, process.memoryUsage().rss);
-      return peak - base;
-    },
-  };
-}
-
-/**
- * An upstream whose stream starts normally, then sends one SSE line of `lineBytes`, made
- * chunk by chunk with backpressure (never held in memory); counts its open connections.
- */
-async function startHugeLineUpstream(lineBytes: number): Promise<{ url: string; open(): number; sent(): number; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const filler = Buffer.alloc(64 * 1024, 'a');
-  let sent = 0;
-  const server: Server = createServer((req, res) => {
-    req.resume();
-    req.on('end', async () => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(`${streamBody('huge', false).split('\n\n')[0]}\n\n`);
-      res.write('data: {"padding":"');
-      while (sent < lineBytes && !res.destroyed) {
-        sent += filler.length;
-        if (!res.write(filler))
-          await new Promise((r) => {
-            res.once('drain', r);
-            res.once('close', r);
-          });
-      }
-      res.end('"}\n\n');
-    });
-  });
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.once('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    open: () => sockets.size,
-    sent: () => sent,
-    async close() {
-      for (const s of sockets) s.destroy();
-      await new Promise((r) => server.close(r));
-    },
-  };
-}
 
 describe('an SSE line of 600 MiB', () => {
   const LINE = 600 * 1024 * 1024;
@@ -390,5 +347,106 @@ describe('an SSE line of 600 MiB', () => {
     } finally {
       await upstream.close();
     }
+  });
+});
+
+const anthropicFrame = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+const ANTHROPIC_START =
+  anthropicFrame('message_start', {
+    message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude', content: [], stop_reason: null, usage: { input_tokens: 3, output_tokens: 0 } },
+  }) +
+  anthropicFrame('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
+  anthropicFrame('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'ok' } });
+const ANTHROPIC_END =
+  anthropicFrame('content_block_stop', { index: 0 }) +
+  anthropicFrame('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 1 } }) +
+  anthropicFrame('message_stop', {});
+
+describe('messages passed through to Anthropic, streamed', () => {
+  async function native(script: (res: ServerResponse) => Promise<void> | void): Promise<{ a: Answer; open(): number; close(): Promise<void> }> {
+    const upstream = await startScripted(script);
+    const res = await fetch(`${gw.url}/v1/messages`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-gateway-api-key': gw.adminKey,
+        'x-gateway-provider': 'anthropic',
+        'x-gateway-custom-host': `${upstream.url}/v1`,
+        'x-api-key': 'sk-ant-fault',
+        'anthropic-version': '2023-06-01',
+      },
+      body: JSON.stringify({ model: 'claude', stream: true, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    const text = await res.text();
+    return { a: { status: res.status, headers: res.headers, text, events: parseEvents(text), ms: 0 }, open: upstream.open, close: upstream.close };
+  }
+  const sse = { 'content-type': 'text/event-stream' };
+
+  it('a whole stream ends with message_stop', async () => {
+    const { a, close } = await native((res) => void res.writeHead(200, sse).end(ANTHROPIC_START + ANTHROPIC_END));
+    await close();
+    expect(a.status).toBe(200);
+    expect(ending('messages', a)).toEqual({ complete: true });
+  });
+
+  it('ended cleanly without message_stop: the terminal error event', async () => {
+    const { a, close } = await native((res) => void res.writeHead(200, sse).end(ANTHROPIC_START));
+    await close();
+    expect(a.status).toBe(200);
+    expect(ending('messages', a)).toEqual({ complete: false, code: 'api_error' });
+    expect(a.events.at(-1)!.data).toContain('ended before the answer was complete');
+  });
+
+  it('cut mid-stream: the whole events, then the terminal error event', async () => {
+    const { a, close } = await native((res) => {
+      res.writeHead(200, sse).write(`${ANTHROPIC_START}event: content_block_delta\ndata: {"type":"content_blo`);
+      setTimeout(() => res.socket?.resetAndDestroy(), 50);
+    });
+    await close();
+    expect(a.status).toBe(200);
+    expect(a.events.filter((e) => e.event === 'content_block_delta')).toHaveLength(1);
+    expect(ending('messages', a)).toEqual({ complete: false, code: 'api_error' });
+  });
+
+  it('a 600 MiB line after the first events: the terminal error event; the line is never buffered', async () => {
+    const filler = Buffer.alloc(64 * 1024, 'a');
+    let sent = 0;
+    const peak = watchRss();
+    const { a, open, close } = await native(async (res) => {
+      res.writeHead(200, sse).write(`${ANTHROPIC_START}event: content_block_delta\ndata: {"padding":"`);
+      while (sent < 600 * 1024 * 1024 && !res.destroyed) {
+        sent += filler.length;
+        if (!res.write(filler))
+          await new Promise((r) => {
+            res.once('drain', r);
+            res.once('close', r);
+          });
+      }
+      res.end('"}\n\n');
+    });
+    try {
+      expect(a.status).toBe(200);
+      expect(ending('messages', a)).toEqual({ complete: false, code: 'api_error' });
+      expect(a.events.at(-1)!.data).toContain('larger than');
+      expect(peak.stop()).toBeLessThan(200 * 1024 * 1024);
+      const deadline = Date.now() + 3000;
+      while (open() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(open()).toBe(0);
+      expect(sent).toBeLessThan(150 * 1024 * 1024);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('a streamed answer that is not SSE fails its attempt: fallback applies', () => {
+  it('the first target answers HTML with 200, the second streams: the caller gets the second, whole', async () => {
+    const target = (model: string) => ({ provider: 'openai', api_key: 'sk-fault', custom_host: `${fake.url}/v1`, override_params: { model } });
+    const config = { strategy: { mode: 'fallback' }, targets: [target('fault-html'), target('fault-ok')] };
+    const a = await send('chat', 'm', { config });
+    expect(a.status, a.text).toBe(200);
+    expect(ending('chat', a)).toEqual({ complete: true });
+    expect(a.headers.get('x-gateway-last-used-option-index')).toBe('config.targets[1]');
+    expect(fake.requests.map((r) => r.mode)).toEqual(['html', 'ok']);
   });
 });

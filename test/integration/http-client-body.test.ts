@@ -159,6 +159,22 @@ describe('a request is written once', () => {
   });
 });
 
+describe('keep-alive hint', () => {
+  it("a server's shorter `Keep-Alive: timeout=` is honoured: the pooled socket closes before it (Node's agent, kept)", async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'keep-alive': 'timeout=2' });
+      res.end(JSON_BODY);
+    };
+    const before = connections.length;
+    const res = await client().sendUpstream({ url: `${base}/hint`, method: 'GET', headers: {}, trustedHosts: TRUST });
+    await readBody(res.body, 1024);
+    const started = Date.now();
+    await connections[before]!.closed;
+    // The hint less a second (1 s), well before FREE_SOCKET_TIMEOUT_MS.
+    expect(Date.now() - started).toBeLessThan(FREE_SOCKET_TIMEOUT_MS - 500);
+  });
+});
+
 describe('compressed answers', () => {
   it('asks for identity unless the request names an encoding', async () => {
     handler = ok;

@@ -3,10 +3,10 @@ import { isMainThread } from 'node:worker_threads';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { authenticate } from '../auth/authenticate';
 import { config } from '../config';
-import { asGatewayError, payloadTooLarge } from '../errors';
+import { asGatewayError, callerClosedRequest, GatewayError, payloadTooLarge } from '../errors';
 import { ID_PREFIX, newId } from '../ids';
 import { log } from '../telemetry/logger';
-import { flushAfterResponse, newRequestContext, type RequestContext } from '../telemetry/context';
+import { callerLeft, flushAfterResponse, hasCallerLeft, newRequestContext, type RequestContext } from '../telemetry/context';
 import { invocationEnded, invocationStarted, writeHeld } from '../telemetry/invocations';
 import { installLastResort } from '../telemetry/last-resort';
 import { buildRequest, normaliseHeaders, traceIdFrom } from './request';
@@ -76,6 +76,8 @@ export async function handleEvent(group: GroupRouter, event: APIGatewayProxyEven
     req.params = match.params;
     return await match.handler(req);
   } catch (err) {
+    // The upstream call was aborted because the caller went away: nothing failed here.
+    if (hasCallerLeft(ctx) && !(err instanceof GatewayError)) return errorResponse(callerClosedRequest());
     const gatewayError = asGatewayError(err);
     if (gatewayError.status >= 500) {
       log.error('request failed', { route: ctx.route, method, path, error: describeError(err) }, ctx);
@@ -155,6 +157,11 @@ export function createHttpHandler(routes: readonly Route[], options: GroupOption
   return awslambda.streamifyResponse(async (event: APIGatewayProxyEvent, responseStream: Writable, _context: Context) => {
     const ctx = newRequestContext();
     invocationStarted();
+    // The caller leaving (stream closed before the response finished) aborts the upstream
+    // calls made for it, before or after their headers.
+    responseStream.once('close', () => {
+      if (!responseStream.writableFinished) callerLeft(ctx);
+    });
     try {
       const response = await handleEvent(group, event, ctx);
       const out = awslambda.HttpResponseStream.from(responseStream, {

@@ -192,7 +192,8 @@ function withFreshSockets<A extends http.Agent>(agent: A): A {
   const addRequest = (agent as unknown as { addRequest: (...args: unknown[]) => void }).addRequest.bind(agent);
   (agent as unknown as { addRequest: (...args: unknown[]) => void }).addRequest = (...args: unknown[]) => {
     const staleBefore = Date.now() - FREE_SOCKET_TIMEOUT_MS;
-    for (const free of Object.values(agent.freeSockets)) {
+    for (const name in agent.freeSockets) {
+      const free = agent.freeSockets[name];
       if (!free) continue;
       for (let i = free.length - 1; i >= 0; i--) {
         const socket = free[i]!;

@@ -18,9 +18,56 @@ export interface RequestContext {
   logId?: string;
   /** Work to run after the response has been sent (request logs, usage). */
   afterResponse: Array<() => Promise<void>>;
+  /**
+   * Aborted when the caller goes away before its response has been sent (`callerLeft`):
+   * upstream calls made for the request take it, so a provider stops working for nobody.
+   */
+  readonly signal?: AbortSignal;
 }
 
-export const newRequestContext = (traceId = ''): RequestContext => ({ traceId, afterResponse: [] });
+/** The reason of `signal` once the caller has gone. */
+export class CallerLeftError extends Error {
+  constructor() {
+    super('The caller closed the connection before the response was sent.');
+    this.name = 'CallerLeftError';
+  }
+}
+
+/** Its AbortController is created on the first read of `signal` (inference routes only). */
+class Context implements RequestContext {
+  route?: string;
+  workspaceId?: string;
+  logId?: string;
+  afterResponse: Array<() => Promise<void>> = [];
+  private controller?: AbortController;
+  left = false;
+
+  constructor(public traceId: string) {}
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.left) this.controller.abort(new CallerLeftError());
+    }
+    return this.controller.signal;
+  }
+
+  callerLeft(): void {
+    if (this.left) return;
+    this.left = true;
+    this.controller?.abort(new CallerLeftError());
+  }
+}
+
+export const newRequestContext = (traceId = ''): RequestContext => new Context(traceId);
+
+/** The caller's connection closed before its response was finished: abort what works for it. */
+export function callerLeft(ctx: RequestContext): void {
+  if (ctx instanceof Context) ctx.callerLeft();
+}
+
+/** Whether the caller went away before its response was finished. */
+export const hasCallerLeft = (ctx: RequestContext): boolean => ctx instanceof Context && ctx.left;
 
 /** Schedule work for after the response; the invocation waits for it before it ends. */
 export function afterResponse(ctx: RequestContext, task: () => Promise<void>): void {

@@ -1,0 +1,105 @@
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { streamBody } from '../fakes/faulty-upstream';
+
+/** Helpers of the streamed fault tests: SSE parsing, memory watching, hand-written upstreams. */
+
+export interface SseEvent {
+  event?: string;
+  data: string;
+}
+
+export function parseEvents(text: string): SseEvent[] {
+  return text
+    .split(/\r?\n\r?\n/)
+    .filter((block) => block.trim())
+    .map((block) => {
+      const lines = block.split(/\r?\n/);
+      const event = lines
+        .find((l) => l.startsWith('event:'))
+        ?.slice(6)
+        .trim();
+      const data = lines
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).trimStart())
+        .join('\n');
+      return { event, data };
+    });
+}
+
+export /** Peak RSS growth of this process (gateway and fakes) until `stop`. */
+function watchRss(): { stop(): number } {
+  const base = process.memoryUsage().rss;
+  let peak = base;
+  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
+  return {
+    stop() {
+      clearInterval(timer);
+      peak = Math.max(peak, process.memoryUsage().rss);
+      return peak - base;
+    },
+  };
+}
+
+export /**
+ * An upstream whose stream starts normally, then sends one SSE line of `lineBytes`, made
+ * chunk by chunk with backpressure (never held in memory); counts its open connections.
+ */
+async function startHugeLineUpstream(lineBytes: number): Promise<{ url: string; open(): number; sent(): number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const filler = Buffer.alloc(64 * 1024, 'a');
+  let sent = 0;
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', async () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`${streamBody('huge', false).split('\n\n')[0]}\n\n`);
+      res.write('data: {"padding":"');
+      while (sent < lineBytes && !res.destroyed) {
+        sent += filler.length;
+        if (!res.write(filler))
+          await new Promise((r) => {
+            res.once('drain', r);
+            res.once('close', r);
+          });
+      }
+      res.end('"}\n\n');
+    });
+  });
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    open: () => sockets.size,
+    sent: () => sent,
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+export /** An upstream that answers every request with `script` (a hand-written Anthropic stream here). */
+async function startScripted(script: (res: ServerResponse) => Promise<void> | void): Promise<{ url: string; open(): number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => void script(res));
+  });
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    open: () => sockets.size,
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
