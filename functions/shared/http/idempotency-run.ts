@@ -14,7 +14,7 @@ import {
   type StoredError,
 } from '../stores/idempotency';
 import { config } from '../config';
-import { afterResponse } from '../telemetry/context';
+import { afterResponse, outliveCaller } from '../telemetry/context';
 import { log } from '../telemetry/logger';
 import type { GatewayRequest, HttpResponse } from './types';
 
@@ -51,6 +51,9 @@ export async function runIdempotent(req: GatewayRequest, idempotencyKey: string,
     if ((!existing || !isLive(existing)) && attempt < 3) continue;
     return answerFromExisting(existing, fingerprint);
   }
+  // The answer is kept for the retry: a caller that leaves (an SDK's own timeout) must not
+  // abort the call its retry will be answered with.
+  outliveCaller(req.context);
   return runClaimed(req, next, new Lease(req, scope, idempotencyKey, leaseId));
 }
 

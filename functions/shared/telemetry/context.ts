@@ -41,6 +41,7 @@ class Context implements RequestContext {
   afterResponse: Array<() => Promise<void>> = [];
   private controller?: AbortController;
   left = false;
+  outlivesCaller = false;
 
   constructor(public traceId: string) {}
 
@@ -53,7 +54,7 @@ class Context implements RequestContext {
   }
 
   callerLeft(): void {
-    if (this.left) return;
+    if (this.left || this.outlivesCaller) return;
     this.left = true;
     this.controller?.abort(new CallerLeftError());
   }
@@ -64,6 +65,15 @@ export const newRequestContext = (traceId = ''): RequestContext => new Context(t
 /** The caller's connection closed before its response was finished: abort what works for it. */
 export function callerLeft(ctx: RequestContext): void {
   if (ctx instanceof Context) ctx.callerLeft();
+}
+
+/**
+ * Let the request's work run to its end although its caller leaves: a request whose answer
+ * is kept for a retry (`Idempotency-Key`) would otherwise be paid for twice, once cut off
+ * and once again by the retry. Its own bounds (the request timeout) still apply.
+ */
+export function outliveCaller(ctx: RequestContext): void {
+  if (ctx instanceof Context) ctx.outlivesCaller = true;
 }
 
 /** Whether the caller went away before its response was finished. */
