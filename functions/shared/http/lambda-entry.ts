@@ -123,16 +123,32 @@ function sendBody(body: ResponseBody | undefined, out: Writable): Promise<void> 
  * runtime's shutdown) takes care of it. A worker thread gets no signals: its runtime ends
  * its invocations, and the last one writes what is held.
  */
+/**
+ * Every copy of this module (one per endpoint group's bundle in a process) registers its
+ * held writes in one process-wide set, and one listener per signal writes them all: the
+ * listener count stays the same however many groups a process loads.
+ */
+const SHUTDOWN_WRITES = Symbol.for('ai-gateway.shutdown-writes');
+type ShutdownWrites = Set<() => Promise<void>>;
+
 function writeHeldOnShutdown(): void {
   if (!isMainThread) return;
+  const registry = globalThis as { [SHUTDOWN_WRITES]?: ShutdownWrites };
+  const existing = registry[SHUTDOWN_WRITES];
+  if (existing) {
+    existing.add(writeHeld);
+    return;
+  }
+  const writes: ShutdownWrites = new Set([writeHeld]);
+  registry[SHUTDOWN_WRITES] = writes;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     const onSignal = () => {
       process.off(signal, onSignal);
-      void writeHeld()
-        .catch((err: unknown) => log.error('held writes failed at shutdown', { signal, error: describeError(err) }))
-        .finally(() => {
-          if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
-        });
+      void Promise.all(
+        [...writes].map((write) => write().catch((err: unknown) => log.error('held writes failed at shutdown', { signal, error: describeError(err) }))),
+      ).finally(() => {
+        if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+      });
     };
     process.on(signal, onSignal);
   }
