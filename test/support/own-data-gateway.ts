@@ -1,5 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { resolve } from 'node:path';
+import { spawnLocalGateway } from './child-gateway';
 
 export interface OwnDataGateway {
   url: string;
@@ -25,8 +24,8 @@ export interface OwnDataGateway {
  * what the killed one wrote.
  */
 export async function startOwnDataGateway(dataDir: string, env: Record<string, string> = {}): Promise<OwnDataGateway> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, '../../infra/local/main.ts')], {
-    env: {
+  const { child, url, adminKey, exited } = await spawnLocalGateway(
+    {
       ...process.env,
       PORT: '0',
       GATEWAY_DATA_DIR: dataDir,
@@ -38,29 +37,12 @@ export async function startOwnDataGateway(dataDir: string, env: Record<string, s
       POWERTOOLS_LOG_LEVEL: 'ERROR',
       ...env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  let output = '';
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${output}`)), 90_000);
-    const onData = (d: Buffer) => {
-      output += d.toString();
-      const match = /running at (http:\/\/\S+)\/v1/.exec(output);
-      if (match && /Admin key[^:]*: (\S+)/.test(output)) {
-        clearTimeout(timer);
-        resolveUrl(match[1]!);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    void exited.then((code) => reject(new Error(`gateway exited with ${code}:\n${output}`)));
-  });
+    { detached: true, startTimeoutMs: 90_000 },
+  );
   const group = child.pid!;
   return {
     url,
-    adminKey: /Admin key[^:]*: (\S+)/.exec(output)![1]!,
+    adminKey,
     pid: group,
     exited,
     kill: async () => {
