@@ -9,7 +9,7 @@ import type { GatewayRequest, Route } from '../shared/http/types';
 import { queryInt } from '../shared/validation';
 import { INDEXED_METADATA_KEYS, LOG_METADATA_INDEXES, type IndexedMetadataKey } from '../shared/tables';
 import { MAX_WELL_KNOWN_METADATA_CHARS } from '../gateway/headers';
-import { logPartition, metadataPartition, tracePartition } from '../gateway/log-keys';
+import { logPartition, metadataPartition, tracePartition } from '../shared/db/log-keys';
 import type { RequestLogRecord } from '../gateway/request-log';
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);

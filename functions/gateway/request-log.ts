@@ -4,7 +4,7 @@ import { INDEXED_METADATA_KEYS, LOG_METADATA_INDEXES } from '../shared/tables';
 import { ID_PREFIX, newId } from '../shared/ids';
 import type { CallerRequest, Middleware } from '../shared/http/types';
 import { afterResponse, type RequestContext } from '../shared/telemetry/context';
-import { logPartition, metadataPartition, tracePartition } from './log-keys';
+import { logPartition, metadataPartition, tracePartition } from '../shared/db/log-keys';
 import { writeRequestTelemetry } from '../shared/telemetry/metrics';
 import { log } from '../shared/telemetry/logger';
 import type { Usage } from '../providers/types';

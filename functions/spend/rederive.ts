@@ -1,5 +1,5 @@
 import type { RequestLogRecord } from '../gateway/request-log';
-import { logPartition } from '../gateway/log-keys';
+import { logPartition } from '../shared/db/log-keys';
 import { config } from '../shared/config';
 import { ddb, tableName } from '../shared/db/client';
 import { updateItem } from '../shared/db/ops';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { startFaultyUpstream, streamBody, type FaultMode, type FaultyUpstream } from '../fakes/faulty-upstream';
 import { logsOf, startTestGateway } from '../support/gateway';
-import { parseEvents, startHugeLineUpstream, startScripted, watchRss, type SseEvent } from '../support/stream-faults';
+import { parseEvents, startHugeLineUpstream, startScripted, watchRss, writeFiller, type SseEvent } from '../support/stream-faults';
 
 // The streamed rows of the fault matrix (issue «Hold under faults»): chat, Responses and
 // Messages (translated through the chat core) and the generic proxy, each driven through a
@@ -409,19 +409,11 @@ describe('messages passed through to Anthropic, streamed', () => {
   });
 
   it('a 600 MiB line after the first events: the terminal error event; the line is never buffered', async () => {
-    const filler = Buffer.alloc(64 * 1024, 'a');
     let sent = 0;
     const peak = watchRss();
     const { a, open, close } = await native(async (res) => {
       res.writeHead(200, sse).write(`${ANTHROPIC_START}event: content_block_delta\ndata: {"padding":"`);
-      while (sent < 600 * 1024 * 1024 && !res.destroyed) {
-        sent += filler.length;
-        if (!res.write(filler))
-          await new Promise((r) => {
-            res.once('drain', r);
-            res.once('close', r);
-          });
-      }
+      await writeFiller(res, 600 * 1024 * 1024, (n) => (sent += n));
       res.end('"}\n\n');
     });
     try {

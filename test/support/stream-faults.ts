@@ -27,8 +27,8 @@ export function parseEvents(text: string): SseEvent[] {
     });
 }
 
-export /** Peak RSS growth of this process (gateway and fakes) until `stop`. */
-function watchRss(): { stop(): number } {
+/** Peak RSS growth of this process (gateway and fakes) until `stop`. */
+export function watchRss(): { stop(): number } {
   const base = process.memoryUsage().rss;
   let peak = base;
   const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
@@ -41,49 +41,41 @@ function watchRss(): { stop(): number } {
   };
 }
 
-export /**
+/**
+ * Write `totalBytes` of filler into `res`, 64 KiB at a time and waiting for `drain`, so the
+ * bytes are made as they are read and never held in memory; `onSent` learns each chunk.
+ * Stops early when `res` is destroyed (the reader went away).
+ */
+export async function writeFiller(res: ServerResponse, totalBytes: number, onSent: (bytes: number) => void = () => {}): Promise<void> {
+  const filler = Buffer.alloc(64 * 1024, 'a');
+  for (let sent = 0; sent < totalBytes && !res.destroyed; sent += filler.length) {
+    onSent(filler.length);
+    if (!res.write(filler))
+      await new Promise((r) => {
+        res.once('drain', r);
+        res.once('close', r);
+      });
+  }
+}
+
+/**
  * An upstream whose stream starts normally, then sends one SSE line of `lineBytes`, made
  * chunk by chunk with backpressure (never held in memory); counts its open connections.
  */
-async function startHugeLineUpstream(lineBytes: number): Promise<{ url: string; open(): number; sent(): number; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const filler = Buffer.alloc(64 * 1024, 'a');
+export async function startHugeLineUpstream(lineBytes: number): Promise<{ url: string; open(): number; sent(): number; close(): Promise<void> }> {
   let sent = 0;
-  const server: Server = createServer((req, res) => {
-    req.resume();
-    req.on('end', async () => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(`${streamBody('huge', false).split('\n\n')[0]}\n\n`);
-      res.write('data: {"padding":"');
-      while (sent < lineBytes && !res.destroyed) {
-        sent += filler.length;
-        if (!res.write(filler))
-          await new Promise((r) => {
-            res.once('drain', r);
-            res.once('close', r);
-          });
-      }
-      res.end('"}\n\n');
-    });
+  const upstream = await startScripted(async (res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(`${streamBody('huge', false).split('\n\n')[0]}\n\n`);
+    res.write('data: {"padding":"');
+    await writeFiller(res, lineBytes, (n) => (sent += n));
+    res.end('"}\n\n');
   });
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.once('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    open: () => sockets.size,
-    sent: () => sent,
-    async close() {
-      for (const s of sockets) s.destroy();
-      await new Promise((r) => server.close(r));
-    },
-  };
+  return { ...upstream, sent: () => sent };
 }
 
-export /** An upstream that answers every request with `script` (a hand-written Anthropic stream here). */
-async function startScripted(script: (res: ServerResponse) => Promise<void> | void): Promise<{ url: string; open(): number; close(): Promise<void> }> {
+/** An upstream that answers every request with `script` (a hand-written Anthropic stream here). */
+export async function startScripted(script: (res: ServerResponse) => Promise<void> | void): Promise<{ url: string; open(): number; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   const server: Server = createServer((req, res) => {
     req.resume();

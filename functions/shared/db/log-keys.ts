@@ -1,6 +1,6 @@
 /**
- * Where request-log records live (partition keys), for the writer (./request-log.ts) and the
- * logs API: a module of its own so that the read side does not bundle the writer.
+ * Where request-log records live (partition keys), for the writer (gateway/request-log.ts), the
+ * logs API and the spend re-derivation: a module of its own so that readers do not bundle the writer.
  */
 export const logPartition = (workspaceId: string) => `WS#${workspaceId}#LOG`;
 export const tracePartition = (workspaceId: string, traceId: string) => `WS#${workspaceId}#TRACE#${traceId}`;
