@@ -17,6 +17,13 @@ const messagesApi = () => import('./messages') as Promise<Module>;
 export const routes: Route[] = [
   { method: 'POST', path: '/v1/chat/completions', scope: 'gateway', ...logged('chat.completions', idempotency), handler: chatCompletions },
   { method: 'POST', path: '/v1/responses', scope: 'gateway', ...logged('responses', idempotency), handler: lazy(responsesApi, 'createResponse') },
+  {
+    method: 'POST',
+    path: '/v1/responses/input_tokens',
+    scope: 'gateway',
+    ...logged('responses.input_tokens'),
+    handler: lazy(responsesApi, 'countInputTokens'),
+  },
   { method: 'GET', path: '/v1/responses/{id}', scope: 'gateway', name: 'responses.retrieve', handler: lazy(responsesApi, 'retrieveResponse') },
   { method: 'DELETE', path: '/v1/responses/{id}', scope: 'gateway', name: 'responses.delete', handler: lazy(responsesApi, 'deleteStoredResponse') },
   { method: 'GET', path: '/v1/responses/{id}/input_items', scope: 'gateway', name: 'responses.input_items', handler: lazy(responsesApi, 'listInputItems') },

@@ -8,13 +8,14 @@
  *   betas intact), through the same routing, limits, cache and log as any inference call.
  * - Otherwise (another provider, a mixed config, or guardrails, which judge chat
  *   messages) it is translated into a chat request and run by the chat core; the answer
- *   comes back as an Anthropic `message` or Anthropic stream events.
+ *   comes back as an Anthropic `message` or Anthropic stream events. A count is translated
+ *   the same way and made by ./token-count.ts.
  *
  * Every error of these routes is in Anthropic's shape (`{type:"error", error:{type,message}}`),
  * so Anthropic clients raise their typed errors.
  */
 import { Readable } from 'node:stream';
-import { asGatewayError, badRequest, type GatewayError } from '../shared/errors';
+import { asGatewayError, type GatewayError } from '../shared/errors';
 import type { ConfigNode } from '../shared/gateway-config';
 import { json, mergeHeaders } from '../shared/http/response';
 import { SSE_HEADERS } from '../shared/http/sse';
@@ -29,7 +30,7 @@ import { encodeChunks } from '../formats/encode';
 import { anthropicErrorType, toAnthropicError } from '../formats/messages/errors';
 import { messagesToChat } from '../formats/messages/request';
 import { chatToMessage, newMessageId } from '../formats/messages/response';
-import { messagesRequestSchema } from '../formats/messages/schema';
+import { countTokensRequestSchema, messagesRequestSchema, type MessagesRequest } from '../formats/messages/schema';
 import { MessagesStreamEncoder } from '../formats/messages/stream';
 import { chatCall, type ChatFailure } from './chat-core';
 import { responseHeadersFrom } from './headers';
@@ -38,8 +39,10 @@ import { proxyRequest } from './proxy';
 import { watchUsage } from './messages-usage';
 import { requestFacts, requestLog, type RequestFacts } from './request-log';
 import { checkEventStream } from './stream-check';
+import { providerMessage } from './provider-message';
 import { reachableProviders, resolveConfig } from './target';
 import { idempotency } from '../shared/http/idempotency';
+import { countChatTokens, TOKEN_COUNT_METHOD_HEADER } from './token-count';
 
 /** A provider error body larger than this is not read for its message. */
 const MAX_ERROR_BODY = 64 * 1024;
@@ -120,24 +123,6 @@ async function native(req: GatewayRequest, log: RequestFacts, path: 'messages' |
   return { statusCode: upstream.status, headers: mergeHeaders(responseHeadersFrom(upstream.headers), gatewayHeaders(d)), body };
 }
 
-/** The message a provider's error body states (OpenAI, Anthropic, Gemini, Bedrock, Cohere, watsonx and Replicate shapes). */
-function providerMessage(raw: string): string | undefined {
-  try {
-    const body = JSON.parse(raw) as Record<string, unknown>;
-    const error = body.error;
-    if (error && typeof error === 'object' && typeof (error as { message?: unknown }).message === 'string') return (error as { message: string }).message;
-    if (typeof error === 'string') return error;
-    // watsonx: `{errors: [{code, message}], trace, status_code}`.
-    const first = Array.isArray(body.errors) ? (body.errors[0] as { message?: unknown } | undefined) : undefined;
-    if (typeof first?.message === 'string') return first.message;
-    for (const key of ['message', 'Message', 'detail']) if (typeof body[key] === 'string') return body[key] as string;
-  } catch {
-    /* not JSON: the text itself, if short */
-  }
-  const text = raw.trim();
-  return text && text.length <= 1000 ? text : undefined;
-}
-
 /** A failed chat call in Anthropic's shape, with the provider's status and message. */
 async function failureResponse(failure: ChatFailure): Promise<HttpResponse> {
   const d: Dispatched = failure.dispatched;
@@ -197,16 +182,19 @@ export const messages = compose([anthropicErrors, requestLog('messages'), idempo
   return allAnthropic(providers) && !guarded ? native(req, log, 'messages') : translated(req, log);
 });
 
+/**
+ * Anthropic's own count when every target is Anthropic; elsewhere the body is translated to
+ * chat and counted by the token-count module (provider API, tokenizer or estimate).
+ */
 export const countTokens = compose([anthropicErrors, requestLog('messages.count_tokens')], async (sent) => {
   const req = providerKeyFromXApiKey(sent);
   const { providers } = await reachable(req);
-  const other = providers.find((p) => p !== 'anthropic');
-  if (other !== undefined) {
-    throw badRequest(
-      `Token counting (/v1/messages/count_tokens) is available on Anthropic only; this request reaches '${other}', which has no equivalent.`,
-      'x-gateway-provider',
-      'unsupported_operation',
-    );
+  if (allAnthropic(providers)) {
+    const res = await native(req, requestFacts(req), 'messages/count_tokens');
+    return { ...res, headers: { ...res.headers, [TOKEN_COUNT_METHOD_HEADER]: 'provider' } };
   }
-  return native(req, requestFacts(req), 'messages/count_tokens');
+  const log = requestFacts(req);
+  const body = parseInput(countTokensRequestSchema, req.json()) as MessagesRequest;
+  const counted = await countChatTokens(req, messagesToChat(body), log);
+  return json(200, { input_tokens: counted.tokens }, counted.headers);
 });

@@ -258,6 +258,8 @@ export interface ProviderAdapter {
     url?(route: 'speech' | 'transcriptions' | 'translations', target: ProviderTarget): string;
   };
   rerank?: RerankAdapter;
+  /** The provider's own count of a chat request's input tokens (Anthropic, Bedrock, Gemini, Vertex AI). */
+  countTokens?: CountTokensAdapter;
   /**
    * The provider's model list (GET /v1/models). Absent: `GET baseUrl()/models` answered in
    * OpenAI's shape; `false`: the provider has no list the gateway can read.
@@ -272,6 +274,13 @@ export interface ModelEntry {
   /** Unix seconds; 0 when the provider does not say. */
   created: number;
   owned_by: string;
+}
+
+export interface CountTokensAdapter {
+  /** The count request for the chat request `body` (never streamed); signed by `sign` like any call. */
+  request(body: ChatRequest, target: ProviderTarget): UpstreamRequest;
+  /** The input-token count of the provider's 2xx answer; undefined when the answer holds none. */
+  response(upstream: unknown): number | undefined;
 }
 
 export interface ModelsAdapter {

@@ -18,7 +18,7 @@ import { updateSchema as threadUpdate } from '../../functions/assistants/routes/
 import { createJobSchema } from '../../functions/fine-tuning/schema';
 import { chatSchema } from '../../functions/gateway/chat';
 import { embeddingsSchema } from '../../functions/gateway/embeddings';
-import { messagesRequestSchema } from '../../functions/formats/messages/schema';
+import { countTokensRequestSchema, messagesRequestSchema } from '../../functions/formats/messages/schema';
 import { createSchema as guardrailCreate, updateSchema as guardrailUpdate } from '../../functions/guardrails/routes';
 import { createBudgetSchema as budgetCreate, updateBudgetSchema as budgetUpdate } from '../../functions/policies/budget-model';
 import { createSchema as policyCreate, updateSchema as policyUpdate } from '../../functions/policies/model';
@@ -152,6 +152,11 @@ export const OPERATIONS: readonly Operation[] = [
     description:
       'OpenAI and Azure OpenAI: passed through. Other providers: translated through the chat path; `stream: true` answers Responses events; `store` (default true) keeps the response for `previous_response_id`.',
   }),
+  op('POST', '/v1/responses/input_tokens', 'gateway', 'Count the input tokens of a Responses request on any provider', 'object', {
+    ...body('ResponsesInputTokensRequest', responsesRequestSchema),
+    description:
+      'Answers `{object: "response.input_tokens", input_tokens}`. OpenAI and Azure OpenAI: passed through. Other providers: translated and counted by the provider\'s own count API, the tokenizer or an estimate, as `x-gateway-token-count-method` says (docs/token-counting.md).',
+  }),
   op('GET', '/v1/responses/{id}', 'gateway', 'Retrieve a stored response', 'object'),
   op('DELETE', '/v1/responses/{id}', 'gateway', 'Delete a stored response', 'deleted'),
   op('GET', '/v1/responses/{id}/input_items', 'gateway', "List a stored response's input items", 'list', { query: [...page] }),
@@ -160,9 +165,10 @@ export const OPERATIONS: readonly Operation[] = [
     description:
       "Anthropic's Messages API. On Anthropic (every target of the request, no guardrails) the body is passed through unchanged with the caller's `anthropic-version` and `anthropic-beta`; on any other provider it is translated through chat, answered as an Anthropic `message` or, with `stream: true`, Anthropic stream events. Errors are in Anthropic's shape (`{type: \"error\", error: {type, message}}`).",
   }),
-  op('POST', '/v1/messages/count_tokens', 'gateway', 'Count the tokens of a Messages request (Anthropic only)', 'passthrough', {
-    body: { passthrough: 'application/json' },
-    description: 'Passed through to Anthropic. Any other provider: 400 naming it (it has no equivalent).',
+  op('POST', '/v1/messages/count_tokens', 'gateway', 'Count the input tokens of a Messages request on any provider', 'object', {
+    ...body('MessagesCountTokensRequest', countTokensRequestSchema),
+    description:
+      "Answers `{input_tokens}`. On Anthropic (every target of the request) passed through unchanged; elsewhere translated and counted by the provider's own count API (Bedrock, Gemini, Vertex AI), the model's tokenizer (OpenAI-family models) or an estimate, as `x-gateway-token-count-method` says (`provider`, `tokenizer`, `estimate`; docs/token-counting.md).",
   }),
   op('GET', '/v1/models', 'gateway', "List the provider's models (a config: every target's, each once)", 'list', {
     description:

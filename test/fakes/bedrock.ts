@@ -8,6 +8,10 @@
  *     error is a frame with `:message-type: exception` and `:exception-type`.
  * - POST /model/{modelId}/invoke           InvokeModel, embeddings only: Titan `{inputText}` and
  *                                          Cohere `{texts, input_type}` bodies
+ * - POST /model/{modelId}/count-tokens     CountTokens of a Converse input (`{input: {converse}}`):
+ *                                          `{inputTokens}` = the conversation's word count plus
+ *                                          one per tool; a foundation model id only (an
+ *                                          inference profile such as `us.…` is refused, as there)
  * - POST /rerank                           bedrock-agent-runtime Rerank
  * The modelId is recorded percent-decoded in `rec.model` / `rec.params.modelId`.
  * Auth: SigV4 `authorization: AWS4-HMAC-SHA256 Credential=…/bedrock/aws4_request, …` plus
@@ -144,7 +148,7 @@ async function checkAuth(rec: RecordedRequest, options: BedrockFakeOptions): Pro
   return got === signature ? undefined : BAD_SIGNATURE;
 }
 
-const MODEL_PATH = /^\/model\/([^/]+)\/(converse|converse-stream|invoke)$/;
+const MODEL_PATH = /^\/model\/([^/]+)\/(converse|converse-stream|invoke|count-tokens)$/;
 
 async function handle(ex: Exchange, options: BedrockFakeOptions): Promise<void> {
   const { rec } = ex;
@@ -155,6 +159,7 @@ async function handle(ex: Exchange, options: BedrockFakeOptions): Promise<void> 
     const modelId = decodeURIComponent(m[1]!);
     rec.params.modelId = modelId;
     if (m[2] === 'invoke') return invokeEmbed(ex, modelId);
+    if (m[2] === 'count-tokens') return countTokens(ex, modelId);
     return converse(ex, modelId, m[2] === 'converse-stream');
   }
   if (rec.method === 'POST' && rec.path === '/rerank') return rerankRoute(ex);
@@ -253,6 +258,20 @@ async function converse(ex: Exchange, modelId: string, stream: boolean): Promise
     headers,
     errorFrame: (type, message) => exceptionFrame(type ?? 'internalServerException', message),
   });
+}
+
+const INFERENCE_PROFILE = /^(?:us|eu|apac|au|ca|jp|global)\./;
+
+async function countTokens(ex: Exchange, modelId: string): Promise<void> {
+  if (!(await ex.begin(modelId, false))) return;
+  if (INFERENCE_PROFILE.test(modelId)) return ex.error(400, 'The provided model identifier is invalid.');
+  const input = obj(obj(ex.rec.body).input);
+  if (input.invokeModel !== undefined) return ex.error(400, 'This fake counts Converse inputs only.');
+  if (input.converse === undefined) return ex.error(400, "1 validation error detected: Value at 'input' failed to satisfy constraint: Member must not be null");
+  const converse = obj(input.converse);
+  if (arr(converse.messages).length === 0) return ex.error(400, 'The model returned the following errors: messages: at least one message is required');
+  const conv = bedrockConversation(converse, modelId);
+  ex.json(200, { inputTokens: promptTokens(conv) + conv.tools.length }, { 'x-amzn-requestid': `fake-${ex.rec.seq}` });
 }
 
 async function rerankRoute(ex: Exchange): Promise<void> {

@@ -8,6 +8,8 @@
  * - POST …/audio/speech            chunked binary audio (or `stream_format: "sse"`)
  * - POST …/audio/transcriptions    multipart; `{text}` (also …/audio/translations)
  * - GET  …/models                  model list
+ * - POST …/responses/input_tokens  `{object: "response.input_tokens", input_tokens}`: the
+ *                                  word count of `instructions` and every input text
  * - anything else                  echo `{method, path, query, headers, body}` (no auth)
  * Auth: `Authorization: Bearer <key>` or Azure `api-key`; 401 when missing (or not `apiKey`).
  * Under `/<provider slug>/…` the fake also refuses, with that provider's own error, the chat
@@ -55,7 +57,9 @@ async function handle(ex: Exchange): Promise<void> {
           ? transcription
           : route('/models', 'GET')
             ? models
-            : undefined;
+            : route('/responses/input_tokens')
+              ? inputTokens
+              : undefined;
   if (!api) {
     if (!(await ex.begin(undefined, false))) return;
     return echo(ex);
@@ -308,6 +312,19 @@ async function transcription(ex: Exchange, deployment?: string): Promise<void> {
     default:
       return ex.json(200, { text, usage: { type: 'duration', seconds } }, h);
   }
+}
+
+/** Responses input -> word count of its texts (instructions, string input, message texts, call outputs). */
+async function inputTokens(ex: Exchange): Promise<void> {
+  const body = obj(ex.rec.body);
+  if (!(await ex.begin(str(body.model), false))) return;
+  const texts: string[] = [str(body.instructions) ?? ''];
+  if (typeof body.input === 'string') texts.push(body.input);
+  for (const item of arr(body.input)) {
+    const it = obj(item);
+    texts.push(partsText(it.content), str(it.output) ?? '', str(it.arguments) ?? '');
+  }
+  ex.json(200, { object: 'response.input_tokens', input_tokens: texts.reduce((n, t) => n + wordCount(t), 0) }, headersFor(ex));
 }
 
 async function models(ex: Exchange): Promise<void> {

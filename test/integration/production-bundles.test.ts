@@ -79,6 +79,22 @@ describe('the production bundles, served by the local runtime', () => {
     expect(fake.last()!.headers.authorization).toBe('Bearer sk-managed-in-bundle');
   });
 
+  it("load the tokenizer's chunks on the first local token count (cl100k_base and o200k_base)", async () => {
+    const count = async (model: string) => {
+      const res = await fetch(`${bundled.url}/v1/messages/count_tokens`, {
+        method: 'POST',
+        headers: { 'x-gateway-api-key': bundled.adminKey, 'x-gateway-provider': 'openai', authorization: 'Bearer sk-x', 'content-type': 'application/json' },
+        body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Hello' }] }),
+      });
+      return { status: res.status, method: res.headers.get('x-gateway-token-count-method'), body: (await res.json()) as unknown };
+    };
+    const calls = fake.count();
+    // "Hello" and "user" are one token each on both encodings; 3 per message and 3 to prime the reply.
+    expect(await count('gpt-4o-mini')).toEqual({ status: 200, method: 'tokenizer', body: { input_tokens: 8 } });
+    expect(await count('gpt-4')).toEqual({ status: 200, method: 'tokenizer', body: { input_tokens: 8 } });
+    expect(fake.count()).toBe(calls);
+  });
+
   it('load the guardrail evaluator and RE2 chunks on demand and block with 446', async () => {
     const guardrail = await admin('POST', '/guardrails', {
       name: 'No ticket numbers',

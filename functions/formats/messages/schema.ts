@@ -85,3 +85,6 @@ export const messagesRequestSchema = z.looseObject({
   stream: z.optional(z.boolean()),
 });
 export type MessagesRequest = z.infer<typeof messagesRequestSchema>;
+
+/** `/v1/messages/count_tokens`: a Messages body without `max_tokens`, which a count does not take. */
+export const countTokensRequestSchema = z.looseObject({ ...messagesRequestSchema.shape, max_tokens: z.optional(z.int().check(z.gte(1))) });

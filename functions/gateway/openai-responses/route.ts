@@ -17,6 +17,7 @@ import { chatCall } from '../chat-core';
 import { forwardToProvider, genericProxy } from '../proxy';
 import { requestFacts, type RequestFacts } from '../request-log';
 import { failureResponse } from '../responses';
+import { countChatTokens, TOKEN_COUNT_METHOD_HEADER } from '../token-count';
 import { reachableProviders } from '../target';
 import { deleteResponse, loadItems, loadResponse, storeResponse } from './store';
 
@@ -131,6 +132,22 @@ export async function createResponse(req: GatewayRequest): Promise<HttpResponse>
     return forwardToProvider(asProxied(req));
   }
   return translated(req, parseInput(responsesRequestSchema, req.json()), log);
+}
+
+/**
+ * `POST /v1/responses/input_tokens`: OpenAI's own count on a native target; elsewhere the
+ * body is translated to chat (stored items and `previous_response_id` resolved) and counted
+ * by the token-count module. Under the `requestLog` middleware.
+ */
+export async function countInputTokens(req: GatewayRequest): Promise<HttpResponse> {
+  if (await everyTargetNative(req)) {
+    const res = await forwardToProvider(asProxied(req));
+    return { ...res, headers: { ...res.headers, [TOKEN_COUNT_METHOD_HEADER]: 'provider' } };
+  }
+  const body = await withReferencesResolved(req, parseInput(responsesRequestSchema, req.json()));
+  const chat = responsesToChat(body, await previousConversation(req, body));
+  const counted = await countChatTokens(req, { ...chat, model: chat.model ?? '' }, requestFacts(req));
+  return json(200, { object: 'response.input_tokens', input_tokens: counted.tokens }, counted.headers);
 }
 
 /**

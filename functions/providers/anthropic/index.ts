@@ -164,6 +164,11 @@ export function anthropicBody(body: ChatRequest): Record<string, unknown> {
   });
 }
 
+/** The fields of a Messages body that `/messages/count_tokens` takes (it refuses the others, `max_tokens` included). */
+const COUNT_TOKENS_FIELDS = ['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'mcp_servers'];
+const countTokensBody = (body: Record<string, unknown>) =>
+  Object.fromEntries(COUNT_TOKENS_FIELDS.filter((f) => body[f] !== undefined).map((f) => [f, body[f]]));
+
 const baseUrl = (t: ProviderTarget) => resolveBase(t, 'https://api.anthropic.com/v1');
 const authHeaders = (t: ProviderTarget) => ({ 'x-api-key': requireKey(t, 'Anthropic'), 'anthropic-version': ANTHROPIC_VERSION });
 
@@ -186,6 +191,10 @@ export const anthropic: ProviderAdapter = {
       ((upstream as { data?: Array<{ id?: unknown; created_at?: unknown }> }).data ?? [])
         .filter((m) => typeof m.id === 'string')
         .map((m) => ({ id: m.id as string, object: 'model', created: unixSeconds(m.created_at), owned_by: 'anthropic' })),
+  },
+  countTokens: {
+    request: (body, target) => jsonPost(`${baseUrl(target)}/messages/count_tokens`, countTokensBody(anthropicBody(body)), authHeaders(target), target),
+    response: (upstream) => (upstream as { input_tokens?: unknown }).input_tokens as number | undefined,
   },
   chat: {
     request: (body, target) => jsonPost(`${baseUrl(target)}/messages`, anthropicBody(body), authHeaders(target), target),

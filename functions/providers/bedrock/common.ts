@@ -17,6 +17,12 @@ export function validModelId(model: string, param = 'model'): string {
   return m;
 }
 
+/** A cross-region inference profile's geography prefix (`us.`, `eu.`, `global.`, ...). */
+const PROFILE_PREFIX = /^(?:us|us-gov|eu|apac|au|ca|jp|global)\./;
+
+/** The foundation model an inference profile id names (`us.anthropic.claude-…` -> `anthropic.claude-…`); other ids unchanged. */
+export const foundationModelId = (model: string): string => validModelId(model).replace(PROFILE_PREFIX, '');
+
 /** The model id as one URL path segment: `:` -> `%3A`, an ARN's `/` -> `%2F`. */
 export const modelSegment = (model: string): string => encodeURIComponent(validModelId(model));
 

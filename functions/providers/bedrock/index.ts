@@ -1,10 +1,11 @@
 /**
  * AWS Bedrock: chat through Converse / ConverseStream
  * (POST https://bedrock-runtime.{region}.amazonaws.com/model/{urlencoded id}/converse[-stream]),
- * embeddings through InvokeModel, rerank through bedrock-agent-runtime. Requests are signed
+ * embeddings through InvokeModel, rerank through bedrock-agent-runtime, token counts through
+ * CountTokens (POST …/model/{foundation model id}/count-tokens). Requests are signed
  * last by `sign` (SigV4, service `bedrock`), which also serves the generic proxy.
  */
-import { bedrockAuthHeaders, bedrockPost, bedrockSign, controlRoot, modelSegment, runtimeRoot } from './common';
+import { bedrockAuthHeaders, bedrockPost, bedrockSign, controlRoot, foundationModelId, modelSegment, runtimeRoot } from './common';
 import { jsonGet } from '../_shared/openai-shape';
 import { bedrockEmbeddings } from './embeddings';
 import { fromConverseResponse, toConverseRequest } from './chat';
@@ -38,6 +39,15 @@ export const bedrock: ProviderAdapter = {
     },
     response: fromConverseResponse,
     stream: bedrockStream,
+  },
+  countTokens: {
+    // CountTokens takes the Converse input (messages, system, tools) and a foundation model id, not an inference profile.
+    request(body, target) {
+      const { messages, system, toolConfig } = toConverseRequest(body);
+      const model = foundationModelId(body.model);
+      return bedrockPost(`${runtimeRoot(target)}/model/${modelSegment(model)}/count-tokens`, { input: { converse: { messages, system, toolConfig } } }, target);
+    },
+    response: (upstream) => (upstream as { inputTokens?: unknown }).inputTokens as number | undefined,
   },
   embeddings: bedrockEmbeddings,
   rerank: bedrockRerank,

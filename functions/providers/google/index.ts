@@ -1,7 +1,8 @@
 /**
  * Gemini Developer API: https://generativelanguage.googleapis.com/v1beta,
  * `x-goog-api-key` auth. Chat is translated by _shared/gemini/format.ts, streams by
- * _shared/gemini/stream.ts; embeddings go through `:batchEmbedContents`.
+ * _shared/gemini/stream.ts; embeddings go through `:batchEmbedContents`, token counts through
+ * `:countTokens`.
  */
 import { badRequest } from '../../shared/errors';
 import { encodeEmbedding, rootUrl, stringInputs } from '../_shared/cloud-common';
@@ -55,6 +56,14 @@ export const google: ProviderAdapter = {
     },
     response: fromGeminiResponse,
     stream: geminiStream,
+  },
+  countTokens: {
+    // The whole GenerateContentRequest (system instruction and tools count too), which must name its model.
+    request(body, target) {
+      const path = geminiModelPath(body.model);
+      return post(`${root(target)}/${path}:countTokens`, { generateContentRequest: { model: path, ...toGeminiRequest(body) } }, target);
+    },
+    response: (upstream) => (upstream as { totalTokens?: unknown }).totalTokens as number | undefined,
   },
   embeddings: {
     request(body, target) {

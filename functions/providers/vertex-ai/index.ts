@@ -96,6 +96,14 @@ export const vertexAI: ProviderAdapter = {
     response: fromGeminiResponse,
     stream: geminiStream,
   },
+  countTokens: {
+    // Vertex AI's countTokens takes the request's fields at the top level.
+    request(body, target) {
+      const { contents, systemInstruction, tools, generationConfig } = toGeminiRequest(body) as Record<string, unknown>;
+      return post(modelUrl(target, body.model, 'countTokens'), { contents, systemInstruction, tools, generationConfig }, target);
+    },
+    response: (upstream) => (upstream as { totalTokens?: unknown }).totalTokens as number | undefined,
+  },
   embeddings: {
     request(body, target) {
       const instances = stringInputs(body.input, 'Vertex AI').map((content) => ({
