@@ -87,6 +87,21 @@ describe('POST /v1/messages/count_tokens (@anthropic-ai/sdk)', () => {
     expect(seen.body).toMatchObject({ generateContentRequest: { model: 'models/gemini-2.5-flash', systemInstruction: { parts: [{ text: 'Be brief.' }] } } });
   });
 
+  it('Vertex AI: its countTokens, with the request fields at the top level', async () => {
+    const vertex = {
+      'x-gateway-provider': 'vertex-ai',
+      authorization: 'Bearer ya29.token',
+      'x-gateway-vertex-project-id': 'my-project',
+      'x-gateway-vertex-region': 'us-central1',
+      'x-gateway-custom-host': `${fakes.gemini.url}/v1`,
+    };
+    expect(await countMessages(vertex, 'gemini-2.5-flash')).toEqual({ tokens: 8, method: 'provider', provider: 'vertex-ai' });
+    const seen = fakes.gemini.last()!;
+    expect(seen.path).toBe('/v1/projects/my-project/locations/us-central1/publishers/google/models/gemini-2.5-flash:countTokens');
+    expect(seen.headers.authorization).toBe('Bearer ya29.token');
+    expect(seen.body).toMatchObject({ systemInstruction: { parts: [{ text: 'Be brief.' }] }, contents: [{ role: 'user' }] });
+  });
+
   it('any other provider: the estimate, a quarter of the characters plus the framing', async () => {
     const counted = await countMessages({ 'x-gateway-provider': '@t-cohere' }, 'command-r');
     // Characters: "system" 6 + "Be brief." 9 + "user" 4 + "What is the weather in Paris?" 29 = 48 -> 12;
