@@ -189,11 +189,12 @@ export const messages = compose([anthropicErrors, requestLog('messages'), idempo
 export const countTokens = compose([anthropicErrors, requestLog('messages.count_tokens')], async (sent) => {
   const req = providerKeyFromXApiKey(sent);
   const { providers } = await reachable(req);
-  if (allAnthropic(providers)) {
-    const res = await native(req, requestFacts(req), 'messages/count_tokens');
-    return { ...res, headers: { ...res.headers, [TOKEN_COUNT_METHOD_HEADER]: 'provider' } };
-  }
   const log = requestFacts(req);
+  if (allAnthropic(providers)) {
+    log.extra = { ...log.extra, token_count_method: 'provider' };
+    const res = await native(req, log, 'messages/count_tokens');
+    return res.statusCode < 300 ? { ...res, headers: { ...res.headers, [TOKEN_COUNT_METHOD_HEADER]: 'provider' } } : res;
+  }
   const body = parseInput(countTokensRequestSchema, req.json()) as MessagesRequest;
   const counted = await countChatTokens(req, messagesToChat(body), log);
   return json(200, { input_tokens: counted.tokens }, counted.headers);

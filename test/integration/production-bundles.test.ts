@@ -84,14 +84,14 @@ describe('the production bundles, served by the local runtime', () => {
       const res = await fetch(`${bundled.url}/v1/messages/count_tokens`, {
         method: 'POST',
         headers: { 'x-gateway-api-key': bundled.adminKey, 'x-gateway-provider': 'openai', authorization: 'Bearer sk-x', 'content-type': 'application/json' },
-        body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Hello' }] }),
+        body: JSON.stringify({ model, messages: [{ role: 'user', content: 'こんにちは世界' }] }),
       });
       return { status: res.status, method: res.headers.get('x-gateway-token-count-method'), body: (await res.json()) as unknown };
     };
     const calls = fake.count();
-    // "Hello" and "user" are one token each on both encodings; 3 per message and 3 to prime the reply.
-    expect(await count('gpt-4o-mini')).toEqual({ status: 200, method: 'tokenizer', body: { input_tokens: 8 } });
-    expect(await count('gpt-4')).toEqual({ status: 200, method: 'tokenizer', body: { input_tokens: 8 } });
+    // "こんにちは世界" is 2 tokens on o200k_base, 4 on cl100k_base; "user" 1; 3 per message and 3 to prime the reply.
+    expect(await count('gpt-4o-mini')).toEqual({ status: 200, method: 'tokenizer', body: { input_tokens: 9 } });
+    expect(await count('gpt-4')).toEqual({ status: 200, method: 'tokenizer', body: { input_tokens: 11 } });
     expect(fake.count()).toBe(calls);
   });
 

@@ -122,6 +122,17 @@ describe('POST /v1/messages/count_tokens (@anthropic-ai/sdk)', () => {
     });
   });
 
+  it("the request's timeout bounds the provider's count: 408 in Anthropic's shape", async () => {
+    fakes.gemini.setBehaviour({ latencyMs: 5_000 });
+    const started = Date.now();
+    const err = await anthropicClient({ 'x-gateway-provider': '@t-gemini', 'x-gateway-request-timeout': '300' })
+      .messages.countTokens({ model: 'gemini-2.5-flash', ...ASK })
+      .catch((e: unknown) => e);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect((err as { status?: number }).status).toBe(408);
+    expect((err as AnthropicBadRequest).error).toMatchObject({ type: 'error', error: { type: 'timeout_error' } });
+  });
+
   it("bad input: a 400 in Anthropic's shape naming the field, before any provider is called", async () => {
     const err = await anthropicClient({ 'x-gateway-provider': '@t-gemini' })
       .messages.countTokens({ model: 'gemini-2.5-flash', messages: [] })
@@ -158,6 +169,10 @@ describe('POST /v1/responses/input_tokens (openai)', () => {
     expect(data).toEqual({ object: 'response.input_tokens', input_tokens: 8 });
     expect(response.headers.get(METHOD)).toBe('provider');
     expect(fakes.openai.last()!.path).toBe('/v1/responses/input_tokens');
+    const traceId = `input-tokens-${Date.now()}`;
+    await openaiClient({ 'x-gateway-provider': '@t-openai', 'x-gateway-trace-id': traceId }).responses.inputTokens.count({ model: 'gpt-4o-mini', input });
+    const [record] = (await logsOf(gw, `trace_id=${traceId}`)).body.data;
+    expect(record).toMatchObject({ route: 'responses.input_tokens', provider: 'openai', status: 200, token_count_method: 'provider', cost_usd: 0 });
   });
 
   it("Anthropic: translated and counted by Anthropic's count_tokens", async () => {

@@ -141,8 +141,10 @@ export async function createResponse(req: GatewayRequest): Promise<HttpResponse>
  */
 export async function countInputTokens(req: GatewayRequest): Promise<HttpResponse> {
   if (await everyTargetNative(req)) {
+    const log = requestFacts(req);
+    log.extra = { ...log.extra, token_count_method: 'provider' };
     const res = await forwardToProvider(asProxied(req));
-    return { ...res, headers: { ...res.headers, [TOKEN_COUNT_METHOD_HEADER]: 'provider' } };
+    return res.statusCode < 300 ? { ...res, headers: { ...res.headers, [TOKEN_COUNT_METHOD_HEADER]: 'provider' } } : res;
   }
   const body = await withReferencesResolved(req, parseInput(responsesRequestSchema, req.json()));
   const chat = responsesToChat(body, await previousConversation(req, body));
