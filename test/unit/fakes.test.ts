@@ -48,6 +48,20 @@ async function readAll(res: Response): Promise<{ text: string; broken: boolean }
 describe('openai fake', () => {
   const auth = { authorization: 'Bearer sk-test' };
 
+  it('counts Responses input tokens: the words of the instructions and every input text', async () => {
+    const body = {
+      model: 'gpt-4o-mini',
+      instructions: 'be brief',
+      input: [
+        { role: 'user', content: [{ type: 'input_text', text: 'hello there friend' }] },
+        { type: 'function_call_output', call_id: 'c', output: 'sunny' },
+      ],
+    };
+    const res = await post(`${fakes.openai.url}/v1/responses/input_tokens`, body, auth);
+    expect(await j(res)).toEqual({ object: 'response.input_tokens', input_tokens: 6 });
+    expect((await post(`${fakes.openai.url}/v1/responses/input_tokens`, body)).status).toBe(401);
+  });
+
   it('answers chat JSON deterministically with word-count usage', async () => {
     const res = await post(
       `${fakes.openai.url}/v1/chat/completions`,
@@ -387,6 +401,16 @@ describe('bedrock fake', () => {
     return fetch(url, { method: 'POST', headers, body: text });
   }
   const conv = { messages: [{ role: 'user', content: [{ text: 'hi bedrock' }] }] };
+
+  it('CountTokens: a Converse input counted (words, one per tool); an inference profile refused, as there', async () => {
+    const input = { converse: { ...conv, system: [{ text: 'be brief' }], toolConfig: { tools: [{ toolSpec: { name: 't', inputSchema: { json: {} } } }] } } };
+    const counted = await signedPost('/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/count-tokens', { input });
+    expect(counted.status).toBe(200);
+    expect(await j(counted)).toEqual({ inputTokens: 5 });
+    const profile = await signedPost('/model/us.anthropic.claude-3-5-sonnet-20240620-v1%3A0/count-tokens', { input });
+    expect(profile.status).toBe(400);
+    expect(profile.headers.get('x-amzn-errortype')).toMatch(/^ValidationException/);
+  });
 
   it('requires a SigV4 signature and verifies it', async () => {
     const unsigned = await post(`${fakes.bedrock.url}/model/m/converse`, conv);
