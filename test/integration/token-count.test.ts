@@ -4,7 +4,7 @@ import OpenAI, { BadRequestError as OpenAIBadRequest } from 'openai';
 import type { LocalGateway } from '../../infra/local/server';
 import { startAllFakes, type AllFakes } from '../fakes';
 import { FAKE_AWS, manageFakes } from '../support/managed-fakes';
-import { logsOf, startTestGateway } from '../support/gateway';
+import { call, logsOf, startTestGateway } from '../support/gateway';
 
 // Token counting on every provider through the real clients: `/v1/messages/count_tokens`
 // (@anthropic-ai/sdk) and `/v1/responses/input_tokens` (openai). Each answer says how it was
@@ -142,6 +142,23 @@ describe('POST /v1/messages/count_tokens (@anthropic-ai/sdk)', () => {
     expect(body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
     expect(body.error.message).toContain('messages');
     expect(fakes.gemini.count()).toBe(0);
+  });
+
+  it("a coding agent's key-only count (the gateway key as x-api-key, its default config) on an OpenAI-backed key, `?beta=true` too", async () => {
+    const created = await call(gw, 'POST', '/v1/api-keys', { body: { name: 'agent-count', default_config: { provider: '@t-openai' } } });
+    expect(created.status, created.text).toBe(200);
+    const agent = new Anthropic({ baseURL: gw.url, apiKey: created.body.secret, maxRetries: 0 });
+    const { data, response } = await agent.beta.messages.countTokens({ model: 'gpt-4o-mini', ...ASK }).withResponse();
+    expect(data.input_tokens).toBe(21);
+    expect(response.headers.get(METHOD)).toBe('tokenizer');
+    // Claude Code's own traffic: `/v1/messages/count_tokens?beta=true`.
+    const raw = await call(gw, 'POST', '/v1/messages/count_tokens?beta=true', {
+      key: null,
+      headers: { 'x-api-key': created.body.secret, 'anthropic-version': '2023-06-01', 'anthropic-beta': 'token-counting-2024-11-01' },
+      body: { model: 'gpt-4o-mini', ...ASK },
+    });
+    expect(raw.status, raw.text).toBe(200);
+    expect(raw.body).toEqual({ input_tokens: 21 });
   });
 
   it('the request log records the route, provider, model and method, at no cost', async () => {
