@@ -62,6 +62,18 @@ describe('POST /v1/messages/count_tokens (@anthropic-ai/sdk)', () => {
     expect(counted).toEqual({ tokens: 21, method: 'tokenizer', provider: 'openrouter' });
   });
 
+  it('a fallback config counts on its first target, with the override_params it inherits', async () => {
+    const config = {
+      strategy: { mode: 'fallback' },
+      override_params: { model: 'gemini-2.5-pro' },
+      targets: [{ provider: '@t-gemini' }, { provider: '@t-openai' }],
+    };
+    const counted = await countMessages({ 'x-gateway-config': JSON.stringify(config) }, 'gpt-4o-mini');
+    expect(counted).toEqual({ tokens: 8, method: 'provider', provider: 'google' });
+    expect(fakes.gemini.last()!.path).toBe('/v1beta/models/gemini-2.5-pro:countTokens');
+    expect(fakes.openai.count()).toBe(0);
+  });
+
   it('Anthropic: passed through to its own count_tokens', async () => {
     const counted = await countMessages({ 'x-gateway-provider': '@t-claude' }, 'claude-sonnet-4-5');
     // The fake counts words: "Be brief." 2 + "What is the weather in Paris?" 6.
