@@ -19,6 +19,7 @@ import { createJobSchema } from '../../functions/fine-tuning/schema';
 import { chatSchema } from '../../functions/gateway/chat';
 import { embeddingsSchema } from '../../functions/gateway/embeddings';
 import { messagesRequestSchema } from '../../functions/formats/messages/schema';
+import { generateContentSchema } from '../../functions/formats/gemini/schema';
 import { createSchema as guardrailCreate, updateSchema as guardrailUpdate } from '../../functions/guardrails/routes';
 import { createBudgetSchema as budgetCreate, updateBudgetSchema as budgetUpdate } from '../../functions/policies/budget-model';
 import { createSchema as policyCreate, updateSchema as policyUpdate } from '../../functions/policies/model';
@@ -119,6 +120,7 @@ export const IDEMPOTENT_OPERATIONS: ReadonlySet<string> = new Set([
   'POST /v1/chat/completions',
   'POST /v1/responses',
   'POST /v1/messages',
+  'POST /v1beta/models/{proxy+}',
   'POST /v1/embeddings',
   'POST /v1/rerank',
   'POST /v1/workspaces',
@@ -163,6 +165,11 @@ export const OPERATIONS: readonly Operation[] = [
   op('POST', '/v1/messages/count_tokens', 'gateway', 'Count the tokens of a Messages request (Anthropic only)', 'passthrough', {
     body: { passthrough: 'application/json' },
     description: 'Passed through to Anthropic. Any other provider: 400 naming it (it has no equivalent).',
+  }),
+  op('POST', '/v1beta/models/{proxy+}', 'gateway', 'Gemini API (v1beta) on any provider: {model}:generateContent and the other methods', 'stream', {
+    ...body('GenerateContentRequest', generateContentSchema),
+    description:
+      'The path is `{model}:{method}`: `generateContent`, `streamGenerateContent?alt=sse` (Gemini SSE events), `countTokens` (Google targets only, for now), `embedContent` and `batchEmbedContents` (their own bodies). Translated through chat (or embeddings) on every provider; the gateway key may come as `x-goog-api-key` or `?key=`. Errors are in Google\'s shape (`{error: {code, message, status}}`). See docs/gemini.md.',
   }),
   op('GET', '/v1/models', 'gateway', "List the provider's models (a config: every target's, each once)", 'list', {
     description:
