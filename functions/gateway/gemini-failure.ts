@@ -8,7 +8,7 @@ import { readProviderFailure } from './provider-failure';
 
 /** A gateway error as Google answers one (same status, the gateway's headers kept). */
 export const googleError = (error: GatewayError, headers: Record<string, string> = {}): HttpResponse =>
-  googleErrorResponse({ status: error.status, message: error.message, headers: mergeHeaders(error.headers, headers) });
+  googleErrorResponse({ status: error.status, message: error.message, param: error.param, headers: mergeHeaders(error.headers, headers) });
 
 /** A provider's failure in Google's shape: its status and its message. */
 export async function providerFailure(d: Dispatched): Promise<HttpResponse> {

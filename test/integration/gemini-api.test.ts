@@ -295,6 +295,52 @@ describe('Gemini routes: auth, errors, embeddings, log, cache', () => {
     expect(fakes.gemini.last()!.headers['x-goog-api-key']).toBe('gemini-key');
   });
 
+  it('safetySettings reach a Google target and are not sent elsewhere', async () => {
+    const safetySettings = [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_ONLY_HIGH' }];
+    const body = { ...hello, safetySettings };
+    const toGoogle = await post('gemini-2.5-flash:generateContent', body, { 'x-goog-api-key': gw.adminKey, 'x-gateway-provider': '@g-gemini' });
+    expect(toGoogle.status, await toGoogle.clone().text()).toBe(200);
+    expect((fakes.gemini.last()!.body as { safetySettings: unknown }).safetySettings).toEqual(safetySettings);
+    const toOpenAI = await post('gpt-4o-mini:generateContent', body, { 'x-goog-api-key': gw.adminKey, 'x-gateway-provider': '@g-openai' });
+    expect(toOpenAI.status).toBe(200);
+    expect(JSON.stringify(fakes.openai.last()!.body)).not.toContain('HARM_CATEGORY');
+  });
+
+  it('what cannot be translated is a 400 naming the field', async () => {
+    const headers = { 'x-goog-api-key': gw.adminKey, 'x-gateway-provider': '@g-openai' };
+    for (const [extra, field] of [
+      [{ cachedContent: 'cachedContents/abc' }, 'cachedContent'],
+      [{ generationConfig: { candidateCount: 2 } }, 'generationConfig.candidateCount'],
+      [{ tools: [{ googleSearch: {} }] }, 'tools[0].googleSearch'],
+      [{ contents: [{ role: 'user', parts: [{ functionResponse: { name: 'nope', response: {} } }] }] }, 'contents[0].parts[0].functionResponse'],
+    ] as const) {
+      const res = await post('gpt-4o-mini:generateContent', { ...hello, ...extra }, headers);
+      expect(res.status, field).toBe(400);
+      const error = ((await res.json()) as any).error;
+      expect(error.status).toBe('INVALID_ARGUMENT');
+      expect(error.message).toContain(field);
+    }
+    expect(fakes.openai.count()).toBe(0);
+  });
+
+  it('cached prompt tokens are reported as cachedContentTokenCount', async () => {
+    fakes.openai.setBehaviour({
+      respond: () => ({
+        status: 200,
+        body: {
+          id: 'chatcmpl-cached',
+          object: 'chat.completion',
+          created: 1,
+          model: 'gpt-4o-mini',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'cached answer' }, finish_reason: 'stop', logprobs: null }],
+          usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12, prompt_tokens_details: { cached_tokens: 4 } },
+        },
+      }),
+    });
+    const res = await genai('g-openai').models.generateContent({ model: 'gpt-4o-mini', contents: 'a long shared prefix' });
+    expect(res.usageMetadata).toMatchObject({ promptTokenCount: 10, candidatesTokenCount: 2, totalTokenCount: 12, cachedContentTokenCount: 4 });
+  });
+
   it('the simple cache answers the second call (HIT), and replays a stream as Gemini events', async () => {
     const config = JSON.stringify({ provider: '@g-openai', cache: { mode: 'simple', max_age: 600 } });
     const ai = genai('g-openai', { 'x-gateway-config': config, 'x-gateway-provider': '' });

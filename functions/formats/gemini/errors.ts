@@ -38,14 +38,16 @@ export function googleErrorBody(failure: { status?: number; message: string }): 
   return { error: { code, message: failure.message, status: googleStatus(code) } };
 }
 
-/** A Google-shaped error response; `headers` (retry-after, rate-limit, gateway headers) are kept. */
-export function googleErrorResponse(
-  failure: { status: number; message: string; headers?: Record<string, string> },
-  extra: Record<string, string> = {},
-): HttpResponse {
+/**
+ * A Google-shaped error response; `headers` (retry-after, rate-limit, gateway headers) are
+ * kept. Google's shape has no `param`: a field the message does not name yet is added to it.
+ */
+export function googleErrorResponse(failure: { status: number; message: string; param?: string | null; headers?: Record<string, string> }): HttpResponse {
+  const { param } = failure;
+  const message = param && !failure.message.includes(param) ? `${failure.message} (field: ${param})` : failure.message;
   return {
     statusCode: failure.status,
-    headers: { ...failure.headers, ...extra, 'content-type': 'application/json' },
-    body: JSON.stringify(googleErrorBody(failure)),
+    headers: { ...failure.headers, 'content-type': 'application/json' },
+    body: JSON.stringify(googleErrorBody({ status: failure.status, message })),
   };
 }
