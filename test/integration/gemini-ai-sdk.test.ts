@@ -64,6 +64,20 @@ describe.each(Object.keys(MODELS))('@ai-sdk/google on %s', (slug) => {
     expect(FAKE_OF[slug]!().count()).toBe(2);
   });
 
+  it('a stream cut after the first text is a stream error after that text, not a failed request', async () => {
+    FAKE_OF[slug]!().setBehaviour({ cutAfter: 4 });
+    const result = streamText({ model: model(), prompt: 'Say one two three four five six', maxRetries: 0 });
+    let text = '';
+    const errors: unknown[] = [];
+    for await (const part of result.fullStream) {
+      if (part.type === 'text-delta') text += part.text;
+      if (part.type === 'error') errors.push(part.error);
+    }
+    expect(text.length).toBeGreaterThan(0);
+    expect(errors).toHaveLength(1);
+    expect(JSON.stringify(errors[0])).toContain('UNAVAILABLE');
+  });
+
   it('generateObject: the schema is enforced on the provider', async () => {
     const { object } = await generateObject({
       model: model(),
