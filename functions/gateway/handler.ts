@@ -27,16 +27,18 @@ export const routes: Route[] = [
   { method: 'GET', path: '/v1/responses/{id}/input_items', scope: 'gateway', name: 'responses.input_items', handler: lazy(responsesApi, 'listInputItems') },
   { method: 'POST', path: '/v1/messages', scope: 'gateway', name: 'messages', handler: lazy(messagesApi, 'messages') },
   { method: 'POST', path: '/v1/messages/count_tokens', scope: 'gateway', name: 'messages.count_tokens', handler: lazy(messagesApi, 'countTokens') },
-  // The Gemini API (v1beta): `{model}:{action}` is one segment or more (a model id may hold '/').
-  {
-    method: 'POST',
-    path: '/v1beta/models/{proxy+}',
-    scope: 'gateway',
-    name: 'gemini',
-    keyInQuery: 'key',
-    errorResponse: googleKernelError,
-    handler: lazy(geminiApi, 'geminiModels'),
-  },
+  // The Gemini API (v1beta, and v1 for a client set to it): `{model}:{action}` is one segment or more (a model id may hold '/').
+  ...['/v1beta/models/{proxy+}', '/v1/models/{proxy+}'].map(
+    (path): Route => ({
+      method: 'POST',
+      path,
+      scope: 'gateway',
+      name: 'gemini',
+      keyInQuery: 'key',
+      errorResponse: googleKernelError,
+      handler: lazy(geminiApi, 'geminiModels'),
+    }),
+  ),
   { method: 'GET', path: '/v1/models', scope: 'gateway', ...logged('models'), handler: lazy(models, 'listModels') },
   { method: 'POST', path: '/v1/embeddings', scope: 'gateway', ...logged('embeddings', idempotency), handler: embeddings },
   { method: 'POST', path: '/v1/audio/speech', scope: 'gateway', ...logged('audio.speech'), handler: lazy(audio, 'speech') },

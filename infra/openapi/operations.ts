@@ -121,6 +121,7 @@ export const IDEMPOTENT_OPERATIONS: ReadonlySet<string> = new Set([
   'POST /v1/responses',
   'POST /v1/messages',
   'POST /v1beta/models/{proxy+}',
+  'POST /v1/models/{proxy+}',
   'POST /v1/embeddings',
   'POST /v1/rerank',
   'POST /v1/workspaces',
@@ -169,7 +170,11 @@ export const OPERATIONS: readonly Operation[] = [
   op('POST', '/v1beta/models/{proxy+}', 'gateway', 'Gemini API (v1beta) on any provider: {model}:generateContent and the other methods', 'stream', {
     ...body('GenerateContentRequest', generateContentSchema),
     description:
-      'The path is `{model}:{method}`: `generateContent`, `streamGenerateContent?alt=sse` (Gemini SSE events), `countTokens` (Google targets only, for now), `embedContent` and `batchEmbedContents` (their own bodies). Translated through chat (or embeddings) on every provider; the gateway key may come as `x-goog-api-key` or `?key=`. Errors are in Google\'s shape (`{error: {code, message, status}}`). See docs/gemini.md.',
+      "The path is `{model}:{method}`: `generateContent`, `streamGenerateContent?alt=sse` (Gemini SSE events), `countTokens` (Google targets only, for now), `embedContent` and `batchEmbedContents` (their own bodies). Translated through chat (or embeddings) on every provider; the gateway key may come as `x-goog-api-key` or `?key=`. Errors are in Google's shape (`{error: {code, message, status}}`). See docs/gemini.md.",
+  }),
+  op('POST', '/v1/models/{proxy+}', 'gateway', 'Gemini API (v1) on any provider: {model}:generateContent and the other methods', 'stream', {
+    ...body('GenerateContentRequestV1', generateContentSchema),
+    description: 'The same as `POST /v1beta/models/{model}:{method}`, for a Gemini client set to API version v1.',
   }),
   op('GET', '/v1/models', 'gateway', "List the provider's models (a config: every target's, each once)", 'list', {
     description:

@@ -242,6 +242,13 @@ describe('Gemini routes: auth, errors, embeddings, log, cache', () => {
     expect(res.status).toBe(401);
   });
 
+  it('a client set to API version v1 is served under /v1/models too', async () => {
+    const ai = new GoogleGenAI({ apiKey: gw.adminKey, apiVersion: 'v1', httpOptions: { baseUrl: gw.url, headers: { 'x-gateway-provider': '@g-openai' } } });
+    const res = await ai.models.generateContent({ model: 'gpt-4o-mini', contents: 'Say hi' });
+    expect(res.text).toBe('echo: Say hi');
+    expect(fakes.openai.last()!.path).toBe('/v1/chat/completions');
+  });
+
   it('an unknown method is a Google NOT_FOUND', async () => {
     const res = await post('gpt-4o-mini:predictLongRunning', hello, { 'x-goog-api-key': gw.adminKey });
     expect(res.status).toBe(404);

@@ -34,6 +34,8 @@ import {
   type GenerateContentRequest,
 } from './schema';
 
+type FunctionResponse = ReturnType<typeof functionResponseSchema.parse>;
+
 type ChatTool = NonNullable<ChatRequest['tools']>[number];
 type ToolCall = NonNullable<Extract<ChatMessage, { role: 'assistant' }>['tool_calls']>[number];
 interface PendingCall {
@@ -75,7 +77,7 @@ function mediaPart(part: GeminiInboundPart, kind: 'inlineData' | 'fileData', whe
 }
 
 function userTurn(content: GeminiInboundContent, where: string, calls: PendingCall[]): ChatMessage[] {
-  const tools: ChatMessage[] = [];
+  const responses: Array<{ result: FunctionResponse; at: string }> = [];
   const parts: ContentPart[] = [];
   content.parts.forEach((part, j) => {
     const at = `${where}.parts[${j}]`;
@@ -89,29 +91,41 @@ function userTurn(content: GeminiInboundContent, where: string, calls: PendingCa
         parts.push(mediaPart(part, kind, at));
         return;
       case 'functionResponse':
-        tools.push(toolMessage(part, at, calls));
+        responses.push({ result: parseInput(functionResponseSchema, part.functionResponse, `${at}.functionResponse`), at });
         return;
     }
     throw badRequest(`${at}.${kind} is not supported in a user turn.`, `${at}.${kind}`, 'unsupported_value');
   });
+  const tools = toolMessages(responses, calls);
   if (!parts.length) return tools;
   // One text part stays a string (as every provider takes it); several keep their boundaries.
   const only = parts.length === 1 && parts[0]!.type === 'text' ? (parts[0] as { text: string }).text : undefined;
   return [...tools, { role: 'user', content: only ?? parts }];
 }
 
-function toolMessage(part: GeminiInboundPart, where: string, calls: PendingCall[]): ChatMessage {
-  const result = parseInput(functionResponseSchema, part.functionResponse, `${where}.functionResponse`);
-  const call = calls.find((c) => !c.answered && (result.id ? c.id === result.id : c.name === result.name));
-  if (!call) {
-    throw badRequest(
-      `${where}.functionResponse '${result.name}' answers no earlier functionCall of a model turn.`,
-      `${where}.functionResponse.name`,
-      'invalid_function_response',
-    );
-  }
-  call.answered = true;
-  return { role: 'tool', tool_call_id: call.id, content: JSON.stringify(result.response ?? {}) };
+/**
+ * The tool messages of a turn's function responses, in their order. Responses naming a call
+ * id claim their call first; the others then answer the earliest unanswered call of their name.
+ */
+function toolMessages(responses: Array<{ result: FunctionResponse; at: string }>, calls: PendingCall[]): ChatMessage[] {
+  const claimed = new Map<number, PendingCall>();
+  const claim = (byId: boolean) =>
+    responses.forEach(({ result, at }, k) => {
+      if (Boolean(result.id) !== byId) return;
+      const call = calls.find((c) => !c.answered && (byId ? c.id === result.id : c.name === result.name));
+      if (!call) {
+        throw badRequest(
+          `${at}.functionResponse '${result.name}' answers no earlier functionCall of a model turn.`,
+          `${at}.functionResponse.${byId ? 'id' : 'name'}`,
+          'invalid_function_response',
+        );
+      }
+      call.answered = true;
+      claimed.set(k, call);
+    });
+  claim(true);
+  claim(false);
+  return responses.map(({ result }, k) => ({ role: 'tool', tool_call_id: claimed.get(k)!.id, content: JSON.stringify(result.response ?? {}) }));
 }
 
 /** Model turns in a row (a streamed answer in a client's history) are one assistant message. */
