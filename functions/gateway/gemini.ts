@@ -10,7 +10,7 @@
  * shape (`{error:{code,message,status}}`), the kernel's own (authentication) included.
  */
 import { Readable } from 'node:stream';
-import { asGatewayError, badRequest, notFound, type GatewayError } from '../shared/errors';
+import { asGatewayError, badRequest, notFound } from '../shared/errors';
 import { json, mergeHeaders } from '../shared/http/response';
 import { SSE_HEADERS } from '../shared/http/sse';
 import { compose } from '../shared/http/middleware';
@@ -21,7 +21,6 @@ import { log as logger } from '../shared/telemetry/logger';
 import { parseInput } from '../shared/validation';
 import type { ChatCompletion, ChatRequest, EmbeddingsRequest } from '../providers/types';
 import { encodeChunks } from '../formats/encode';
-import { googleErrorResponse } from '../formats/gemini/errors';
 import { geminiToChat } from '../formats/gemini/request';
 import { chatToGemini } from '../formats/gemini/response';
 import {
@@ -35,8 +34,7 @@ import {
 import { geminiFrame, GeminiStreamEncoder } from '../formats/gemini/stream';
 import { chatCall, type ChatFailure } from './chat-core';
 import { embeddingsCall, type EmbeddingsOutcome } from './embeddings';
-import { responseHeadersFrom } from './headers';
-import { dispatch, gatewayHeaders, type Dispatched } from './pipeline';
+import { gatewayHeaders } from './pipeline';
 import { requestFacts, requestLog } from './request-log';
 import { countGeminiTokens, reachesGoogleOnly } from './gemini-count';
 import { googleError, providerFailure } from './gemini-failure';
