@@ -89,6 +89,19 @@ describe.each(Object.keys(MODELS))('@google/genai on %s', (slug) => {
     expect(last.usageMetadata?.candidatesTokenCount).toBeGreaterThan(0);
   });
 
+  it('a chat session keeps a streamed answer as one assistant turn of its history', async () => {
+    const chat = genai(slug).chats.create({ model: model() });
+    let first = '';
+    for await (const chunk of await chat.sendMessageStream({ message: 'Say one two three' })) first += chunk.text ?? '';
+    expect(first).toBe('echo: Say one two three');
+    const second = await chat.sendMessage({ message: 'And again' });
+    expect(second.text).toBe('echo: And again');
+    const messages = (fake().last()!.body as { messages: Array<{ role: string; content: unknown }> }).messages;
+    const turns = messages.map((m) => [m.role, typeof m.content === 'string' ? m.content : JSON.stringify(m.content)]);
+    expect(turns.filter(([role]) => role === 'assistant')).toHaveLength(1);
+    expect(JSON.stringify(turns)).toContain('echo: Say one two three');
+  });
+
   it('an inline image reaches the provider as an image', async () => {
     await genai(slug).models.generateContent({
       model: model(),
