@@ -19,7 +19,7 @@ import type { GatewayRequest, HttpResponse, Middleware } from '../shared/http/ty
 import { newId } from '../shared/ids';
 import { log as logger } from '../shared/telemetry/logger';
 import { parseInput } from '../shared/validation';
-import type { ChatCompletion, ChatRequest, EmbeddingsRequest } from '../providers/types';
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest, EmbeddingsRequest } from '../providers/types';
 import { encodeChunks } from '../formats/encode';
 import { geminiToChat } from '../formats/gemini/request';
 import { chatToGemini } from '../formats/gemini/response';
@@ -31,7 +31,7 @@ import {
   type EmbedContentRequest,
   type GenerateContentRequest,
 } from '../formats/gemini/schema';
-import { geminiFrame, GeminiStreamEncoder } from '../formats/gemini/stream';
+import { geminiFrame, GeminiStreamEncoder, type GeminiStreamEvent } from '../formats/gemini/stream';
 import { chatCall, type ChatFailure } from './chat-core';
 import { embeddingsCall, type EmbeddingsOutcome } from './embeddings';
 import { gatewayHeaders } from './pipeline';
@@ -70,10 +70,22 @@ async function withSafetySettings(req: GatewayRequest, body: GenerateContentRequ
   return { ...chat, safety_settings: body.safetySettings };
 }
 
+/** The answer's events as SSE (`alt=sse`) or, as Google answers without it, one JSON array streamed element by element. */
+function streamBody(encoder: GeminiStreamEncoder, chunks: AsyncIterable<ChatCompletionChunk>, sse: boolean): AsyncIterable<string> {
+  if (sse) return encodeChunks(encoder, chunks, geminiFrame);
+  let opened = false;
+  const element = (event: GeminiStreamEvent) => {
+    const text = `${opened ? ',\r\n' : '['}${JSON.stringify(event)}`;
+    opened = true;
+    return text;
+  };
+  return (async function* () {
+    yield* encodeChunks(encoder, chunks, element);
+    yield opened ? ']' : '[]';
+  })();
+}
+
 async function generate(req: GatewayRequest, model: string, stream: boolean): Promise<HttpResponse> {
-  if (stream && req.query.alt !== 'sse') {
-    throw badRequest('streamGenerateContent is served as server-sent events only: add ?alt=sse (as the Google SDKs do).', 'alt', 'unsupported_value');
-  }
   const log = requestFacts(req);
   const body = parseInput(generateContentSchema, req.json());
   const chat = await withSafetySettings(req, body, geminiToChat(body, model, stream));
@@ -89,11 +101,12 @@ async function generate(req: GatewayRequest, model: string, stream: boolean): Pr
     }
     case 'stream': {
       // Events go out as they are produced; a caller going away aborts the provider call at once.
-      const frames = Readable.from(encodeChunks(new GeminiStreamEncoder(ctx), outcome.stream, geminiFrame), { objectMode: false });
+      const sse = req.query.alt === 'sse';
+      const frames = Readable.from(streamBody(new GeminiStreamEncoder(ctx), outcome.stream, sse), { objectMode: false });
       frames.once('close', () => {
         if (!frames.readableEnded) outcome.stream.cancel();
       });
-      return { statusCode: outcome.status, headers: mergeHeaders(SSE_HEADERS, outcome.headers), body: frames };
+      return { statusCode: outcome.status, headers: mergeHeaders(sse ? SSE_HEADERS : { 'content-type': 'application/json' }, outcome.headers), body: frames };
     }
   }
 }

@@ -268,10 +268,21 @@ describe('Gemini routes: auth, errors, embeddings, log, cache', () => {
     expect(((await res.json()) as any).error).toMatchObject({ code: 404, status: 'NOT_FOUND' });
   });
 
-  it('streamGenerateContent without alt=sse is a clear 400', async () => {
-    const res = await post('gpt-4o-mini:streamGenerateContent', hello, { 'x-goog-api-key': gw.adminKey, 'x-gateway-provider': '@g-openai' });
-    expect(res.status).toBe(400);
-    expect(((await res.json()) as any).error.message).toContain('alt=sse');
+  it('streamGenerateContent without alt=sse streams one JSON array, as Google does', async () => {
+    const res = await post(
+      'gpt-4o-mini:streamGenerateContent',
+      { contents: [{ role: 'user', parts: [{ text: 'Say one two three' }] }] },
+      {
+        'x-goog-api-key': gw.adminKey,
+        'x-gateway-provider': '@g-openai',
+      },
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('application/json');
+    const events = (await res.json()) as any[];
+    expect(events.length).toBeGreaterThan(1);
+    expect(events.map((e) => e.candidates[0].content.parts[0]?.text ?? '').join('')).toBe('echo: Say one two three');
+    expect(events.at(-1).candidates[0].finishReason).toBe('STOP');
   });
 
   it('embedContent and batchEmbedContents run on an OpenAI-backed provider', async () => {
