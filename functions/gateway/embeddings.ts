@@ -1,9 +1,9 @@
 import { badRequest } from '../shared/errors';
-import type { GatewayRequest, HttpResponse } from '../shared/http/types';
+import type { CallerRequest, GatewayRequest, HttpResponse } from '../shared/http/types';
 import { parseInput, z } from '../shared/validation';
-import type { EmbeddingsRequest } from '../providers/types';
-import { dispatch, withOverrides } from './pipeline';
-import { requestFacts } from './request-log';
+import type { Embeddings, EmbeddingsRequest } from '../providers/types';
+import { dispatch, withOverrides, type Dispatched } from './pipeline';
+import { requestFacts, type RequestFacts } from './request-log';
 import { failureResponse, jsonResponse, succeeded, upstreamJson } from './responses';
 
 const embeddingsSchema = z.looseObject({
@@ -18,10 +18,11 @@ const embeddingsSchema = z.looseObject({
   dimensions: z.optional(z.int().check(z.gte(1))),
 });
 
-/** `POST /v1/embeddings`, under the `requestLog` middleware. */
-export async function embeddings(req: GatewayRequest): Promise<HttpResponse> {
-  const facts = requestFacts(req);
-  const body = parseInput(embeddingsSchema, req.json()) as EmbeddingsRequest;
+/** An embeddings call's outcome: the provider's failure (unread), or the OpenAI-shaped answer. */
+export type EmbeddingsOutcome = { ok: false; d: Dispatched } | { ok: true; d: Dispatched; out: Embeddings };
+
+/** One embeddings call through routing, limits and translation; fills the request's log facts. Used by the Gemini routes too. */
+export async function embeddingsCall(req: CallerRequest, facts: RequestFacts, body: EmbeddingsRequest): Promise<EmbeddingsOutcome> {
   let effective = body;
   const d = await dispatch({
     req,
@@ -38,15 +39,24 @@ export async function embeddings(req: GatewayRequest): Promise<HttpResponse> {
     },
   });
   Object.assign(facts, d.facts, { model: effective.model });
-  if (!succeeded(d)) return failureResponse(d);
+  if (!succeeded(d)) return { ok: false, d };
   const parsed = await upstreamJson(d);
   const adapter = d.resolved.adapter.embeddings!;
-  const out = adapter.response
-    ? adapter.response(parsed, { model: effective.model, id: '', created: Math.floor(Date.now() / 1000), includeUsage: false }, effective)
-    : (parsed as { usage?: { prompt_tokens: number; total_tokens: number } });
+  const out = (
+    adapter.response
+      ? adapter.response(parsed, { model: effective.model, id: '', created: Math.floor(Date.now() / 1000), includeUsage: false }, effective)
+      : parsed
+  ) as Embeddings;
   const usage = (out as { usage?: { prompt_tokens: number; total_tokens: number } }).usage;
   if (usage) facts.usage = { prompt_tokens: usage.prompt_tokens, completion_tokens: 0, total_tokens: usage.total_tokens };
-  return jsonResponse(d, out);
+  return { ok: true, d, out };
+}
+
+/** `POST /v1/embeddings`, under the `requestLog` middleware. */
+export async function embeddings(req: GatewayRequest): Promise<HttpResponse> {
+  const body = parseInput(embeddingsSchema, req.json()) as EmbeddingsRequest;
+  const outcome = await embeddingsCall(req, requestFacts(req), body);
+  return outcome.ok ? jsonResponse(outcome.d, outcome.out) : failureResponse(outcome.d);
 }
 
 /** The body schema, for the OpenAPI document (infra/openapi). */

@@ -5,6 +5,10 @@ import { embeddings } from './embeddings';
 import { proxyRoutes } from './proxy';
 import { logged } from './request-log';
 import { idempotency } from '../shared/http/idempotency';
+import type { GatewayError } from '../shared/errors';
+import { googleErrorResponse } from '../formats/gemini/errors';
+
+const googleKernelError = (err: GatewayError) => googleErrorResponse(err);
 
 // Rare routes load on first use, so the cold start stays within its budget (test/infra/bundles.test.ts).
 type Module = Record<string, (req: GatewayRequest) => Promise<HttpResponse>>;
@@ -13,6 +17,7 @@ const audio = () => import('./audio') as Promise<Module>;
 const responsesApi = () => import('./openai-responses/route') as Promise<Module>;
 const models = () => import('./models') as Promise<Module>;
 const messagesApi = () => import('./messages') as Promise<Module>;
+const geminiApi = () => import('./gemini') as Promise<Module>;
 
 export const routes: Route[] = [
   { method: 'POST', path: '/v1/chat/completions', scope: 'gateway', ...logged('chat.completions', idempotency), handler: chatCompletions },
@@ -29,6 +34,18 @@ export const routes: Route[] = [
   { method: 'GET', path: '/v1/responses/{id}/input_items', scope: 'gateway', name: 'responses.input_items', handler: lazy(responsesApi, 'listInputItems') },
   { method: 'POST', path: '/v1/messages', scope: 'gateway', name: 'messages', handler: lazy(messagesApi, 'messages') },
   { method: 'POST', path: '/v1/messages/count_tokens', scope: 'gateway', name: 'messages.count_tokens', handler: lazy(messagesApi, 'countTokens') },
+  // The Gemini API (v1beta, and v1 for a client set to it): `{model}:{action}` is one segment or more (a model id may hold '/').
+  ...['/v1beta/models/{proxy+}', '/v1/models/{proxy+}'].map(
+    (path): Route => ({
+      method: 'POST',
+      path,
+      scope: 'gateway',
+      name: 'gemini',
+      keyInQuery: 'key',
+      errorResponse: googleKernelError,
+      handler: lazy(geminiApi, 'geminiModels'),
+    }),
+  ),
   { method: 'GET', path: '/v1/models', scope: 'gateway', ...logged('models'), handler: lazy(models, 'listModels') },
   { method: 'POST', path: '/v1/embeddings', scope: 'gateway', ...logged('embeddings', idempotency), handler: embeddings },
   { method: 'POST', path: '/v1/audio/speech', scope: 'gateway', ...logged('audio.speech'), handler: lazy(audio, 'speech') },

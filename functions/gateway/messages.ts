@@ -21,7 +21,6 @@ import { json, mergeHeaders } from '../shared/http/response';
 import { SSE_HEADERS } from '../shared/http/sse';
 import { compose } from '../shared/http/middleware';
 import type { GatewayRequest, HttpResponse, Middleware } from '../shared/http/types';
-import { readBody } from '../shared/net/http-client';
 import { failureBeforeFirstBytes } from './upstream-body';
 import { log as logger } from '../shared/telemetry/logger';
 import { parseInput } from '../shared/validation';
@@ -36,6 +35,7 @@ import { chatCall, type ChatFailure } from './chat-core';
 import { responseHeadersFrom } from './headers';
 import { dispatch, gatewayHeaders, type Dispatched } from './pipeline';
 import { proxyRequest } from './proxy';
+import { readProviderFailure } from './provider-failure';
 import { watchUsage } from './messages-usage';
 import { requestFacts, requestLog, type RequestFacts } from './request-log';
 import { checkEventStream } from './stream-check';
@@ -43,9 +43,6 @@ import { providerMessage } from './provider-message';
 import { reachableProviders, resolveConfig } from './target';
 import { idempotency } from '../shared/http/idempotency';
 import { countChatTokens, TOKEN_COUNT_METHOD_HEADER } from './token-count';
-
-/** A provider error body larger than this is not read for its message. */
-const MAX_ERROR_BODY = 64 * 1024;
 
 /** Middleware: any error the rest of the route throws is answered in Anthropic's shape. */
 const anthropicErrors: Middleware = async (req, next) => {
@@ -128,15 +125,8 @@ async function failureResponse(failure: ChatFailure): Promise<HttpResponse> {
   const d: Dispatched = failure.dispatched;
   const headers = gatewayHeaders(d);
   if (failure.error) return anthropicErrorResponse(failure.error, headers);
-  const { status, headers: upstreamHeaders, body } = failure.upstream!;
-  const raw = await readBody(body, MAX_ERROR_BODY).then(
-    (b) => b.toString('utf8'),
-    () => '',
-  );
-  const provider = d.resolved.adapter.name;
-  const message = providerMessage(raw) ?? `${provider} answered with status ${status}.`;
-  const retryAfter = upstreamHeaders['retry-after'];
-  if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
+  const { status, message, retryAfter } = await readProviderFailure(failure.upstream!, d.resolved.adapter.name);
+  if (retryAfter !== undefined) headers['retry-after'] = retryAfter;
   return json(status, { type: 'error', error: { type: anthropicErrorType({ status }), message } }, headers);
 }
 

@@ -151,6 +151,7 @@ function operationId(o: Operation): string {
   const words = o.path
     .replace('/v1/', '')
     .split('/')
+    .filter(Boolean)
     .map((s) => s.replace(/[{}+]/g, '').replace(/[^A-Za-z0-9]+(.)/g, (_, c: string) => c.toUpperCase()));
   return [o.method.toLowerCase(), ...words.map((w) => w[0]!.toUpperCase() + w.slice(1))].join('');
 }

@@ -19,6 +19,7 @@ import { createJobSchema } from '../../functions/fine-tuning/schema';
 import { chatSchema } from '../../functions/gateway/chat';
 import { embeddingsSchema } from '../../functions/gateway/embeddings';
 import { countTokensRequestSchema, messagesRequestSchema } from '../../functions/formats/messages/schema';
+import { generateContentSchema } from '../../functions/formats/gemini/schema';
 import { createSchema as guardrailCreate, updateSchema as guardrailUpdate } from '../../functions/guardrails/routes';
 import { createBudgetSchema as budgetCreate, updateBudgetSchema as budgetUpdate } from '../../functions/policies/budget-model';
 import { createSchema as policyCreate, updateSchema as policyUpdate } from '../../functions/policies/model';
@@ -119,6 +120,8 @@ export const IDEMPOTENT_OPERATIONS: ReadonlySet<string> = new Set([
   'POST /v1/chat/completions',
   'POST /v1/responses',
   'POST /v1/messages',
+  'POST /v1beta/models/{proxy+}',
+  'POST /v1/models/{proxy+}',
   'POST /v1/embeddings',
   'POST /v1/rerank',
   'POST /v1/workspaces',
@@ -169,6 +172,15 @@ export const OPERATIONS: readonly Operation[] = [
     ...body('MessagesCountTokensRequest', countTokensRequestSchema),
     description:
       "Answers `{input_tokens}`. On Anthropic (every target of the request) passed through unchanged; elsewhere translated and counted by the provider's own count API (Bedrock, Gemini, Vertex AI), the model's tokenizer (OpenAI-family models) or an estimate, as `x-gateway-token-count-method` says (`provider`, `tokenizer`, `estimate`; docs/token-counting.md).",
+  }),
+  op('POST', '/v1beta/models/{proxy+}', 'gateway', 'Gemini API (v1beta) on any provider: {model}:generateContent and the other methods', 'stream', {
+    ...body('GenerateContentRequest', generateContentSchema),
+    description:
+      "The path is `{model}:{method}`: `generateContent`, `streamGenerateContent?alt=sse` (Gemini SSE events), `countTokens` (any provider, see docs/token-counting.md), `embedContent` and `batchEmbedContents` (their own bodies). Translated through chat (or embeddings) on every provider; the gateway key may come as `x-goog-api-key` or `?key=`. Errors are in Google's shape (`{error: {code, message, status}}`). See docs/gemini.md.",
+  }),
+  op('POST', '/v1/models/{proxy+}', 'gateway', 'Gemini API (v1) on any provider: {model}:generateContent and the other methods', 'stream', {
+    ...body('GenerateContentRequestV1', generateContentSchema),
+    description: 'The same as `POST /v1beta/models/{model}:{method}`, for a Gemini client set to API version v1.',
   }),
   op('GET', '/v1/models', 'gateway', "List the provider's models (a config: every target's, each once)", 'list', {
     description:

@@ -47,8 +47,8 @@ describe('the OpenAPI document', () => {
   });
 
   it('declares Idempotency-Key on exactly the routes that run the idempotency middleware', async () => {
-    // Messages composes its middleware in the module it loads on first use (after its Anthropic error shaping).
-    const composedInModule = new Set(['POST /v1/messages']);
+    // Messages and Gemini compose their middleware in the module they load on first use (after their error shaping).
+    const composedInModule = new Set(['POST /v1/messages', 'POST /v1beta/models/{proxy+}', 'POST /v1/models/{proxy+}']);
     const operations = new Map(documentOperations(doc).map((o) => [o.key, o.operation]));
     for (const { route } of await routeTable()) {
       const key = `${route.method} ${route.path}`;

@@ -21,44 +21,48 @@ export function clearAuthCache(): void {
 const lookup = (secret: string): Promise<ApiKeyRecord | undefined> => cache.get(hashApiKey(secret), () => findKeyBySecret(secret));
 
 /** Where the gateway key was read from: its own header, or a client's only key header. */
-export type KeyHeader = 'x-gateway-api-key' | 'x-api-key' | 'authorization';
+export type KeyHeader = 'x-gateway-api-key' | 'x-api-key' | 'x-goog-api-key' | 'authorization' | 'query';
 
 /**
  * The gateway key and the header it came from. `x-gateway-api-key` first; without it, a
  * client that can set only its API key (a coding agent with a base URL, say) sends the
  * gateway key where it sends any key: `x-api-key` (Anthropic clients) or
- * `Authorization: Bearer` (OpenAI clients). With `x-gateway-api-key` present those two keep
- * their meaning: the provider's key.
+ * `x-goog-api-key` (Google clients), `Authorization: Bearer` (OpenAI clients), or, on the
+ * routes that take one (the Gemini API's), the `?key=` query parameter (`queryKey`). With
+ * `x-gateway-api-key` present those keep their meaning: the provider's key.
  */
-export function gatewayKeyFrom(headers: Record<string, string>): { secret: string; header: KeyHeader } | undefined {
+export function gatewayKeyFrom(headers: Record<string, string>, queryKey?: string): { secret: string; header: KeyHeader } | undefined {
   const own = headers['x-gateway-api-key'];
   if (own) return { secret: own, header: 'x-gateway-api-key' };
-  const apiKey = headers['x-api-key']?.trim();
-  if (apiKey) return { secret: apiKey, header: 'x-api-key' };
+  for (const header of ['x-api-key', 'x-goog-api-key'] as const) {
+    const value = headers[header]?.trim();
+    if (value) return { secret: value, header };
+  }
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '')?.[1];
   if (bearer) return { secret: bearer, header: 'authorization' };
+  if (queryKey) return { secret: queryKey, header: 'query' };
   return undefined;
 }
 
 /**
- * Verify the request's gateway key. A key read from `x-api-key` or `Authorization` is
- * removed from `headers`, so nothing downstream forwards it upstream, takes it for a
- * provider key or logs it.
+ * Verify the request's gateway key. A key read from `x-api-key`, `x-goog-api-key` or
+ * `Authorization` is removed from `headers`, so nothing downstream forwards it upstream,
+ * takes it for a provider key or logs it (the caller removes a `?key=` it passed).
  */
-export async function authenticate(headers: Record<string, string>, required: Scope): Promise<AuthContext> {
-  const found = gatewayKeyFrom(headers);
+export async function authenticate(headers: Record<string, string>, required: Scope, queryKey?: string): Promise<AuthContext> {
+  const found = gatewayKeyFrom(headers, queryKey);
   if (!found) {
     throw unauthorized(
-      'Missing gateway API key: send it in the `x-gateway-api-key` header (or, from a client that sets only its API key, as `Authorization: Bearer` or `x-api-key`).',
+      'Missing gateway API key: send it in the `x-gateway-api-key` header (or, from a client that sets only its API key, as `Authorization: Bearer`, `x-api-key` or `x-goog-api-key`).',
       'missing_api_key',
     );
   }
   const { secret, header } = found;
-  if (header !== 'x-gateway-api-key') delete headers[header];
+  if (header !== 'x-gateway-api-key' && header !== 'query') delete headers[header];
   const invalid =
     header === 'x-gateway-api-key'
       ? 'Invalid gateway API key.'
-      : `Invalid gateway API key (read from \`${header}\` because no \`x-gateway-api-key\` was sent).`;
+      : `Invalid gateway API key (read from ${header === 'query' ? 'the `key` query parameter' : `\`${header}\``} because no \`x-gateway-api-key\` was sent).`;
   if (secret.length > 512) throw unauthorized(invalid);
   const record = await lookup(secret);
   if (!record) throw unauthorized(invalid);

@@ -12,7 +12,7 @@ import { installLastResort } from '../telemetry/last-resort';
 import { buildRequest, normaliseHeaders, traceIdFrom } from './request';
 import { errorResponse, mergeHeaders } from './response';
 import { methodNotAllowed, oversizedParam, routeNotFound, Router } from './router';
-import type { HttpResponse, ResponseBody, Route } from './types';
+import type { GatewayRequest, HttpResponse, ResponseBody, Route } from './types';
 
 /**
  * Routes that serve a group's requests instead of its own routes, when `takes` says so: a
@@ -62,12 +62,16 @@ export async function handleEvent(group: GroupRouter, event: APIGatewayProxyEven
   if (ctx.traceId !== headers[TRACE_HEADER]) ctx.logId = ctx.traceId;
   const method = (event.httpMethod ?? 'GET').toUpperCase();
   const path = event.path ?? '/';
+  let shapeError = errorResponse;
   try {
     const req = buildRequest(event, ctx, headers);
-    if (req.body.length > config().maxBodyBytes) throw payloadTooLarge(config().maxBodyBytes);
     const match = matchRequest(group, method, path, headers);
+    if (match.kind === 'match' && match.route.errorResponse) shapeError = match.route.errorResponse;
+    if (req.body.length > config().maxBodyBytes) throw payloadTooLarge(config().maxBodyBytes);
+    const keyParam = match.kind === 'match' ? match.route.keyInQuery : undefined;
     // The key is checked on every route, known or not, so routes cannot be probed anonymously.
-    req.auth = await authenticate(headers, match.kind === 'match' ? match.route.scope : 'gateway');
+    req.auth = await authenticate(headers, match.kind === 'match' ? match.route.scope : 'gateway', keyParam ? req.query[keyParam] : undefined);
+    if (keyParam) dropQueryParam(req, keyParam);
     ctx.workspaceId = req.auth.workspaceId;
     if (match.kind === 'not_found') throw routeNotFound(method, path);
     if (match.kind === 'method_not_allowed') throw methodNotAllowed(method, path, match.allowed);
@@ -77,13 +81,24 @@ export async function handleEvent(group: GroupRouter, event: APIGatewayProxyEven
     return await match.handler(req);
   } catch (err) {
     // The upstream call was aborted because the caller went away: nothing failed here.
-    if (hasCallerLeft(ctx) && !(err instanceof GatewayError)) return errorResponse(callerClosedRequest());
+    if (hasCallerLeft(ctx) && !(err instanceof GatewayError)) return shapeError(callerClosedRequest());
     const gatewayError = asGatewayError(err);
     if (gatewayError.status >= 500) {
       log.error('request failed', { route: ctx.route, method, path, error: describeError(err) }, ctx);
     }
-    return errorResponse(gatewayError);
+    return shapeError(gatewayError);
   }
+}
+
+/** A secret passed in the query string is not kept: nothing downstream forwards, hashes or logs it. */
+function dropQueryParam(req: GatewayRequest, name: string): void {
+  if (!(name in req.query)) return;
+  delete req.query[name];
+  const prefix = `${encodeURIComponent(name)}=`;
+  req.rawQuery = req.rawQuery
+    .split('&')
+    .filter((pair) => pair && !pair.startsWith(prefix))
+    .join('&');
 }
 
 function describeError(err: unknown) {

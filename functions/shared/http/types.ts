@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { GatewayError } from '../errors';
 import type { RequestContext } from '../telemetry/context';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -70,4 +71,14 @@ export interface Route {
   /** Run around `handler`, the first one outermost. */
   use?: readonly Middleware[];
   handler: Handler;
+  /**
+   * A query parameter that may carry the gateway key (the Gemini API's `key`), read when no
+   * key header was sent and removed from the request once read.
+   */
+  keyInQuery?: string;
+  /**
+   * How the kernel answers its own errors on this route (authentication, body limit):
+   * a dialect route answers them in its API's shape. Default: the OpenAI error shape.
+   */
+  errorResponse?: (err: GatewayError) => HttpResponse;
 }

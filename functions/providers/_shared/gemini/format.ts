@@ -242,6 +242,8 @@ export function toGeminiRequest(body: ChatRequest): Record<string, unknown> {
     ...(system.length ? { systemInstruction: { parts: system } } : {}),
     ...toolFields(body),
     ...(Object.keys(gen).length ? { generationConfig: gen } : {}),
+    // Set by the gateway's Gemini route only (a Gemini caller's own settings), never by chat callers.
+    ...(Array.isArray(body.safety_settings) ? { safetySettings: body.safety_settings } : {}),
   };
 }
 
