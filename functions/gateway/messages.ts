@@ -39,7 +39,6 @@ import { readProviderFailure } from './provider-failure';
 import { watchUsage } from './messages-usage';
 import { requestFacts, requestLog, type RequestFacts } from './request-log';
 import { checkEventStream } from './stream-check';
-import { providerMessage } from './provider-message';
 import { reachableProviders, resolveConfig } from './target';
 import { idempotency } from '../shared/http/idempotency';
 import { countChatTokens, TOKEN_COUNT_METHOD_HEADER } from './token-count';

@@ -20,7 +20,7 @@ import type { CallerRequest } from '../shared/http/types';
 import { AbortError, readBody, sendUpstream } from '../shared/net/http-client';
 import type { ChatRequest } from '../providers/types';
 import { parseGatewayOptions } from './headers';
-import { providerMessage } from './provider-message';
+import { providerMessage } from './provider-failure';
 import type { RequestFacts } from './request-log';
 import { resolveConfig, resolveLeaf, type ResolvedTarget } from './target';
 import { estimateCount, isOpenAIModel, tokenizerCount } from './token-count-local';

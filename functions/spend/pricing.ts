@@ -163,7 +163,7 @@ export async function priceRequest(input: PricingInput): Promise<RequestCost> {
 }
 
 /** Routes that never cost anything at the provider, whatever they answer. */
-const FREE_ROUTES = new Set(['models', 'messages.count_tokens', 'responses.input_tokens']);
+const FREE_ROUTES = new Set(['models', 'messages.count_tokens', 'responses.input_tokens', 'gemini.count_tokens']);
 
 /**
  * What a request cost, from its log facts: the provider's reported usage at the answering

@@ -305,14 +305,28 @@ describe('Gemini routes: auth, errors, embeddings, log, cache', () => {
     expect(fakes.openai.last()!.body).toMatchObject({ input: 'one text', dimensions: 8 });
   });
 
-  it('countTokens is forwarded to a Google target and refused in Google shape elsewhere', async () => {
+  it('countTokens counts on every provider: Google\'s and Anthropic\'s own count APIs, the tokenizer for OpenAI models', async () => {
     const google = await genai('g-gemini').models.countTokens({ model: 'gemini-2.5-flash', contents: 'count these four words' });
     expect(google.totalTokens).toBeGreaterThan(0);
-    const err = await genai('g-openai')
-      .models.countTokens({ model: 'gpt-4o-mini', contents: 'count these' })
-      .catch((e: unknown) => e);
-    expect((err as ApiError).status).toBe(400);
-    expect(JSON.parse((err as ApiError).message).error.status).toBe('INVALID_ARGUMENT');
+    expect(fakes.gemini.last()!.path).toContain('gemini-2.5-flash:countTokens');
+
+    const claude = await genai('g-claude').models.countTokens({ model: 'claude-sonnet-4-5', contents: 'count these four words' });
+    expect(claude.totalTokens).toBeGreaterThan(0);
+    expect(fakes.anthropic.last()!.path).toContain('/messages/count_tokens');
+    expect(fakes.anthropic.last()!.body).toMatchObject({ model: 'claude-sonnet-4-5', messages: [{ role: 'user' }] });
+
+    const openaiCalls = fakes.openai.count();
+    // o200k_base: "count these four words" is 4 tokens and the role "user" 1, plus OpenAI's
+    // chat framing of one message (3) and the reply priming (3).
+    const res = await post(
+      'gpt-4o-mini:countTokens',
+      { contents: [{ role: 'user', parts: [{ text: 'count these four words' }] }] },
+      { 'x-goog-api-key': gw.adminKey, 'x-gateway-provider': '@g-openai' },
+    );
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(res.headers.get('x-gateway-token-count-method')).toBe('tokenizer');
+    expect(await res.json()).toEqual({ totalTokens: 11 });
+    expect(fakes.openai.count()).toBe(openaiCalls);
   });
 
   it('x-gateway-api-key with x-goog-api-key: the latter is the provider key', async () => {
