@@ -305,7 +305,7 @@ describe('Gemini routes: auth, errors, embeddings, log, cache', () => {
     expect(fakes.openai.last()!.body).toMatchObject({ input: 'one text', dimensions: 8 });
   });
 
-  it('countTokens counts on every provider: Google\'s and Anthropic\'s own count APIs, the tokenizer for OpenAI models', async () => {
+  it("countTokens counts on every provider: Google's and Anthropic's own count APIs, the tokenizer for OpenAI models", async () => {
     const google = await genai('g-gemini').models.countTokens({ model: 'gemini-2.5-flash', contents: 'count these four words' });
     expect(google.totalTokens).toBeGreaterThan(0);
     expect(fakes.gemini.last()!.path).toContain('gemini-2.5-flash:countTokens');
