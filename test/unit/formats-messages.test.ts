@@ -55,7 +55,13 @@ describe('Messages request -> chat', () => {
     expect(chat).toEqual({
       model: 'claude-x',
       messages: [
-        { role: 'system', content: 'one\n\ntwo' },
+        {
+          role: 'system',
+          content: [
+            { type: 'text', text: 'one' },
+            { type: 'text', text: 'two', cache_control: { type: 'ephemeral' } },
+          ],
+        },
         { role: 'user', content: 'hi' },
       ],
       max_completion_tokens: 100,
