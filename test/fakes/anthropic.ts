@@ -49,6 +49,8 @@ const MESSAGES_FIELDS = new Set([
   'messages',
   'max_tokens',
   'system',
+  // Automatic prompt caching: one mark for the whole request (@anthropic-ai/sdk MessageCreateParams).
+  'cache_control',
   'metadata',
   'stop_sequences',
   'stream',
