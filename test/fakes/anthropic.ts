@@ -176,7 +176,12 @@ async function messages(ex: Exchange, model: string, stream: boolean): Promise<v
         content,
         stop_reason: stopReason,
         stop_sequence: null,
-        usage: { input_tokens: inputTokens, output_tokens: a.completionTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+        usage: {
+          input_tokens: inputTokens,
+          output_tokens: a.completionTokens,
+          cache_creation_input_tokens: ex.knobs.promptCache?.write ?? 0,
+          cache_read_input_tokens: ex.knobs.promptCache?.read ?? 0,
+        },
       },
       headers,
     );
@@ -193,7 +198,12 @@ async function messages(ex: Exchange, model: string, stream: boolean): Promise<v
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: inputTokens, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+        usage: {
+          input_tokens: inputTokens,
+          output_tokens: 1,
+          cache_creation_input_tokens: ex.knobs.promptCache?.write ?? 0,
+          cache_read_input_tokens: ex.knobs.promptCache?.read ?? 0,
+        },
       },
     }),
     sseEvent('ping', { type: 'ping' }),
