@@ -206,3 +206,59 @@ describe.each(BACKENDS)('$name: /v1/responses through the openai SDK', (b) => {
     expect(b.fake().count()).toBe(before + 1);
   });
 });
+
+describe('/v1/responses passed through to OpenAI (native)', () => {
+  /** OpenAI's Responses API, as the fake does not speak it: a response object per request, each with its own id. */
+  const respondAsOpenAI = () =>
+    fakes.openai.setBehaviour({
+      respond: (req) => {
+        if (req.path !== '/v1/responses') return undefined;
+        const input = String((req.body as { input?: unknown }).input);
+        const text = `echo: ${input}`;
+        return {
+          status: 200,
+          body: {
+            id: `resp_native${req.seq}`,
+            object: 'response',
+            created_at: 1,
+            status: 'completed',
+            model: 'gpt-4o-mini',
+            output: [
+              { type: 'message', id: `msg_${req.seq}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] },
+            ],
+            usage: {
+              input_tokens: 3,
+              input_tokens_details: { cached_tokens: 0 },
+              output_tokens: 3,
+              output_tokens_details: { reasoning_tokens: 0 },
+              total_tokens: 6,
+            },
+          },
+        };
+      },
+    });
+
+  it('store: false is cached: a HIT, the provider asked once', async () => {
+    respondAsOpenAI();
+    const body = { model: 'gpt-4o-mini', input: unique('native cache'), store: false };
+    const first = await openai('dc-openai').responses.create(body).withResponse();
+    expect(first.response.headers.get('x-gateway-cache-status')).toBe('MISS');
+    const { value: hit, misses } = await untilHit(async () => {
+      const r = await openai('dc-openai').responses.create(body).withResponse();
+      return { status: r.response.headers.get('x-gateway-cache-status'), value: r.data };
+    });
+    expect(hit.output_text).toBe(first.data.output_text);
+    expect(fakes.openai.count('/v1/responses')).toBe(1 + misses);
+  });
+
+  it('a stored response (store: true, the default) is never replayed: each call is a new OpenAI object with its own id', async () => {
+    respondAsOpenAI();
+    const body = { model: 'gpt-4o-mini', input: unique('native stored') };
+    const first = await openai('dc-openai').responses.create(body).withResponse();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const second = await openai('dc-openai').responses.create(body).withResponse();
+    expect(second.response.headers.get('x-gateway-cache-status')).toBeNull();
+    expect(second.data.id).not.toBe(first.data.id);
+    expect(fakes.openai.count('/v1/responses')).toBe(2);
+  });
+});
