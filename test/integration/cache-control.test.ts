@@ -1,10 +1,12 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import type { LocalGateway } from '../../infra/local/server';
 import { startAllFakes, type AllFakes } from '../fakes';
 import { FAKE_AWS, manageFakes } from '../support/managed-fakes';
-import { startTestGateway } from '../support/gateway';
+import { call, startTestGateway } from '../support/gateway';
 
 // Anthropic's prompt-cache marks (`cache_control`) reach Anthropic where the caller put
 // them (top level, system blocks, content blocks, tool results, tools) on every path:
@@ -160,5 +162,78 @@ describe('/v1/chat/completions through the openai SDK: cache_control on parts an
     const raw = fakes.openai.last()!.rawBody.toString('utf8');
     expect(raw).toContain('Project rules: be terse.');
     expect(raw).not.toContain('cache_control');
+  });
+});
+
+/** An Anthropic answer as Bedrock InvokeModel and Vertex AI rawPredict return it. */
+const anthropicAnswer = {
+  id: 'msg_partner',
+  type: 'message',
+  role: 'assistant',
+  model: 'claude',
+  content: [{ type: 'text', text: 'It exports app.' }],
+  stop_reason: 'end_turn',
+  stop_sequence: null,
+  usage: { input_tokens: 10, output_tokens: 4, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+};
+
+/** The Anthropic body a Claude model on Bedrock or Vertex AI takes: no model, their `anthropic_version`. */
+function partnerBody(version: string): Record<string, unknown> {
+  const { model: _, ...body } = agentRequest('unused');
+  return { ...body, anthropic_version: version };
+}
+
+describe('Claude on Bedrock InvokeModel and Vertex AI rawPredict (the generic proxy)', () => {
+  it('Bedrock InvokeModel: the Anthropic body, marks included, reaches Bedrock unchanged (signed)', async () => {
+    fakes.bedrock.setBehaviour({ respond: () => ({ status: 200, body: anthropicAnswer }) });
+    const body = partnerBody('bedrock-2023-05-31');
+    const res = await call(gw, 'POST', '/v1/model/anthropic.claude-sonnet-4-5-20250929-v1:0/invoke', {
+      headers: { 'x-gateway-provider': '@cc-bedrock' },
+      body,
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.content).toEqual(anthropicAnswer.content);
+    const sent = fakes.bedrock.last()!;
+    expect(sent.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 /);
+    expect(sent.body).toEqual(body);
+  });
+
+  describe('Vertex AI', () => {
+    let vertex: Server;
+    let received: { url: string; authorization?: string; body: unknown }[] = [];
+    beforeAll(async () => {
+      vertex = createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          received.push({ url: req.url ?? '', authorization: req.headers.authorization, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(anthropicAnswer));
+        });
+      });
+      await new Promise<void>((resolve) => vertex.listen(0, '127.0.0.1', resolve));
+    });
+    afterAll(() => new Promise<void>((resolve) => vertex.close(() => resolve())));
+
+    it('rawPredict: the Anthropic body, marks included, reaches Vertex AI unchanged', async () => {
+      received = [];
+      const body = partnerBody('vertex-2023-10-16');
+      const port = (vertex.address() as AddressInfo).port;
+      const res = await call(gw, 'POST', '/v1/publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict', {
+        headers: {
+          'x-gateway-provider': 'vertex-ai',
+          authorization: 'Bearer ya29.vertex-token',
+          'x-gateway-custom-host': `http://127.0.0.1:${port}/v1`,
+          'x-gateway-vertex-project-id': 'my-project',
+          'x-gateway-vertex-region': 'us-east5',
+        },
+        body,
+      });
+      expect(res.status, res.text).toBe(200);
+      expect(received).toHaveLength(1);
+      expect(received[0]!.url).toBe('/v1/projects/my-project/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict');
+      expect(received[0]!.authorization).toBe('Bearer ya29.vertex-token');
+      expect(received[0]!.body).toEqual(body);
+    });
   });
 });
