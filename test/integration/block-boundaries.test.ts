@@ -82,6 +82,13 @@ describe('/v1/messages through @anthropic-ai/sdk', () => {
     expect(sent.messages).toEqual([{ role: 'user', content: [{ text: REMINDER }, { text: PROMPT }] }]);
   });
 
+  it('Gemini: one part per block, in systemInstruction and in the user turn', async () => {
+    await anthropic({ 'x-gateway-provider': '@bb-gemini' }).messages.create(agentTurn('gemini-2.5-flash'));
+    const sent = fakes.gemini.last()!.body as { systemInstruction: { parts: unknown }; contents: unknown };
+    expect(sent.systemInstruction.parts).toEqual(SYSTEM.map((b) => ({ text: b.text })));
+    expect(sent.contents).toEqual([{ role: 'user', parts: [{ text: REMINDER }, { text: PROMPT }] }]);
+  });
+
   it('a string-only target (Cohere system, Bedrock tool result): the blocks joined by a blank line, never glued', async () => {
     await anthropic({ 'x-gateway-provider': '@bb-cohere' }).messages.create(agentTurn('command-r-plus'));
     const cohere = fakes.cohere.last()!.body as { messages: Array<{ role: string; content: unknown }> };
