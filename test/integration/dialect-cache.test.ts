@@ -209,12 +209,26 @@ describe.each(BACKENDS)('$name: /v1/responses through the openai SDK', (b) => {
 
 describe('/v1/responses passed through to OpenAI (native)', () => {
   /** OpenAI's Responses API, as the fake does not speak it: a response object per request, each with its own id. */
+  /** OpenAI's Responses stream for a text answer (abridged to the events the SDK needs). */
+  const nativeEvents = (seq: number, text: string) => {
+    const response = { id: `resp_native${seq}`, object: 'response', created_at: 1, model: 'gpt-4o-mini', output: [] as unknown[] };
+    const item = { type: 'message', id: `msg_${seq}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] };
+    const events = [
+      { type: 'response.created', sequence_number: 0, response: { ...response, status: 'in_progress' } },
+      { type: 'response.output_text.delta', sequence_number: 1, item_id: item.id, output_index: 0, content_index: 0, delta: text },
+      { type: 'response.completed', sequence_number: 2, response: { ...response, status: 'completed', output: [item] } },
+    ];
+    return events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('');
+  };
+
   const respondAsOpenAI = () =>
     fakes.openai.setBehaviour({
       respond: (req) => {
         if (req.path !== '/v1/responses') return undefined;
         const input = String((req.body as { input?: unknown }).input);
         const text = `echo: ${input}`;
+        if ((req.body as { stream?: unknown }).stream === true)
+          return { status: 200, headers: { 'content-type': 'text/event-stream' }, body: nativeEvents(req.seq, text) };
         return {
           status: 200,
           body: {
@@ -248,6 +262,27 @@ describe('/v1/responses passed through to OpenAI (native)', () => {
       return { status: r.response.headers.get('x-gateway-cache-status'), value: r.data };
     });
     expect(hit.output_text).toBe(first.data.output_text);
+    expect(fakes.openai.count('/v1/responses')).toBe(1 + misses);
+  });
+
+  it('store: false, streamed: replayed from the cache as the same Responses events', async () => {
+    respondAsOpenAI();
+    const body = { model: 'gpt-4o-mini', input: unique('native stream cache'), store: false, stream: true as const };
+    const collect = async () => {
+      const { data: stream, response } = await openai('dc-openai').responses.create(body).withResponse();
+      const types: string[] = [];
+      let text = '';
+      for await (const event of stream) {
+        types.push(event.type);
+        if (event.type === 'response.output_text.delta') text += event.delta;
+      }
+      return { status: response.headers.get('x-gateway-cache-status'), value: { types, text } };
+    };
+    const first = await collect();
+    expect(first.status).toBe('MISS');
+    const { value: hit, misses } = await untilHit(collect);
+    expect(hit).toEqual(first.value);
+    expect(hit.types).toEqual(['response.created', 'response.output_text.delta', 'response.completed']);
     expect(fakes.openai.count('/v1/responses')).toBe(1 + misses);
   });
 
