@@ -155,6 +155,13 @@ async function messages(ex: Exchange, model: string, stream: boolean): Promise<v
   const conv = anthropicConversation(body, model);
   const a = answer(conv);
   const inputTokens = promptTokens(conv);
+  const { read = 0, write = 0, write1h = 0 } = ex.knobs.promptCache ?? {};
+  // The split by cache lifetime only when a test asks for prompt-cache usage (the recorded fixtures have none).
+  const cacheUsage = {
+    cache_creation_input_tokens: write,
+    cache_read_input_tokens: read,
+    ...(ex.knobs.promptCache ? { cache_creation: { ephemeral_5m_input_tokens: write - write1h, ephemeral_1h_input_tokens: write1h } } : {}),
+  };
   const id = `msg_fake${ex.rec.seq}`;
   const headers = { 'request-id': `req_fake_${ex.rec.seq}`, 'anthropic-ratelimit-requests-remaining': '999' };
   const stopReason = a.kind === 'tool' ? 'tool_use' : a.finish === 'length' ? 'max_tokens' : 'end_turn';
@@ -176,12 +183,7 @@ async function messages(ex: Exchange, model: string, stream: boolean): Promise<v
         content,
         stop_reason: stopReason,
         stop_sequence: null,
-        usage: {
-          input_tokens: inputTokens,
-          output_tokens: a.completionTokens,
-          cache_creation_input_tokens: ex.knobs.promptCache?.write ?? 0,
-          cache_read_input_tokens: ex.knobs.promptCache?.read ?? 0,
-        },
+        usage: { input_tokens: inputTokens, output_tokens: a.completionTokens, ...cacheUsage },
       },
       headers,
     );
@@ -198,12 +200,7 @@ async function messages(ex: Exchange, model: string, stream: boolean): Promise<v
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: {
-          input_tokens: inputTokens,
-          output_tokens: 1,
-          cache_creation_input_tokens: ex.knobs.promptCache?.write ?? 0,
-          cache_read_input_tokens: ex.knobs.promptCache?.read ?? 0,
-        },
+        usage: { input_tokens: inputTokens, output_tokens: 1, ...cacheUsage },
       },
     }),
     sseEvent('ping', { type: 'ping' }),

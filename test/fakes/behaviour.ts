@@ -79,6 +79,8 @@ export interface Behaviour {
 export interface PromptCache {
   read?: number;
   write?: number;
+  /** Of `write`, how many for one hour (Anthropic `cache_creation.ephemeral_1h_input_tokens`). */
+  write1h?: number;
 }
 
 export interface FakeOptions {

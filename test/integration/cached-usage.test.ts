@@ -141,6 +141,32 @@ describe('priced at the cache rates', () => {
     expect(cached.cost).toBeLessThan(uncached);
   });
 
+  it('Anthropic one-hour cache writes at the one-hour write rate, native and translated, streamed and not', async () => {
+    // claude-sonnet-4-5: one-hour cache writes cost 6 per million (twice the input rate), five-minute ones 3.75.
+    const model = 'claude-sonnet-4-5-20250929';
+    fakes.anthropic.setBehaviour({ promptCache: { read: 0, write: 500, write1h: 200 } });
+    const expected = (input: number, output: number) => perMillion(input, 3) + perMillion(300, 3.75) + perMillion(200, 6) + perMillion(output, 15);
+    const body = { model, max_tokens: 100, messages: [{ role: 'user' as const, content: 'what does an hour cost' }] };
+    const mixed = JSON.stringify({ strategy: { mode: 'fallback' }, targets: [{ provider: '@cu-claude' }, { provider: '@cu-openai' }] });
+    for (const [how, headers] of [
+      ['native', { 'x-gateway-provider': '@cu-claude' }],
+      ['translated', { 'x-gateway-config': mixed }],
+    ] as const) {
+      for (const stream of [false, true]) {
+        const trace = `cu-price-1h-${how}-${stream}-${Date.now()}-${seq++}`;
+        const api = new Anthropic({
+          baseURL: gw.url,
+          apiKey: 'unused',
+          maxRetries: 0,
+          defaultHeaders: { 'x-gateway-api-key': gw.adminKey, 'x-gateway-trace-id': trace, ...headers },
+        });
+        const message = stream ? await api.messages.stream(body).finalMessage() : await api.messages.create(body);
+        expect(message.usage.cache_creation_input_tokens, `${how} stream=${stream}`).toBe(500);
+        close(await costOf(trace), expected(message.usage.input_tokens, message.usage.output_tokens));
+      }
+    }
+  });
+
   it('OpenAI (/v1/messages, translated): cached tokens at the cached-input rate', async () => {
     // gpt-4o-mini list prices per million: input 0.15, cached input 0.075, output 0.60.
     fakes.openai.setBehaviour({ promptCache: { read: 4000 } });

@@ -11,7 +11,7 @@
 import { badRequest } from '../../shared/errors';
 import { refuseUnhonoured } from '../_shared/unhonoured';
 import { forcedToolChoice, isJsonAnswerTool, jsonAnswerText, jsonAnswerTool, type JsonAnswerTool } from '../_shared/json-answer';
-import { anthropicStream, anthropicUsage, finishReasonOf } from './stream';
+import { anthropicStream, anthropicUsage, finishReasonOf, usageCounts } from './stream';
 import { compact, completion, jsonGet, jsonPost, requireKey, resolveBase, stopList, unixSeconds, type ToolCall } from '../_shared/openai-shape';
 import type { ChatMessage, ChatRequest, ContentPart, ProviderAdapter, ProviderTarget } from '../types';
 
@@ -191,7 +191,7 @@ type AnthropicResponse = {
   id?: string;
   content?: Array<{ type: string; text?: string; id?: string; name?: string; input?: unknown }>;
   stop_reason?: string | null;
-  usage?: Record<string, number>;
+  usage?: Record<string, unknown>;
 };
 
 export const anthropic: ProviderAdapter = {
@@ -229,7 +229,7 @@ export const anthropic: ProviderAdapter = {
         content: toolCalls.length && !text ? null : text,
         toolCalls,
         finish,
-        usage: r.usage ? anthropicUsage(r.usage) : undefined,
+        usage: r.usage ? anthropicUsage(usageCounts(r.usage)) : undefined,
       });
     },
     stream: anthropicStream,
