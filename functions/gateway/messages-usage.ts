@@ -9,7 +9,7 @@ import { sseFrame } from '../formats/sse';
 import { config } from '../shared/config';
 import { GatewayError, upstreamError } from '../shared/errors';
 import { EventAligner } from '../shared/http/sse-events';
-import { anthropicUsage } from '../providers/anthropic/stream';
+import { anthropicUsage, usageCounts } from '../providers/anthropic/stream';
 import type { Usage } from '../providers/types';
 import { eventTooLarge, streamIncomplete } from './streaming';
 
@@ -36,12 +36,8 @@ function sseCounts(line: string, counts: Counts): unknown {
   const event = parse(line.slice(5).trim());
   if (!event) return undefined;
   const usage =
-    event.type === 'message_start'
-      ? (event.message as { usage?: Counts } | undefined)?.usage
-      : event.type === 'message_delta'
-        ? (event.usage as Counts | undefined)
-        : undefined;
-  if (usage) for (const [key, value] of Object.entries(usage)) if (typeof value === 'number') counts[key] = value;
+    event.type === 'message_start' ? (event.message as { usage?: unknown } | undefined)?.usage : event.type === 'message_delta' ? event.usage : undefined;
+  Object.assign(counts, usageCounts(usage));
   return event.type;
 }
 
@@ -97,7 +93,7 @@ export function watchUsage(body: Readable, stream: boolean, onUsage: (usage: Usa
           fail(streamIncomplete());
           return done();
         }
-      } else if (jsonBytes <= MAX_JSON_BYTES) Object.assign(counts, (parse(Buffer.concat(json).toString('utf8'))?.usage as Counts | undefined) ?? {});
+      } else if (jsonBytes <= MAX_JSON_BYTES) Object.assign(counts, usageCounts(parse(Buffer.concat(json).toString('utf8'))?.usage));
       report();
       done();
     },

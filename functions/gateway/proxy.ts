@@ -49,16 +49,17 @@ function modelOf(req: GatewayRequest): string | undefined {
 
 /**
  * The generic proxy: any provider endpoint, forwarded unchanged, the response
- * streamed back chunk by chunk with the provider's status and headers.
+ * streamed back chunk by chunk with the provider's status and headers. A route whose
+ * answers may be replayed names its `cacheRoute` (the response cache applies then).
  */
-export async function forwardToProvider(req: GatewayRequest): Promise<HttpResponse> {
+export async function forwardToProvider(req: GatewayRequest, cacheRoute?: string): Promise<HttpResponse> {
   const facts = requestFacts(req);
   const path = req.params.proxy ?? '';
   if (!path) throw badRequest('Name the provider endpoint after /v1, e.g. /v1/models.', null, 'missing_path');
   // Checked again where the URL is built; here, before any provider is resolved or limit counted.
   providerPath(path);
   const model = modelOf(req);
-  const d = await dispatch({ req, log: facts, model, build: ({ adapter, target }) => proxyRequest(req, adapter, target, path) });
+  const d = await dispatch({ req, log: facts, model, cacheRoute, build: ({ adapter, target }) => proxyRequest(req, adapter, target, path) });
   const stream = String(d.routing.result.response?.headers['content-type'] ?? '').includes('text/event-stream');
   Object.assign(facts, d.facts, { stream });
   if (!succeeded(d)) return failureResponse(d);

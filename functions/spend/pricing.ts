@@ -73,6 +73,7 @@ function catalogueUsage(usage: Usage | undefined, searchUnits: number | undefine
   const completion = usage.completion_tokens_details;
   if (prompt?.cached_tokens) out.cache_read_tokens = prompt.cached_tokens;
   if (prompt?.cache_write_tokens) out.cache_write_tokens = prompt.cache_write_tokens;
+  if (prompt?.cache_write_1h_tokens) out.cache_write_1h_tokens = prompt.cache_write_1h_tokens;
   if (prompt?.audio_tokens) out.input_audio_tokens = prompt.audio_tokens;
   if (completion?.reasoning_tokens) out.output_reasoning_tokens = completion.reasoning_tokens;
   if (completion?.audio_tokens) out.output_audio_tokens = completion.audio_tokens;

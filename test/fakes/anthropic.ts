@@ -49,6 +49,8 @@ const MESSAGES_FIELDS = new Set([
   'messages',
   'max_tokens',
   'system',
+  // Automatic prompt caching: one mark for the whole request (@anthropic-ai/sdk MessageCreateParams).
+  'cache_control',
   'metadata',
   'stop_sequences',
   'stream',
@@ -153,6 +155,13 @@ async function messages(ex: Exchange, model: string, stream: boolean): Promise<v
   const conv = anthropicConversation(body, model);
   const a = answer(conv);
   const inputTokens = promptTokens(conv);
+  const { read = 0, write = 0, write1h = 0 } = ex.knobs.promptCache ?? {};
+  // The split by cache lifetime only when a test asks for prompt-cache usage (the recorded fixtures have none).
+  const cacheUsage = {
+    cache_creation_input_tokens: write,
+    cache_read_input_tokens: read,
+    ...(ex.knobs.promptCache ? { cache_creation: { ephemeral_5m_input_tokens: write - write1h, ephemeral_1h_input_tokens: write1h } } : {}),
+  };
   const id = `msg_fake${ex.rec.seq}`;
   const headers = { 'request-id': `req_fake_${ex.rec.seq}`, 'anthropic-ratelimit-requests-remaining': '999' };
   const stopReason = a.kind === 'tool' ? 'tool_use' : a.finish === 'length' ? 'max_tokens' : 'end_turn';
@@ -174,7 +183,7 @@ async function messages(ex: Exchange, model: string, stream: boolean): Promise<v
         content,
         stop_reason: stopReason,
         stop_sequence: null,
-        usage: { input_tokens: inputTokens, output_tokens: a.completionTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+        usage: { input_tokens: inputTokens, output_tokens: a.completionTokens, ...cacheUsage },
       },
       headers,
     );
@@ -191,7 +200,7 @@ async function messages(ex: Exchange, model: string, stream: boolean): Promise<v
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: inputTokens, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+        usage: { input_tokens: inputTokens, output_tokens: 1, ...cacheUsage },
       },
     }),
     sseEvent('ping', { type: 'ping' }),

@@ -226,7 +226,14 @@ async function converse(ex: Exchange, modelId: string, stream: boolean): Promise
   const conv = bedrockConversation(body, modelId);
   const a = answer(conv);
   const inputTokens = promptTokens(conv);
-  const usage = { inputTokens, outputTokens: a.completionTokens, totalTokens: inputTokens + a.completionTokens };
+  // Converse counts cache reads and writes apart from inputTokens (and in totalTokens).
+  const { read = 0, write = 0 } = ex.knobs.promptCache ?? {};
+  const usage = {
+    inputTokens,
+    outputTokens: a.completionTokens,
+    totalTokens: inputTokens + read + write + a.completionTokens,
+    ...(ex.knobs.promptCache ? { cacheReadInputTokens: read, cacheWriteInputTokens: write } : {}),
+  };
   const stopReason = a.kind === 'tool' ? 'tool_use' : a.finish === 'length' ? 'max_tokens' : 'end_turn';
   const toolUseId = a.kind === 'tool' ? `tooluse_${a.idSuffix}` : '';
   const headers = { 'x-amzn-requestid': `fake-${ex.rec.seq}` };

@@ -12,6 +12,8 @@
  * - `x-fake-chunk-delay-ms: 50`   wait between stream frames
  * - `x-fake-cut-after: N`         streams: send N frames then destroy the socket (model `cut-stream`: N=2);
  *                                  JSON replies: destroy the socket without answering
+ * - `promptCache: {read, write}` (setBehaviour only): usage reports that many prompt tokens
+ *                                  read from / written to the provider's prompt cache
  * - `x-fake-stream-error: <type>` streams: send the provider's in-stream error frame after
  *                                  `cut-after` (default 2) frames and end the stream cleanly
  *                                  (model `stream-error`); `<type>` picks the error type, `1` the default
@@ -64,8 +66,21 @@ export interface Behaviour {
   cutAfter?: number;
   /** In-stream error: `true` for the provider's default type, or a type name. */
   streamError?: string | true;
+  /**
+   * Report prompt-cache usage as the provider does: `read` prompt tokens served from its
+   * cache, `write` written to it (Anthropic and Bedrock report writes; OpenAI and Gemini
+   * only reads). Counted on top of the prompt's own tokens.
+   */
+  promptCache?: PromptCache;
   /** Fully custom reply; return undefined to let the fake answer normally. */
   respond?: (req: RecordedRequest) => FakeReply | undefined;
+}
+
+export interface PromptCache {
+  read?: number;
+  write?: number;
+  /** Of `write`, how many for one hour (Anthropic `cache_creation.ephemeral_1h_input_tokens`). */
+  write1h?: number;
 }
 
 export interface FakeOptions {
@@ -109,6 +124,7 @@ export interface Knobs {
   chunkDelayMs?: number;
   cutAfter?: number;
   streamError?: string | true;
+  promptCache?: PromptCache;
 }
 
 /** The provider's error reply for a status (body shape and headers). */
@@ -265,6 +281,7 @@ function resolveKnobs(state: FakeState, rec: RecordedRequest): Knobs {
   if (b.chunkDelayMs !== undefined) k.chunkDelayMs = b.chunkDelayMs;
   if (b.cutAfter !== undefined) k.cutAfter = b.cutAfter;
   if (b.streamError !== undefined) k.streamError = b.streamError;
+  if (b.promptCache !== undefined) k.promptCache = b.promptCache;
 
   const h = rec.headers;
   k.status = intHeader(h['x-fake-status']) ?? k.status;

@@ -149,7 +149,9 @@ async function generate(ex: Exchange, body: Record<string, unknown>, model: stri
   }
   const conv = geminiConversation(body, model);
   const a = answer(conv);
-  const prompt = promptTokens(conv);
+  // Gemini counts cached content inside promptTokenCount.
+  const cached = ex.knobs.promptCache?.read ?? 0;
+  const prompt = promptTokens(conv) + cached;
   const base = {
     modelVersion: model,
     responseId: `fake-resp-${ex.rec.seq}`,
@@ -160,6 +162,7 @@ async function generate(ex: Exchange, body: Record<string, unknown>, model: stri
     candidatesTokenCount: a.completionTokens,
     totalTokenCount: prompt + a.completionTokens,
     promptTokensDetails: [{ modality: 'TEXT', tokenCount: prompt }],
+    ...(cached ? { cachedContentTokenCount: cached } : {}),
   };
   const finishReason = a.kind === 'text' && a.finish === 'length' ? 'MAX_TOKENS' : 'STOP';
   const candidate = (parts: unknown[], finish?: string) => ({

@@ -122,12 +122,14 @@ async function chat(ex: Exchange, deployment?: string): Promise<void> {
 
   const conv = openaiConversation(body, model);
   const a = answer(conv);
-  const prompt = promptTokens(conv);
+  // OpenAI counts cached prompt tokens inside prompt_tokens.
+  const cached = ex.knobs.promptCache?.read ?? 0;
+  const prompt = promptTokens(conv) + cached;
   const usage = {
     prompt_tokens: prompt,
     completion_tokens: a.completionTokens,
     total_tokens: prompt + a.completionTokens,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    prompt_tokens_details: { cached_tokens: cached, audio_tokens: 0 },
     completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
   };
   const id = `chatcmpl-fake${ex.rec.seq}`;

@@ -55,7 +55,13 @@ describe('Messages request -> chat', () => {
     expect(chat).toEqual({
       model: 'claude-x',
       messages: [
-        { role: 'system', content: 'one\n\ntwo' },
+        {
+          role: 'system',
+          content: [
+            { type: 'text', text: 'one' },
+            { type: 'text', text: 'two', cache_control: { type: 'ephemeral' } },
+          ],
+        },
         { role: 'user', content: 'hi' },
       ],
       max_completion_tokens: 100,
@@ -191,7 +197,7 @@ describe('chat completion -> Anthropic message', () => {
       ],
       stop_reason: 'tool_use',
       stop_sequence: null,
-      usage: { input_tokens: 7, output_tokens: 4, cache_read_input_tokens: 3 },
+      usage: { input_tokens: 7, output_tokens: 4, cache_creation_input_tokens: 0, cache_read_input_tokens: 3 },
     });
     expect(m.id).toMatch(/^msg_/);
   });
@@ -227,7 +233,7 @@ describe('Messages stream encoder', () => {
     expect(events.at(-2)).toEqual({
       type: 'message_delta',
       delta: { stop_reason: 'end_turn', stop_sequence: null },
-      usage: { output_tokens: 2, input_tokens: 4, cache_read_input_tokens: 0 },
+      usage: { output_tokens: 2, input_tokens: 4, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
     });
   });
 

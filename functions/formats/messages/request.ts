@@ -11,6 +11,11 @@
  * - `top_k` is carried as `top_k`: the Anthropic, Gemini and Cohere adapters honour it, and an
  *   OpenAI-shaped provider refuses it by name rather than ignoring it.
  * - `metadata.user_id` becomes `user`; `stop_sequences` become `stop`.
+ * - Block boundaries are kept: several text blocks (system, user, assistant, tool result)
+ *   become several text parts, never one glued string.
+ * - `cache_control` (top level, and on system, content and tool_result blocks and tools) is
+ *   carried as the same field on the chat request, its parts and tools; the Anthropic and
+ *   Bedrock adapters place it, the others drop it.
  * - Refused (400 naming the field): server tools (web search, code execution, bash, text
  *   editor, computer use, ...), documents other than base64 PDFs, block types other than
  *   text, image, document, tool_use and tool_result.
@@ -48,22 +53,34 @@ function documentPart(block: MessagesBlock, where: string): ContentPart {
   return { type: 'file', file: compact({ file_data: `data:application/pdf;base64,${source.data}`, filename: doc.title ?? undefined }) };
 }
 
+/** The block's `cache_control` mark, carried on its chat part (the Anthropic and Bedrock adapters place it). */
+function withCacheMark<T extends object>(part: T, block: object): T {
+  const mark = (block as { cache_control?: unknown }).cache_control;
+  return mark == null ? part : { ...part, cache_control: mark };
+}
+
 /** A user-side content block (text, image, document) as a chat content part. */
 function userPart(block: MessagesBlock, where: string): ContentPart {
   switch (block.type) {
     case 'text':
-      return { type: 'text', text: parseInput(textBlockSchema, block, where).text };
+      return withCacheMark({ type: 'text', text: parseInput(textBlockSchema, block, where).text }, block);
     case 'image':
-      return imagePart(block, where);
+      return withCacheMark(imagePart(block, where), block);
     case 'document':
-      return documentPart(block, where);
+      return withCacheMark(documentPart(block, where), block);
   }
   throw badRequest(`Content block type '${block.type}' is not supported on this provider.`, `${where}.type`, 'unsupported_value');
 }
 
-const textOnly = (parts: ContentPart[]) => parts.every((p) => p.type === 'text');
-const joinText = (parts: ContentPart[], separator = '') => parts.map((p) => (p as { text: string }).text).join(separator);
-const simplify = (parts: ContentPart[]): string | ContentPart[] => (textOnly(parts) ? joinText(parts) : parts);
+/**
+ * One plain text block is a string; anything else stays parts, so block boundaries (and
+ * cache marks) reach the provider: OpenAI-shaped ones take the parts, the others map them
+ * to their own blocks or join them with a blank line.
+ */
+const simplify = (parts: ContentPart[]): string | ContentPart[] =>
+  parts.length === 1 && parts[0]!.type === 'text' && (parts[0] as { cache_control?: unknown }).cache_control == null
+    ? (parts[0] as { text: string }).text
+    : parts;
 
 function toolMessage(block: MessagesBlock, where: string): ChatMessage {
   const result = parseInput(toolResultBlockSchema, block, where);
@@ -87,13 +104,13 @@ function userMessages(content: string | MessagesBlock[], where: string): ChatMes
 
 function assistantMessage(content: string | MessagesBlock[], where: string): ChatMessage {
   if (typeof content === 'string') return { role: 'assistant', content };
-  const texts: string[] = [];
+  const texts: ContentPart[] = [];
   const calls: ToolCall[] = [];
   content.forEach((block, j) => {
     const at = `${where}[${j}]`;
     switch (block.type) {
       case 'text':
-        texts.push(parseInput(textBlockSchema, block, at).text);
+        texts.push(withCacheMark({ type: 'text', text: parseInput(textBlockSchema, block, at).text }, block));
         return;
       case 'tool_use': {
         const use = parseInput(toolUseBlockSchema, block, at);
@@ -106,14 +123,15 @@ function assistantMessage(content: string | MessagesBlock[], where: string): Cha
     }
     throw badRequest(`Content block type '${block.type}' is not supported in an assistant turn on this provider.`, `${at}.type`, 'unsupported_value');
   });
-  const text = texts.join('');
+  const text = texts.length ? simplify(texts) : '';
   return calls.length ? { role: 'assistant', content: text || null, tool_calls: calls } : { role: 'assistant', content: text };
 }
 
 function systemMessage(system: MessagesRequest['system']): ChatMessage[] {
   if (system === undefined) return [];
-  const text = typeof system === 'string' ? system : system.map((b) => b.text).join('\n\n');
-  return text ? [{ role: 'system', content: text }] : [];
+  if (typeof system === 'string') return system ? [{ role: 'system', content: system }] : [];
+  const parts = system.filter((b) => b.text).map((b) => withCacheMark<ContentPart>({ type: 'text', text: b.text }, b));
+  return parts.length ? [{ role: 'system', content: simplify(parts) }] : [];
 }
 
 function toolsOf(tools: MessagesRequest['tools']): ChatTool[] | undefined {
@@ -127,7 +145,10 @@ function toolsOf(tools: MessagesRequest['tools']): ChatTool[] | undefined {
       );
     }
     const t = parseInput(customToolSchema, tool, `tools[${i}]`);
-    return { type: 'function', function: compact({ name: t.name, description: t.description, parameters: t.input_schema }) as ChatTool['function'] };
+    return withCacheMark(
+      { type: 'function', function: compact({ name: t.name, description: t.description, parameters: t.input_schema }) as ChatTool['function'] },
+      t,
+    );
   });
 }
 
@@ -179,6 +200,7 @@ export function messagesToChat(body: MessagesRequest): ChatRequest {
     response_format: format ? { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } } : undefined,
     reasoning_effort: effortOf(body),
     user: body.metadata?.user_id ?? undefined,
+    cache_control: body.cache_control ?? undefined,
     stream: body.stream === true || undefined,
     stream_options: body.stream === true ? { include_usage: true } : undefined,
   }) as ChatRequest;

@@ -28,13 +28,14 @@ export function stopReasonOf(finish: FinishReason | null | undefined): StopReaso
   }
 }
 
-/** Anthropic counts cache reads apart from `input_tokens`; OpenAI's prompt tokens include them. */
+/** Anthropic counts cache reads and writes apart from `input_tokens`; chat's prompt tokens include them. */
 export function messageUsage(usage: Usage | undefined | null): MessageUsage {
   const cached = usage?.prompt_tokens_details?.cached_tokens ?? 0;
+  const written = usage?.prompt_tokens_details?.cache_write_tokens ?? 0;
   return {
-    input_tokens: Math.max(0, (usage?.prompt_tokens ?? 0) - cached),
+    input_tokens: Math.max(0, (usage?.prompt_tokens ?? 0) - cached - written),
     output_tokens: usage?.completion_tokens ?? 0,
-    cache_creation_input_tokens: 0,
+    cache_creation_input_tokens: written,
     cache_read_input_tokens: cached,
   };
 }

@@ -78,7 +78,12 @@ export class MessagesStreamEncoder {
       {
         type: 'message_delta',
         delta: { stop_reason: this.#final.stop_reason, stop_sequence: null },
-        usage: { output_tokens: usage.output_tokens, input_tokens: usage.input_tokens, cache_read_input_tokens: usage.cache_read_input_tokens },
+        usage: {
+          output_tokens: usage.output_tokens,
+          input_tokens: usage.input_tokens,
+          cache_creation_input_tokens: usage.cache_creation_input_tokens,
+          cache_read_input_tokens: usage.cache_read_input_tokens,
+        },
       },
       { type: 'message_stop' },
     );

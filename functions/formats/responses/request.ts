@@ -66,13 +66,16 @@ function partOf(part: ResponsesContentPart, where: string, assistant: boolean): 
   throw badRequest(`Content part type '${part.type}' is not allowed in an assistant message.`, `${where}.type`, 'invalid_value');
 }
 
-const textOnly = (parts: ContentPart[]) => parts.every((p) => p.type === 'text');
-const joinText = (parts: ContentPart[]) => parts.map((p) => (p as { text: string }).text).join('');
+const textOnly = (content: string | ContentPart[]) => typeof content === 'string' || content.every((p) => p.type === 'text');
 
+/**
+ * One text part is a string; several parts stay parts, so their boundaries reach the
+ * provider (OpenAI-shaped ones take parts; the others map or join them with a blank line).
+ */
 function contentOf(content: string | ResponsesContentPart[], where: string, assistant: boolean): string | ContentPart[] {
   if (typeof content === 'string') return content;
   const parts = content.map((p, j) => partOf(p, `${where}[${j}]`, assistant));
-  return textOnly(parts) ? joinText(parts) : parts;
+  return parts.length === 1 && parts[0]!.type === 'text' ? (parts[0] as { text: string }).text : parts;
 }
 
 /** The last chat message when it is an assistant turn a function call can join. */
@@ -87,8 +90,8 @@ function appendItem(messages: ChatMessage[], item: ConversationItem, where: stri
       const m = parseInput(messageItemSchema, item, where);
       const content = contentOf(m.content, `${where}.content`, m.role === 'assistant');
       if (m.role === 'assistant') {
-        messages.push({ role: 'assistant', content: typeof content === 'string' ? content : joinText(content) });
-      } else if ((m.role === 'system' || m.role === 'developer') && typeof content !== 'string') {
+        messages.push({ role: 'assistant', content });
+      } else if ((m.role === 'system' || m.role === 'developer') && !textOnly(content)) {
         throw badRequest(`A ${m.role} message may hold text only.`, `${where}.content`, 'invalid_value');
       } else {
         messages.push({ role: m.role, content } as ChatMessage);

@@ -123,13 +123,27 @@ async function translated(req: GatewayRequest, requested: ResponsesRequest, log:
   }
 }
 
+/**
+ * Whether a passed-through request may be answered from the response cache: only with
+ * `store: false`. A stored response is the provider's object under its own id (fetched,
+ * continued with `previous_response_id`, deleted); a replayed copy would hand a second
+ * caller the first one's id.
+ */
+function replayable(req: GatewayRequest): boolean {
+  try {
+    return (req.json() as { store?: unknown } | null)?.store === false;
+  } catch {
+    return false;
+  }
+}
+
 /** `POST /v1/responses`, under the `requestLog` middleware. */
 export async function createResponse(req: GatewayRequest): Promise<HttpResponse> {
   const log = requestFacts(req);
   if (await everyTargetNative(req)) {
     // Logged as the pass-through it is.
     log.route = 'proxy';
-    return forwardToProvider(asProxied(req));
+    return forwardToProvider(asProxied(req), replayable(req) ? 'responses' : undefined);
   }
   return translated(req, parseInput(responsesRequestSchema, req.json()), log);
 }

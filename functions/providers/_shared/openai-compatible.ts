@@ -1,12 +1,14 @@
 /**
  * One factory for every provider that speaks the OpenAI wire format. The
- * request body passes through except for a provider's `mapRequest` quirks. A provider
+ * request body passes through except for a provider's `mapRequest` quirks (and Anthropic
+ * `cache_control` marks, which OpenAI-shaped providers refuse: _shared/cache-marks.ts). A provider
  * with finish-reason fixes or a stream quirk also gets `response` fixes and a stream
  * translator; the others have no translator, so the pipeline pipes their bytes.
  */
 import { badRequest } from '../../shared/errors';
 import type { ProviderSettingName } from '../../shared/provider-table';
 import { invalidChunk, jsonPost, parseJson, requireKey, resolveBase } from './openai-shape';
+import { withoutCacheMarks } from './cache-marks';
 import { applyParamRules, type ParamRule } from './param-rules';
 import { sseTranslator } from './sse';
 import type {
@@ -87,7 +89,8 @@ export function createOpenAICompatible(opts: CompatOptions): ProviderAdapter {
     authHeaders,
     chat: {
       request(body, target) {
-        const ruled = opts.params ? (applyParamRules(body, opts.params, opts.name) as ChatRequest) : body;
+        const unmarked = withoutCacheMarks(body);
+        const ruled = opts.params ? (applyParamRules(unmarked, opts.params, opts.name) as ChatRequest) : unmarked;
         const upstream = opts.mapRequest ? opts.mapRequest(ruled) : ruled;
         return jsonPost(baseUrl(target) + (opts.chatPath ?? '/chat/completions'), upstream, authHeaders(target), target);
       },

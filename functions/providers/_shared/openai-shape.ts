@@ -176,15 +176,22 @@ export function parseJson(data: string): Record<string, unknown> | undefined {
   }
 }
 
-/** Text of an OpenAI `string | parts[]` content, joining its text parts. */
+/**
+ * Text of an OpenAI `string | parts[]` content, for a provider that takes one string: its
+ * text parts joined by a blank line, so separate blocks (a `<system-reminder>` and the
+ * prompt after it) do not run together.
+ */
 export function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
     .filter((p): p is { type: 'text'; text: string } => p?.type === 'text' && typeof p.text === 'string')
     .map((p) => p.text)
-    .join('');
+    .join(PART_SEPARATOR);
 }
+
+/** Between text parts joined into one string. */
+export const PART_SEPARATOR = '\n\n';
 
 /** `stop` as an array (OpenAI accepts a bare string), or undefined when absent. */
 export function stopList(stop: string | string[] | null | undefined): string[] | undefined {

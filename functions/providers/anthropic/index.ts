@@ -11,8 +11,8 @@
 import { badRequest } from '../../shared/errors';
 import { refuseUnhonoured } from '../_shared/unhonoured';
 import { forcedToolChoice, isJsonAnswerTool, jsonAnswerText, jsonAnswerTool, type JsonAnswerTool } from '../_shared/json-answer';
-import { anthropicStream, anthropicUsage, finishReasonOf } from './stream';
-import { compact, completion, jsonGet, jsonPost, requireKey, resolveBase, stopList, textOf, unixSeconds, type ToolCall } from '../_shared/openai-shape';
+import { anthropicStream, anthropicUsage, finishReasonOf, usageCounts } from './stream';
+import { compact, completion, jsonGet, jsonPost, requireKey, resolveBase, stopList, unixSeconds, type ToolCall } from '../_shared/openai-shape';
 import type { ChatMessage, ChatRequest, ContentPart, ProviderAdapter, ProviderTarget } from '../types';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -34,7 +34,17 @@ function mediaBlock(url: string, param: string): Block {
   throw badRequest(`${param} must be an http(s) URL or a base64 data URL for Anthropic.`, param);
 }
 
+/** A chat part's (or tool's) `cache_control` mark, placed on its Anthropic block as Anthropic takes it. */
+function withCacheMark<T extends object>(block: T, from: object): T {
+  const mark = (from as { cache_control?: unknown }).cache_control;
+  return mark == null ? block : { ...block, cache_control: mark };
+}
+
 function partBlock(part: ContentPart, param: string): Block {
+  return withCacheMark(partBlockOf(part, param), part);
+}
+
+function partBlockOf(part: ContentPart, param: string): Block {
   if (part.type === 'text') return { type: 'text', text: (part as { text: string }).text };
   if (part.type === 'image_url') {
     return mediaBlock((part as { image_url: { url: string } }).image_url.url, `${param}.image_url.url`);
@@ -54,10 +64,16 @@ function partBlock(part: ContentPart, param: string): Block {
 const blocksOf = (content: string | ContentPart[], param: string): string | Block[] =>
   typeof content === 'string' ? content : content.map((p, i) => partBlock(p, `${param}[${i}]`));
 
+/** Text parts as text blocks, one each (empty ones left out: Anthropic refuses them). */
+const textBlocks = (content: ContentPart[]): Block[] =>
+  content.filter((p) => p.type === 'text' && (p as { text?: unknown }).text).map((p) => withCacheMark({ type: 'text', text: (p as { text: string }).text }, p));
+
 function assistantMessage(m: Extract<ChatMessage, { role: 'assistant' }>, param: string): Message | undefined {
-  const text = textOf(m.content);
-  if (!m.tool_calls?.length) return text ? { role: 'assistant', content: text } : undefined;
-  const blocks: Block[] = text ? [{ type: 'text', text }] : [];
+  const blocks: Block[] = Array.isArray(m.content) ? textBlocks(m.content) : m.content ? [{ type: 'text', text: m.content }] : [];
+  if (!m.tool_calls?.length) {
+    if (!blocks.length) return undefined;
+    return typeof m.content === 'string' ? { role: 'assistant', content: m.content } : { role: 'assistant', content: blocks };
+  }
   m.tool_calls.forEach((call, i) => {
     const where = `${param}.tool_calls[${i}].function.arguments`;
     let input: unknown;
@@ -81,8 +97,8 @@ export function toAnthropicMessages(messages: ChatMessage[]): { system: Block[];
     switch (m.role) {
       case 'system':
       case 'developer': {
-        const text = textOf(m.content);
-        if (text) system.push({ type: 'text', text });
+        if (Array.isArray(m.content)) system.push(...textBlocks(m.content));
+        else if (m.content) system.push({ type: 'text', text: m.content });
         break;
       }
       case 'user':
@@ -143,7 +159,10 @@ export function anthropicBody(body: ChatRequest): Record<string, unknown> {
   const { system, messages } = toAnthropicMessages(body.messages);
   const answer = jsonAnswerTool(body);
   const tools = body.tools?.map((t) =>
-    compact({ name: t.function.name, description: t.function.description, input_schema: t.function.parameters ?? { type: 'object', properties: {} } }),
+    withCacheMark(
+      compact({ name: t.function.name, description: t.function.description, input_schema: t.function.parameters ?? { type: 'object', properties: {} } }),
+      t,
+    ),
   );
   const allTools = answer ? [...(tools ?? []), { name: answer.name, description: answer.description, input_schema: answer.inputSchema }] : tools;
   const choice = answer ? answerToolChoice(body, answer, system) : toolChoice(body);
@@ -160,6 +179,7 @@ export function anthropicBody(body: ChatRequest): Record<string, unknown> {
     top_k: typeof body.top_k === 'number' ? body.top_k : undefined,
     metadata: body.user ? { user_id: body.user } : undefined,
     thinking: body.thinking,
+    cache_control: body.cache_control,
     stream: body.stream ? true : undefined,
   });
 }
@@ -176,7 +196,7 @@ type AnthropicResponse = {
   id?: string;
   content?: Array<{ type: string; text?: string; id?: string; name?: string; input?: unknown }>;
   stop_reason?: string | null;
-  usage?: Record<string, number>;
+  usage?: Record<string, unknown>;
 };
 
 export const anthropic: ProviderAdapter = {
@@ -218,7 +238,7 @@ export const anthropic: ProviderAdapter = {
         content: toolCalls.length && !text ? null : text,
         toolCalls,
         finish,
-        usage: r.usage ? anthropicUsage(r.usage) : undefined,
+        usage: r.usage ? anthropicUsage(usageCounts(r.usage)) : undefined,
       });
     },
     stream: anthropicStream,

@@ -24,7 +24,27 @@ export const finishReasonOf = (reason: string | null | undefined): FinishReason 
 export function anthropicUsage(u: Record<string, number | undefined>): Usage {
   const cacheRead = u.cache_read_input_tokens ?? 0;
   const prompt = (u.input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0) + cacheRead;
-  return makeUsage(prompt, u.output_tokens ?? 0, cacheRead, u.cache_creation_input_tokens);
+  const usage = makeUsage(prompt, u.output_tokens ?? 0, cacheRead, u.cache_creation_input_tokens);
+  // One-hour cache writes are billed at their own (higher) rate.
+  const oneHour = u[CACHE_WRITE_1H];
+  if (oneHour) usage.prompt_tokens_details = { ...usage.prompt_tokens_details, cache_write_1h_tokens: oneHour };
+  return usage;
+}
+
+/** The flat count key for `cache_creation.ephemeral_1h_input_tokens`. */
+const CACHE_WRITE_1H = 'cache_creation_1h_input_tokens';
+
+/**
+ * An Anthropic `usage` object as flat counts for anthropicUsage: its numeric fields (newer
+ * streams send `null` for counts they do not update) and the one-hour cache writes.
+ */
+export function usageCounts(u: unknown): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (!u || typeof u !== 'object') return out;
+  for (const [key, value] of Object.entries(u)) if (typeof value === 'number') out[key] = value;
+  const oneHour = (u as { cache_creation?: { ephemeral_1h_input_tokens?: unknown } }).cache_creation?.ephemeral_1h_input_tokens;
+  if (typeof oneHour === 'number') out[CACHE_WRITE_1H] = oneHour;
+  return out;
 }
 
 const ERROR_STATUS: Record<string, number> = {
@@ -44,10 +64,6 @@ function streamError(error: { type?: string; message?: string } | undefined): St
   const type = error?.type ?? 'api_error';
   return { status: ERROR_STATUS[type] ?? 502, message: error?.message ?? 'Anthropic reported an error mid-stream.', type, code: type };
 }
-
-/** Only the numeric fields: newer streams send `null` for counts they do not update. */
-const numbers = (u: Record<string, unknown> | undefined): Record<string, number> =>
-  Object.fromEntries(Object.entries(u ?? {}).filter((e): e is [string, number] => typeof e[1] === 'number'));
 
 type Event = {
   type?: string;
@@ -86,7 +102,7 @@ export function anthropicStream(ctx: TranslateContext): StreamTranslator {
       switch (type) {
         case 'message_start':
           if (data.message?.id) state.id = data.message.id;
-          counts = numbers(data.message?.usage);
+          counts = usageCounts(data.message?.usage);
           out.chunks.push(chunk(state, { role: 'assistant', content: '' }));
           break;
         case 'content_block_start': {
@@ -120,7 +136,7 @@ export function anthropicStream(ctx: TranslateContext): StreamTranslator {
         }
         case 'message_delta':
           // message_delta usage is cumulative, so its numbers replace message_start's.
-          counts = { ...counts, ...numbers(data.usage) };
+          counts = { ...counts, ...usageCounts(data.usage) };
           if (data.delta?.stop_reason) {
             finished = true;
             const answered = answer && !toolIndex.size && data.delta.stop_reason === 'tool_use';

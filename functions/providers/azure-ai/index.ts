@@ -36,6 +36,7 @@
 import { SETTING } from '../../shared/provider-table';
 import { requireSetting, rootUrl } from '../_shared/cloud-common';
 import { compact, jsonPost, requireKey } from '../_shared/openai-shape';
+import { withoutCacheMarks } from '../_shared/cache-marks';
 import { docText, rerankResult } from '../_shared/rerank-shape';
 import type { ChatCompletion, ProviderAdapter, ProviderTarget, RerankRequest } from '../types';
 
@@ -96,7 +97,7 @@ export const azureAI: ProviderAdapter = {
   authHeaders,
   models: false,
   chat: {
-    request: (body, target) => jsonPost(azureAIInferenceUrl(target, 'chat/completions'), body, inferenceHeaders(target), target),
+    request: (body, target) => jsonPost(azureAIInferenceUrl(target, 'chat/completions'), withoutCacheMarks(body), inferenceHeaders(target), target),
     response: (upstream) => upstream as ChatCompletion,
   },
   embeddings: {

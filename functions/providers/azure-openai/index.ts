@@ -8,6 +8,7 @@ import { badRequest } from '../../shared/errors';
 import { SETTING } from '../../shared/provider-table';
 import { requireSetting, rootUrl, streamErrorFrom } from '../_shared/cloud-common';
 import { invalidChunk, jsonGet, jsonPost, openAIModelList, parseJson, requireKey } from '../_shared/openai-shape';
+import { withoutCacheMarks } from '../_shared/cache-marks';
 import { sseTranslator } from '../_shared/sse';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, ProviderAdapter, ProviderTarget, StreamTranslator, TranslateContext, Usage } from '../types';
 
@@ -97,7 +98,8 @@ export const azureOpenAI: ProviderAdapter = {
   },
   authHeaders,
   chat: {
-    request(body: ChatRequest, target) {
+    request(sent: ChatRequest, target) {
+      const body = withoutCacheMarks(sent);
       const url = deploymentUrl(target, 'chat/completions', body.model);
       // Ask for usage on streams (for logs); the translator hides it unless the caller asked.
       const wantsUsage = body.stream === true && apiVersion(target) >= STREAM_USAGE_SINCE;

@@ -2,7 +2,9 @@
  * OpenAI chat <-> Bedrock Converse: system messages -> `system[]`, tool
  * calls -> `toolUse`, tool messages -> user `toolResult` blocks (consecutive ones merged
  * into one user turn, as Converse needs alternating roles), tools -> `toolConfig`,
- * sampling -> `inferenceConfig`, images from data: URLs -> `image.source.bytes`.
+ * sampling -> `inferenceConfig`, images from data: URLs -> `image.source.bytes`. Each text
+ * part is its own block; a `cache_control` mark on a part, tool or tool result (the
+ * Anthropic extension of chat) becomes a `cachePoint` block right after it.
  */
 import { badRequest } from '../../shared/errors';
 import { refuseUnhonoured } from '../_shared/unhonoured';
@@ -70,16 +72,33 @@ function documentBlock(file: LoosePart['file'], param: string): Block {
   return { document: { format, name, source: { bytes: inline.data } } };
 }
 
+/** Converse's prompt-cache mark: a `cachePoint` block after the content to cache up to. */
+const CACHE_POINT: Block = { cachePoint: { type: 'default' } };
+const cacheMarked = (from: unknown): boolean => (from as { cache_control?: unknown } | null)?.cache_control != null;
+const anyCacheMarked = (content: unknown): boolean => Array.isArray(content) && content.some(cacheMarked);
+
+function userBlock(p: LoosePart, at: string): Block {
+  if (p.type === 'text') return { text: String(p.text ?? '') };
+  if (p.type === 'image_url') return imageBlock(String(p.image_url?.url ?? ''), `${at}.image_url.url`);
+  if (p.type === 'file') return documentBlock(p.file, `${at}.file`);
+  throw badRequest(`Content part type '${String(p.type)}' is not supported by Bedrock.`, `${at}.type`, 'unsupported_content');
+}
+
+/** Parts as Converse blocks, one each (block boundaries kept); a `cache_control` mark becomes a cache point after its part. */
 function userBlocks(content: string | ContentPart[], param: string): Block[] {
   if (typeof content === 'string') return content ? [{ text: content }] : [];
-  return content.map((part, j) => {
-    const p = part as LoosePart;
-    const at = `${param}[${j}]`;
-    if (p.type === 'text') return { text: String(p.text ?? '') };
-    if (p.type === 'image_url') return imageBlock(String(p.image_url?.url ?? ''), `${at}.image_url.url`);
-    if (p.type === 'file') return documentBlock(p.file, `${at}.file`);
-    throw badRequest(`Content part type '${String(p.type)}' is not supported by Bedrock.`, `${at}.type`, 'unsupported_content');
+  return content.flatMap((part, j) => {
+    const block = userBlock(part as LoosePart, `${param}[${j}]`);
+    return cacheMarked(part) ? [block, CACHE_POINT] : [block];
   });
+}
+
+/** System text parts as system blocks, one each (empty ones left out), with their cache points. */
+function systemBlocks(content: string | ContentPart[]): Block[] {
+  if (typeof content === 'string') return content ? [{ text: content }] : [];
+  return content
+    .filter((p) => p.type === 'text' && (p as { text?: unknown }).text)
+    .flatMap((p) => (cacheMarked(p) ? [{ text: (p as { text: string }).text }, CACHE_POINT] : [{ text: (p as { text: string }).text }]));
 }
 
 function messagesOf(body: ChatRequest): { system: Block[]; messages: ConverseMessage[]; usesTools: boolean } {
@@ -95,14 +114,14 @@ function messagesOf(body: ChatRequest): { system: Block[]; messages: ConverseMes
   body.messages.forEach((m, i) => {
     const param = `messages[${i}]`;
     if (m.role === 'system' || m.role === 'developer') {
-      const text = textOf(m.content);
-      if (text) system.push({ text });
+      system.push(...systemBlocks(m.content));
     } else if (m.role === 'user') {
       push('user', userBlocks(m.content, `${param}.content`));
     } else if (m.role === 'assistant') {
       const blocks: Block[] = [];
       const text = textOf(m.content);
       if (text.trim()) blocks.push({ text }); // Converse rejects blank text blocks
+      if (text.trim() && anyCacheMarked(m.content)) blocks.push(CACHE_POINT);
       (m.tool_calls ?? []).forEach((call, k) => {
         usesTools = true;
         const input = parseArguments(call.function.arguments, `${param}.tool_calls[${k}].function.arguments`);
@@ -111,7 +130,8 @@ function messagesOf(body: ChatRequest): { system: Block[]; messages: ConverseMes
       push('assistant', blocks);
     } else if (m.role === 'tool') {
       usesTools = true;
-      push('user', [{ toolResult: { toolUseId: m.tool_call_id, content: [{ text: textOf(m.content) }] } }]);
+      const result = { toolResult: { toolUseId: m.tool_call_id, content: [{ text: textOf(m.content) }] } };
+      push('user', anyCacheMarked(m.content) ? [result, CACHE_POINT] : [result]);
     } else {
       throw badRequest(`Message role '${String((m as { role: unknown }).role)}' is not supported.`, `${param}.role`, 'invalid_role');
     }
@@ -137,15 +157,16 @@ function toolConfig(body: ChatRequest, usesTools: boolean): Block | undefined {
   // "none" has no Converse equivalent: drop the tools, unless the history has tool blocks
   // (Converse then requires toolConfig).
   if (body.tool_choice === 'none' && !usesTools) return undefined;
-  const tools = body.tools.map((t, i) => {
+  const tools = body.tools.flatMap((t, i) => {
     if (t.type !== 'function' || !t.function?.name) throw badRequest('Only function tools are supported by Bedrock.', `tools[${i}].type`, 'unsupported_tool');
-    return {
+    const spec: Block = {
       toolSpec: {
         name: t.function.name,
         ...(t.function.description ? { description: t.function.description } : {}),
         inputSchema: { json: t.function.parameters ?? { type: 'object', properties: {} } },
       },
     };
+    return cacheMarked(t) ? [spec, CACHE_POINT] : [spec];
   });
   const choice = body.tool_choice;
   const toolChoice =

@@ -12,6 +12,7 @@ import { badRequest } from '../../shared/errors';
 import { refuseUnhonoured } from '../_shared/unhonoured';
 import { cohereFinish, cohereStream, cohereUsage, type CohereUsage } from './stream';
 import { compact, completion, jsonGet, jsonPost, requireKey, resolveBase, stopList, textOf, type ToolCall } from '../_shared/openai-shape';
+import { withoutCacheMarks } from '../_shared/cache-marks';
 import { docText, rerankResult } from '../_shared/rerank-shape';
 import type { ChatMessage, ChatRequest, ContentPart, EmbeddingsRequest, ProviderAdapter, ProviderTarget } from '../types';
 
@@ -72,7 +73,7 @@ export function cohereChatBody(body: ChatRequest): Record<string, unknown> {
   const { tools, tool_choice } = toolsAndChoice(body);
   return compact({
     model: body.model,
-    messages: body.messages.map(cohereMessage),
+    messages: withoutCacheMarks(body).messages.map(cohereMessage),
     tools,
     tool_choice,
     response_format: responseFormat(body),

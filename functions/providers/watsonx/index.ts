@@ -24,6 +24,7 @@ import { badRequest } from '../../shared/errors';
 import { SETTING } from '../../shared/provider-table';
 import { encodeEmbedding, requireSetting, rootUrl, stringInputs } from '../_shared/cloud-common';
 import { buildHeaders, invalidChunk, jsonGet, jsonPost, makeUsage, parseJson, requireKey, textOf, usageChunk } from '../_shared/openai-shape';
+import { withoutCacheMarks } from '../_shared/cache-marks';
 import { sseTranslator } from '../_shared/sse';
 import type {
   ChatCompletion,
@@ -92,7 +93,7 @@ function mapMessage(m: ChatMessage): Record<string, unknown> {
 }
 
 export function watsonxChatBody(body: ChatRequest, target: ProviderTarget): Record<string, unknown> {
-  const out: Record<string, unknown> = { model_id: body.model, messages: body.messages.map(mapMessage), ...scope(target) };
+  const out: Record<string, unknown> = { model_id: body.model, messages: withoutCacheMarks(body).messages.map(mapMessage), ...scope(target) };
   for (const field of SENT) if (body[field] !== undefined && body[field] !== null) out[field] = body[field];
   if (typeof body.tool_choice === 'string') out.tool_choice_option = body.tool_choice;
   else if (body.tool_choice) out.tool_choice = body.tool_choice;

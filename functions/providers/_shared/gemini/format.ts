@@ -138,8 +138,10 @@ function contentsOf(body: ChatRequest): { contents: GeminiContent[]; system: Gem
     switch (m.role) {
       case 'system':
       case 'developer': {
-        const text = textOf(m.content);
-        if (text) system.push({ text });
+        // One part per text part: block boundaries kept.
+        if (typeof m.content === 'string') {
+          if (m.content) system.push({ text: m.content });
+        } else for (const p of m.content) if (p.type === 'text' && (p as { text?: unknown }).text) system.push({ text: (p as { text: string }).text });
         break;
       }
       case 'user':
