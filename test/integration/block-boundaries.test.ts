@@ -66,6 +66,15 @@ describe('/v1/messages through @anthropic-ai/sdk', () => {
     ]);
   });
 
+  it('another OpenAI-compatible provider: the user blocks stay two parts, the system blocks arrive as one string, a blank line apart', async () => {
+    await anthropic({ 'x-gateway-provider': '@bb-mistral' }).messages.create(agentTurn('mistral-small-latest'));
+    const sent = fakes.openai.last()!.body as { messages: Array<{ role: string; content: unknown }> };
+    expect(sent.messages).toEqual([
+      { role: 'system', content: 'You are a coding agent.\n\nAnswer tersely.' },
+      { role: 'user', content: textParts(REMINDER, PROMPT) },
+    ]);
+  });
+
   it('Anthropic-backed, translated (a mixed config): two system blocks and two user blocks reach Anthropic', async () => {
     const config = JSON.stringify({ strategy: { mode: 'fallback' }, targets: [{ provider: '@bb-claude' }, { provider: '@bb-openai' }] });
     await anthropic({ 'x-gateway-config': config }).messages.create(agentTurn('claude-haiku-4-5'));

@@ -7,7 +7,7 @@
  */
 import { badRequest } from '../../shared/errors';
 import type { ProviderSettingName } from '../../shared/provider-table';
-import { invalidChunk, jsonPost, parseJson, requireKey, resolveBase } from './openai-shape';
+import { invalidChunk, jsonPost, parseJson, requireKey, resolveBase, withNonUserTextJoined } from './openai-shape';
 import { withoutCacheMarks } from './cache-marks';
 import { applyParamRules, type ParamRule } from './param-rules';
 import { sseTranslator } from './sse';
@@ -51,6 +51,12 @@ export interface CompatOptions {
   params?: readonly ParamRule[];
   /** Provider-specific rewrite of the (OpenAI) chat request body. */
   mapRequest?(body: ChatRequest): Record<string, unknown>;
+  /**
+   * True when the provider takes lists of text parts on every role, as OpenAI does. Others
+   * get the text-only lists of system, developer, assistant and tool messages as one string,
+   * parts apart by a blank line (several refuse a list there: Groq wants a string on system).
+   */
+  textPartsOnEveryRole?: true;
   /** Provider finish reasons that OpenAI does not have. */
   finishReasons?: Record<string, FinishReason>;
   /**
@@ -89,7 +95,7 @@ export function createOpenAICompatible(opts: CompatOptions): ProviderAdapter {
     authHeaders,
     chat: {
       request(body, target) {
-        const unmarked = withoutCacheMarks(body);
+        const unmarked = opts.textPartsOnEveryRole ? withoutCacheMarks(body) : withNonUserTextJoined(withoutCacheMarks(body));
         const ruled = opts.params ? (applyParamRules(unmarked, opts.params, opts.name) as ChatRequest) : unmarked;
         const upstream = opts.mapRequest ? opts.mapRequest(ruled) : ruled;
         return jsonPost(baseUrl(target) + (opts.chatPath ?? '/chat/completions'), upstream, authHeaders(target), target);

@@ -193,6 +193,19 @@ export function textOf(content: unknown): string {
 /** Between text parts joined into one string. */
 export const PART_SEPARATOR = '\n\n';
 
+const textOnlyList = (content: unknown): content is Array<{ type: 'text'; text: string }> =>
+  Array.isArray(content) && content.length > 0 && content.every((p) => p?.type === 'text' && typeof p.text === 'string');
+
+/**
+ * The request with the text-only part lists of non-user messages joined into one string
+ * (PART_SEPARATOR between parts); the same object when there are none (the usual case).
+ */
+export function withNonUserTextJoined<T extends { messages: Array<{ role: string; content?: unknown }> }>(body: T): T {
+  const joins = (m: T['messages'][number]) => m.role !== 'user' && textOnlyList(m.content);
+  if (!body.messages.some(joins)) return body;
+  return { ...body, messages: body.messages.map((m) => (joins(m) ? { ...m, content: textOf(m.content) } : m)) };
+}
+
 /** `stop` as an array (OpenAI accepts a bare string), or undefined when absent. */
 export function stopList(stop: string | string[] | null | undefined): string[] | undefined {
   if (stop == null) return undefined;

@@ -9,4 +9,5 @@ export const openai = createOpenAICompatible({
   // https://platform.openai.com/docs/api-reference/chat/create#chat-create-stream_options
   streamUsageOnRequest: true,
   audio: { speech: true, transcriptions: true, translations: true },
+  textPartsOnEveryRole: true,
 });
