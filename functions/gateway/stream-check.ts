@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { config } from '../shared/config';
-import { GatewayError, upstreamError } from '../shared/errors';
+import { GatewayError, upstreamError, upstreamTooLarge } from '../shared/errors';
 import { AbortError } from '../shared/net/http-client';
 
 /**
@@ -100,7 +100,7 @@ export function checkEventStream(body: Readable, headers: Record<string, string 
         if (verdict === 'sse') return done();
         if (verdict === 'not-sse') return done(invalid(provider, describe(head())));
         if (verdict === 'too-large')
-          return done(upstreamError(`Provider '${provider}' sent a stream event larger than ${maxBytes} bytes.`, 'upstream_event_too_large'));
+          return done(upstreamTooLarge(`Provider '${provider}' sent a stream event larger than ${maxBytes} bytes.`, 'upstream_event_too_large'));
       }
     }
     function onEnd() {
