@@ -20,7 +20,6 @@ import { json, mergeHeaders } from '../shared/http/response';
 import { SSE_HEADERS } from '../shared/http/sse';
 import { compose } from '../shared/http/middleware';
 import type { GatewayRequest, HttpResponse, Middleware } from '../shared/http/types';
-import { readBody } from '../shared/net/http-client';
 import { failureBeforeFirstBytes } from './upstream-body';
 import { log as logger } from '../shared/telemetry/logger';
 import { parseInput } from '../shared/validation';
@@ -35,14 +34,12 @@ import { chatCall, type ChatFailure } from './chat-core';
 import { responseHeadersFrom } from './headers';
 import { dispatch, gatewayHeaders, type Dispatched } from './pipeline';
 import { proxyRequest } from './proxy';
+import { readProviderError } from './responses';
 import { watchUsage } from './messages-usage';
 import { requestFacts, requestLog, type RequestFacts } from './request-log';
 import { checkEventStream } from './stream-check';
 import { reachableProviders, resolveConfig } from './target';
 import { idempotency } from '../shared/http/idempotency';
-
-/** A provider error body larger than this is not read for its message. */
-const MAX_ERROR_BODY = 64 * 1024;
 
 /** Middleware: any error the rest of the route throws is answered in Anthropic's shape. */
 const anthropicErrors: Middleware = async (req, next) => {
@@ -120,36 +117,15 @@ async function native(req: GatewayRequest, log: RequestFacts, path: 'messages' |
   return { statusCode: upstream.status, headers: mergeHeaders(responseHeadersFrom(upstream.headers), gatewayHeaders(d)), body };
 }
 
-/** The message a provider's error body states (OpenAI, Anthropic, Gemini, Bedrock, Cohere, watsonx and Replicate shapes). */
-function providerMessage(raw: string): string | undefined {
-  try {
-    const body = JSON.parse(raw) as Record<string, unknown>;
-    const error = body.error;
-    if (error && typeof error === 'object' && typeof (error as { message?: unknown }).message === 'string') return (error as { message: string }).message;
-    if (typeof error === 'string') return error;
-    // watsonx: `{errors: [{code, message}], trace, status_code}`.
-    const first = Array.isArray(body.errors) ? (body.errors[0] as { message?: unknown } | undefined) : undefined;
-    if (typeof first?.message === 'string') return first.message;
-    for (const key of ['message', 'Message', 'detail']) if (typeof body[key] === 'string') return body[key] as string;
-  } catch {
-    /* not JSON: the text itself, if short */
-  }
-  const text = raw.trim();
-  return text && text.length <= 1000 ? text : undefined;
-}
-
 /** A failed chat call in Anthropic's shape, with the provider's status and message. */
 async function failureResponse(failure: ChatFailure): Promise<HttpResponse> {
   const d: Dispatched = failure.dispatched;
   const headers = gatewayHeaders(d);
   if (failure.error) return anthropicErrorResponse(failure.error, headers);
-  const { status, headers: upstreamHeaders, body } = failure.upstream!;
-  const raw = await readBody(body, MAX_ERROR_BODY).then(
-    (b) => b.toString('utf8'),
-    () => '',
-  );
+  const upstream = failure.upstream!;
+  const { status, headers: upstreamHeaders } = upstream;
   const provider = d.resolved.adapter.name;
-  const message = providerMessage(raw) ?? `${provider} answered with status ${status}.`;
+  const message = (await readProviderError(upstream)).message ?? `${provider} answered with status ${status}.`;
   const retryAfter = upstreamHeaders['retry-after'];
   if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
   return json(status, { type: 'error', error: { type: anthropicErrorType({ status }), message } }, headers);

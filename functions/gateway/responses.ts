@@ -1,8 +1,12 @@
+import type { ErrorType } from '../shared/errors';
 import type { HttpResponse } from '../shared/http/types';
 import { json } from '../shared/http/response';
 import { errorResponse, mergeHeaders } from '../shared/http/response';
+import { readBody } from '../shared/net/http-client';
+import { isOpenAIErrorBody, providerErrorFactsOfText, type ProviderErrorFacts } from '../providers/_shared/error-body';
 import { responseHeadersFrom } from './headers';
 import { gatewayHeaders, type Dispatched } from './pipeline';
+import type { UpstreamOutcome } from './routing';
 
 import { MAX_TRANSLATED_BODY, readJsonBody } from './upstream-body';
 
@@ -20,6 +24,46 @@ export function failureResponse(d: Dispatched): HttpResponse {
   }
   const upstream = result.response!;
   return { statusCode: upstream.status, headers: mergeHeaders(responseHeadersFrom(upstream.headers), gatewayHeaders(d)), body: upstream.body };
+}
+
+/** A provider error body larger than this is not read for its message. */
+const MAX_ERROR_BODY = 64 * 1024;
+
+/** A provider's error answer, read (bounded) for what it says; a body that cannot be read says nothing. */
+export async function readProviderError(upstream: UpstreamOutcome): Promise<{ raw: string } & ProviderErrorFacts> {
+  const raw = await readBody(upstream.body, MAX_ERROR_BODY).then(
+    (b) => b.toString('utf8'),
+    () => '',
+  );
+  return { raw, ...providerErrorFactsOfText(raw) };
+}
+
+const OPENAI_TYPE_BY_STATUS: Record<number, ErrorType> = {
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  429: 'rate_limit_error',
+};
+
+/**
+ * A failed chat or Responses call in OpenAI's error shape, so the OpenAI SDKs show the
+ * provider's message: a gateway error as it is; a provider's answer unchanged when it is
+ * OpenAI-shaped already; any other (watsonx's `{errors: [...]}`, Bedrock's `{message}`, an
+ * HTML page) as `{error: {message, type, param, code}}` with the provider's status.
+ */
+export async function openAIFailureResponse(d: Dispatched): Promise<HttpResponse> {
+  const upstream = d.routing.result.response;
+  if (!upstream) return failureResponse(d);
+  const { raw, message, code } = await readProviderError(upstream);
+  if (isOpenAIErrorBody(raw))
+    return { statusCode: upstream.status, headers: mergeHeaders(responseHeadersFrom(upstream.headers), gatewayHeaders(d)), body: raw };
+  const headers = gatewayHeaders(d);
+  const retryAfter = upstream.headers['retry-after'];
+  if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
+  const status = upstream.status;
+  const type = OPENAI_TYPE_BY_STATUS[status] ?? (status < 500 ? 'invalid_request_error' : 'upstream_error');
+  const error = { message: message ?? `${d.resolved.adapter.name} answered with status ${status}.`, type, param: null, code: code ?? null };
+  return json(status, { error }, headers);
 }
 
 export const succeeded = (d: Dispatched) => d.routing.result.response !== undefined && d.routing.result.response.status < 400;
