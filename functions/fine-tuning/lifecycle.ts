@@ -13,7 +13,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { config } from '../shared/config';
-import { badRequest, conflict, notFound, serverError } from '../shared/errors';
+import { badRequest, conflict, final, notFound, serverError } from '../shared/errors';
 import { log, type LogContext } from '../shared/telemetry/logger';
 import { executionArn, stopExecution } from '../shared/workflows/sfn';
 import { sendMessage } from '../shared/workflows/sqs';
@@ -121,10 +121,13 @@ export async function createFineTuningJob(n: NewJob): Promise<JobRecord> {
   return record;
 }
 
+/** Final: the job will not become cancellable again (`x-should-retry: false`). */
 const notCancellable = (job: JobRecord) =>
-  conflict(
-    `Fine-tuning job ${job.id} is already ${job.status}; only a job that is validating_files, queued or running can be cancelled.`,
-    'job_not_cancellable',
+  final(
+    conflict(
+      `Fine-tuning job ${job.id} is already ${job.status}; only a job that is validating_files, queued or running can be cancelled.`,
+      'job_not_cancellable',
+    ),
   );
 
 export async function cancelFineTuningJob(workspaceId: string, jobId: string, ctx?: LogContext): Promise<JobRecord> {

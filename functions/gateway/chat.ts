@@ -5,7 +5,7 @@ import { parseInput, z } from '../shared/validation';
 import type { ChatRequest } from '../providers/types';
 import { chatCall, type ChatOutcome } from './chat-core';
 import { requestFacts } from './request-log';
-import { failureResponse } from './responses';
+import { openAIFailureResponse } from './responses';
 
 /**
  * The minimum the gateway itself needs to route and translate; everything else is the
@@ -24,11 +24,11 @@ export function parseChatBody(req: GatewayRequest): ChatRequest {
   return body;
 }
 
-/** A chat outcome as the HTTP answer: JSON, the SSE stream, or the failure passed through. */
-export function chatResponse(outcome: ChatOutcome): HttpResponse {
+/** A chat outcome as the HTTP answer: JSON, the SSE stream, or the failure in OpenAI's error shape. */
+export async function chatResponse(outcome: ChatOutcome): Promise<HttpResponse> {
   switch (outcome.kind) {
     case 'failure':
-      return failureResponse(outcome.dispatched);
+      return openAIFailureResponse(outcome.dispatched);
     case 'completion':
       return json(outcome.status, outcome.completion, outcome.headers);
     case 'stream':

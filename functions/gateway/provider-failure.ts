@@ -1,9 +1,11 @@
 /**
- * A provider's failed answer read for what it says, for the dialect routes (Messages,
- * Gemini) that answer every error in their own shape rather than passing the provider's
- * body through.
+ * A provider's failed answer read (bounded) for what it says, for the routes that answer
+ * every error in their own dialect (OpenAI-shaped chat and Responses, Messages, Gemini)
+ * rather than passing the provider's body through. The body's shapes are read by
+ * providers/_shared/error-body.ts.
  */
 import { readBody } from '../shared/net/http-client';
+import { providerErrorFactsOfText, type ProviderErrorFacts } from '../providers/_shared/error-body';
 import type { UpstreamOutcome } from './routing';
 
 /** A provider error body larger than this is not read for its message. */
@@ -16,34 +18,22 @@ export interface ProviderFailure {
   retryAfter?: string;
 }
 
-/** The message a provider's error body states (OpenAI, Anthropic, Gemini, Bedrock, Cohere, watsonx and Replicate shapes). */
-export function providerMessage(raw: string): string | undefined {
-  try {
-    const body = JSON.parse(raw) as Record<string, unknown>;
-    const error = body.error;
-    if (error && typeof error === 'object' && typeof (error as { message?: unknown }).message === 'string') return (error as { message: string }).message;
-    if (typeof error === 'string') return error;
-    // watsonx: `{errors: [{code, message}], trace, status_code}`.
-    const first = Array.isArray(body.errors) ? (body.errors[0] as { message?: unknown } | undefined) : undefined;
-    if (typeof first?.message === 'string') return first.message;
-    for (const key of ['message', 'Message', 'detail']) if (typeof body[key] === 'string') return body[key] as string;
-  } catch {
-    /* not JSON: the text itself, if short */
-  }
-  const text = raw.trim();
-  return text && text.length <= 1000 ? text : undefined;
-}
-
-/** Read (at most MAX_ERROR_BODY of) a failed provider answer; `provider` names it when the body says nothing. */
-export async function readProviderFailure(upstream: UpstreamOutcome, provider: string): Promise<ProviderFailure> {
+/** A provider's error answer, read (bounded) for what it says; a body that cannot be read says nothing. */
+export async function readProviderError(upstream: UpstreamOutcome): Promise<{ raw: string } & ProviderErrorFacts> {
   const raw = await readBody(upstream.body, MAX_ERROR_BODY).then(
     (b) => b.toString('utf8'),
     () => '',
   );
+  return { raw, ...providerErrorFactsOfText(raw) };
+}
+
+/** Status, message and `retry-after` of a failed provider answer; `provider` names it when the body says nothing. */
+export async function readProviderFailure(upstream: UpstreamOutcome, provider: string): Promise<ProviderFailure> {
+  const { message } = await readProviderError(upstream);
   const retryAfter = upstream.headers['retry-after'];
   return {
     status: upstream.status,
-    message: providerMessage(raw) ?? `${provider} answered with status ${upstream.status}.`,
+    message: message ?? `${provider} answered with status ${upstream.status}.`,
     ...(retryAfter !== undefined ? { retryAfter: String(retryAfter) } : {}),
   };
 }

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { config } from '../shared/config';
-import { GatewayError, upstreamError } from '../shared/errors';
+import { GatewayError, upstreamError, upstreamTooLarge } from '../shared/errors';
 import { AbortError } from '../shared/net/http-client';
 
 /**
@@ -61,6 +61,7 @@ function invalid(provider: string, what: string): GatewayError {
  * request timeout) rejects with the client's GatewayError, the caller leaving with its AbortError.
  */
 export function checkEventStream(body: Readable, headers: Record<string, string | string[]>, provider: string): Promise<void> {
+  keepBytesBeforeCut(body);
   if (String(headers['content-type'] ?? '').includes(BINARY_EVENT_STREAM)) return Promise.resolve();
   const encoding = String(headers['content-encoding'] ?? 'identity').toLowerCase();
   if (encoding !== 'identity') {
@@ -99,7 +100,7 @@ export function checkEventStream(body: Readable, headers: Record<string, string 
         if (verdict === 'sse') return done();
         if (verdict === 'not-sse') return done(invalid(provider, describe(head())));
         if (verdict === 'too-large')
-          return done(upstreamError(`Provider '${provider}' sent a stream event larger than ${maxBytes} bytes.`, 'upstream_event_too_large'));
+          return done(upstreamTooLarge(`Provider '${provider}' sent a stream event larger than ${maxBytes} bytes.`, 'upstream_event_too_large'));
       }
     }
     function onEnd() {
@@ -118,6 +119,38 @@ export function checkEventStream(body: Readable, headers: Record<string, string 
     body.once('error', onError);
     body.once('close', onClose);
   });
+}
+
+/**
+ * A connection cut (reset, premature close) destroys the body at once, and a destroyed
+ * Readable drops the bytes it holds that nobody has read yet: the first events, put back by
+ * the check above or arrived in the same read as the cut, would be lost, and the caller would
+ * get the cut without the text before it (or, before the check's verdict, a 502 although
+ * the provider had started answering). So a cut that finds unread bytes waits until they are
+ * read, then fails the body (the stream's events, then its terminal error). The gateway's own failures (deadline, idle bound, the caller
+ * leaving: a GatewayError or an AbortError) still destroy at once: nobody may read the rest.
+ */
+function keepBytesBeforeCut(body: Readable): void {
+  const { destroy, read, push } = body;
+  let cut: Error | undefined;
+  const failOnceRead = () => {
+    if (cut && body.readableLength === 0) destroy.call(body, cut);
+  };
+  body.destroy = function (this: Readable, err?: Error) {
+    const ours = err instanceof GatewayError || err instanceof AbortError;
+    if (!err || ours || this.destroyed || this.readableLength === 0) return destroy.call(this, err);
+    cut ??= err;
+    return this;
+  };
+  body.read = function (this: Readable, size?: number) {
+    const chunk: unknown = read.call(this, size);
+    if (cut && this.readableLength === 0) process.nextTick(failOnceRead);
+    return chunk;
+  };
+  // Node ends a cut response's body after destroying it; held, the cut is its end.
+  body.push = function (this: Readable, chunk: unknown, encoding?: BufferEncoding) {
+    return chunk === null && cut ? false : push.call(this, chunk, encoding);
+  };
 }
 
 function describe(bytes: Buffer): string {

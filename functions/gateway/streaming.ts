@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { createParser } from 'eventsource-parser';
 import { config } from '../shared/config';
-import { GatewayError, upstreamError, type ErrorBody } from '../shared/errors';
+import { GatewayError, upstreamError, upstreamTooLarge, type ErrorBody } from '../shared/errors';
 import { SseWriter } from '../shared/http/sse';
 import { EventAligner } from '../shared/http/sse-events';
 import type { ChatCompletionChunk, StreamError, StreamTranslator, Usage } from '../providers/types';
@@ -16,7 +16,7 @@ const errorBody = (message: string, type: string, code: string | null): ErrorBod
 
 /** A stream event (or line) past `MAX_STREAM_EVENT_BYTES`: the stream ends rather than buffer it. */
 export const eventTooLarge = (maxBytes: number) =>
-  upstreamError(`The provider sent a stream event larger than ${maxBytes} bytes; the stream was cut.`, 'upstream_event_too_large');
+  upstreamTooLarge(`The provider sent a stream event larger than ${maxBytes} bytes; the stream was cut.`, 'upstream_event_too_large');
 
 /** The upstream ended cleanly but without `[DONE]` or a finish reason: the answer is not whole. */
 export const streamIncomplete = () => upstreamError('The provider stream ended before the answer was complete.', 'upstream_stream_incomplete');

@@ -20,7 +20,7 @@ import type { CallerRequest } from '../shared/http/types';
 import { AbortError, readBody, sendUpstream } from '../shared/net/http-client';
 import type { ChatRequest } from '../providers/types';
 import { parseGatewayOptions } from './headers';
-import { providerMessage } from './provider-failure';
+import { providerErrorFactsOfText } from '../providers/_shared/error-body';
 import type { RequestFacts } from './request-log';
 import { resolveConfig, resolveLeaf, type ResolvedTarget } from './target';
 import { estimateCount, isOpenAIModel, tokenizerCount } from './token-count-local';
@@ -107,7 +107,13 @@ async function providerRefusal(status: number, body: Readable, name: string): Pr
     () => '',
   );
   const type = ERROR_TYPES[status] ?? (status >= 500 ? 'upstream_error' : 'invalid_request_error');
-  return new GatewayError(status, type, providerMessage(raw) ?? `${name} answered the token count with status ${status}.`, null, 'provider_error');
+  return new GatewayError(
+    status,
+    type,
+    providerErrorFactsOfText(raw).message ?? `${name} answered the token count with status ${status}.`,
+    null,
+    'provider_error',
+  );
 }
 
 /** The provider's own count API: one call, signed like its chat calls, bounded by the request's timeout. */

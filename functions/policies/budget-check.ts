@@ -1,5 +1,5 @@
 import { getItem } from '../shared/db/ops';
-import { GatewayError } from '../shared/errors';
+import { GatewayError, NO_RETRY_HEADERS } from '../shared/errors';
 import { log } from '../shared/telemetry/logger';
 import type { BudgetPeriod } from './budget-model';
 import type { ActiveBudget, BudgetGrant } from './budgets';
@@ -82,7 +82,7 @@ function exceeded(c: Checked, now: number): GatewayError {
     null,
     'budget_exceeded',
     // Retrying will not help before the period ends: tell the OpenAI SDKs not to.
-    { ...headers, 'x-should-retry': 'false', ...(reset ? { 'retry-after': reset } : {}) },
+    { ...headers, ...NO_RETRY_HEADERS, ...(reset ? { 'retry-after': reset } : {}) },
   );
 }
 

@@ -58,7 +58,11 @@ export interface TokenBucket {
 }
 
 export interface RateLimitGrant {
-  /** `x-ratelimit-limit|remaining|reset` of the tightest request policy; empty when none applies. */
+  /**
+   * `x-ratelimit-limit|remaining|reset` of the tightest requests policy and
+   * `x-ratelimit-limit|remaining|reset-tokens` of the tightest tokens policy (as OpenAI names
+   * them); empty when none applies.
+   */
   readonly headers: Record<string, string>;
   readonly tokenBuckets: readonly TokenBucket[];
 }
@@ -187,13 +191,22 @@ async function readTokens(policy: ActivePolicy, pk: string, now: number): Promis
   return { policy, pk, window, count, admitted: count < policy.value };
 }
 
-function headersOf(limit: number, remaining: number, resetSeconds: number): Record<string, string> {
+/** A requests policy's headers are unsuffixed (as they always were); a tokens policy's end in `-tokens`. */
+function headersOf(type: PolicyType, limit: number, remaining: number, resetSeconds: number): Record<string, string> {
+  const suffix = type === 'tokens' ? '-tokens' : '';
   return {
-    'x-ratelimit-limit': String(limit),
-    'x-ratelimit-remaining': String(Math.max(0, remaining)),
-    'x-ratelimit-reset': String(resetSeconds),
+    [`x-ratelimit-limit${suffix}`]: String(limit),
+    [`x-ratelimit-remaining${suffix}`]: String(Math.max(0, remaining)),
+    [`x-ratelimit-reset${suffix}`]: String(resetSeconds),
   };
 }
+
+/** The policy with the least left in its window, among `checked`. */
+const tightestOf = (checked: readonly Checked[]): Checked | undefined =>
+  checked.reduce<Checked | undefined>((a, b) => (a === undefined || capacityOf(b.policy) - b.count < capacityOf(a.policy) - a.count ? b : a), undefined);
+
+const headersOfChecked = (c: Checked | undefined): Record<string, string> =>
+  c ? headersOf(c.policy.type, capacityOf(c.policy), capacityOf(c.policy) - c.count, c.window.resetSeconds) : {};
 
 function exceeded(c: Checked): GatewayError {
   const { policy } = c;
@@ -205,7 +218,7 @@ function exceeded(c: Checked): GatewayError {
     `Rate limit exceeded: policy ${label} allows ${policy.value} ${what} per ${UNIT_WORDS[policy.unit]}. Retry after ${c.window.resetSeconds} s.`,
     null,
     'rate_limit_exceeded',
-    { 'retry-after': String(c.window.resetSeconds), ...headersOf(capacityOf(policy), 0, c.window.resetSeconds) },
+    { 'retry-after': String(c.window.resetSeconds), ...headersOf(policy.type, capacityOf(policy), 0, c.window.resetSeconds) },
   );
 }
 
@@ -240,13 +253,10 @@ export async function enforceRateLimits(subject: LimitSubject, now = Date.now())
   }
 
   const requests = checked.filter((c) => c.policy.type === 'requests');
-  const tightest = requests.reduce<Checked | undefined>(
-    (a, b) => (a === undefined || capacityOf(b.policy) - b.count < capacityOf(a.policy) - a.count ? b : a),
-    undefined,
-  );
+  const tokens = checked.filter((c) => c.policy.type === 'tokens');
   return {
-    headers: tightest ? headersOf(capacityOf(tightest.policy), capacityOf(tightest.policy) - tightest.count, tightest.window.resetSeconds) : {},
-    tokenBuckets: checked.filter((c) => c.policy.type === 'tokens').map((c) => ({ policyId: c.policy.id, pk: c.pk, type: c.policy.type, unit: c.policy.unit })),
+    headers: { ...headersOfChecked(tightestOf(requests)), ...headersOfChecked(tightestOf(tokens)) },
+    tokenBuckets: tokens.map((c) => ({ policyId: c.policy.id, pk: c.pk, type: c.policy.type, unit: c.policy.unit })),
   };
 }
 

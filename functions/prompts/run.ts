@@ -55,7 +55,7 @@ async function bodyText(body: ResponseBody | undefined): Promise<string> {
  * non-blocking guardrail flagged (246), pass through unchanged.
  */
 async function wrapCompletion(outcome: ChatOutcome): Promise<HttpResponse> {
-  const res = chatResponse(outcome);
+  const res = await chatResponse(outcome);
   if (outcome.kind !== 'completion' || outcome.status !== 200) return { ...res, body: await bodyText(res.body) };
   const headers = Object.fromEntries(Object.entries(res.headers ?? {}).filter(([name]) => name.toLowerCase() !== 'content-length'));
   const gateway = Object.fromEntries(Object.entries(headers).filter(([name]) => name.startsWith('x-gateway-') || name.startsWith('x-ratelimit-')));

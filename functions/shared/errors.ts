@@ -48,7 +48,23 @@ export const badRequest = (message: string, param: string | null = null, code: s
 export const unauthorized = (message: string, code = 'invalid_api_key') => new GatewayError(401, 'authentication_error', message, null, code);
 export const forbidden = (message: string) => new GatewayError(403, 'permission_error', message, null, 'insufficient_scope');
 export const notFound = (message: string, param: string | null = null) => new GatewayError(404, 'not_found_error', message, param, 'not_found');
+/**
+ * The OpenAI and Anthropic SDKs retry 408, 409, 429 and every 5xx by default, unless the
+ * answer says `x-should-retry: false`. An error no retry can turn into a success carries
+ * it (`final`), or is a 400 where OpenAI answers one (a state that forbids the request).
+ */
+export const NO_RETRY_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'x-should-retry': 'false' });
+
+/** The same error, marked as one that no retry can fix. */
+export const final = (err: GatewayError): GatewayError =>
+  new GatewayError(err.status, err.type, err.message, err.param, err.code, { ...err.headers, ...NO_RETRY_HEADERS }, err.extra);
+
+/** A race lost to another request (a conditional write): retrying can succeed, so the SDKs may. */
 export const conflict = (message: string, code = 'conflict') => new GatewayError(409, 'conflict_error', message, null, code);
+/** The name or key is taken: the same request will be refused again. */
+export const alreadyExists = (message: string, code: string) => final(conflict(message, code));
+/** The object's state forbids the request (a thread with an active run, a finished run or job): OpenAI answers 400. */
+export const invalidState = (message: string, code: string, param: string | null = null) => badRequest(message, param, code);
 export const payloadTooLarge = (limitBytes: number) =>
   new GatewayError(413, 'invalid_request_error', `Request body exceeds the limit of ${limitBytes} bytes.`, null, 'payload_too_large');
 export const requestTimeout = (ms: number) => new GatewayError(408, 'timeout_error', `The request timed out after ${ms} ms.`, null, 'request_timeout');
@@ -59,6 +75,8 @@ export const upstreamIdleTimeout = (ms: number) =>
 export const callerClosedRequest = () =>
   new GatewayError(499, 'invalid_request_error', 'The caller closed the connection before the response was sent.', null, 'caller_closed_request');
 export const upstreamError = (message: string, code = 'upstream_unreachable') => new GatewayError(502, 'upstream_error', message, null, code);
+/** A provider answer past the gateway's size limits: the same request gets the same answer, so it is final. */
+export const upstreamTooLarge = (message: string, code: 'upstream_response_too_large' | 'upstream_event_too_large') => final(upstreamError(message, code));
 export const serverError = () =>
   new GatewayError(500, 'server_error', 'The gateway hit an internal error. Quote the trace id when reporting it.', null, 'internal_error');
 

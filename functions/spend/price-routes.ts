@@ -1,4 +1,4 @@
-import { conflict, notFound } from '../shared/errors';
+import { alreadyExists, notFound } from '../shared/errors';
 import { ok } from '../shared/http/response';
 import type { GatewayRequest, Route } from '../shared/http/types';
 import { log } from '../shared/telemetry/logger';
@@ -29,7 +29,10 @@ async function create(req: GatewayRequest) {
   const workspaceId = await targetWorkspace(req, workspace_id);
   const override = await createOverride(workspaceId, provider, model, prices);
   if (!override)
-    throw conflict(`This workspace already has a price override for provider '${provider}' and model '${model}'; change it with PUT.`, 'price_override_exists');
+    throw alreadyExists(
+      `This workspace already has a price override for provider '${provider}' and model '${model}'; change it with PUT.`,
+      'price_override_exists',
+    );
   log.info('price override created', { price_id: override.id, provider, model, target_workspace_id: workspaceId, by_key_id: req.auth.keyId }, req.context);
   return ok(override);
 }

@@ -84,7 +84,7 @@ describe('tool outputs that never arrive', () => {
     const late = await sdk.beta.threads.runs
       .submitToolOutputs(run.id, { thread_id: thread.id, tool_outputs: [{ tool_call_id: callId, output: 'x' }] })
       .catch((e: InstanceType<typeof OpenAI.APIError>) => e);
-    expect(late).toBeInstanceOf(OpenAI.ConflictError);
+    expect(late).toBeInstanceOf(OpenAI.BadRequestError);
     await sdk.beta.threads.messages.create(thread.id, { role: 'user', content: 'Never mind, say hi' });
     expect((await sdk.beta.threads.runs.createAndPoll(thread.id, { assistant_id: assistant.id }, POLL)).status).toBe('completed');
   });

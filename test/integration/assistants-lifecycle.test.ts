@@ -227,8 +227,8 @@ describe('non-streamed runs: SQS FIFO -> consumer -> runs state machine', () => 
     // The machine waits on the task token; the thread stays claimed meanwhile.
     await until(async () => (await execution(waiting.id)).status === 'RUNNING');
     const second = await failure(sdk.beta.threads.runs.create(thread.id, { assistant_id: assistant.id }));
-    expect(second).toBeInstanceOf(OpenAI.ConflictError);
-    expect(second.status).toBe(409);
+    expect(second).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(second.status).toBe(400);
 
     const final = await sdk.beta.threads.runs.submitToolOutputsAndPoll(
       waiting.id,
@@ -290,7 +290,7 @@ describe('non-streamed runs: SQS FIFO -> consumer -> runs state machine', () => 
         tool_outputs: [{ tool_call_id: waiting.required_action!.submit_tool_outputs.tool_calls[0]!.id, output: 'x' }],
       }),
     );
-    expect(late.status).toBe(409);
+    expect(late.status).toBe(400);
     await sdk.beta.threads.messages.create(thread.id, { role: 'user', content: 'Never mind, say hi' });
     expect((await sdk.beta.threads.runs.createAndPoll(thread.id, { assistant_id: assistant.id }, POLL)).status).toBe('completed');
   });

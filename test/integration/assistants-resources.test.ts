@@ -365,10 +365,10 @@ describe('runs: record layer and routes', () => {
     const msgs = await sdk.beta.threads.messages.list(run.thread_id, { order: 'asc' });
     expect(msgs.data.map((m) => (m.content[0] as { text: { value: string } }).text.value)).toEqual(['first', 'second']);
     // The new thread is already claimed by its run.
-    expect(await failure(sdk.beta.threads.runs.create(run.thread_id, { assistant_id: assistantId }))).toBeInstanceOf(OpenAI.ConflictError);
+    expect(await failure(sdk.beta.threads.runs.create(run.thread_id, { assistant_id: assistantId }))).toBeInstanceOf(OpenAI.BadRequestError);
   });
 
-  it('lets exactly one of 5 concurrent runs on a thread win; the others get 409', async () => {
+  it('lets exactly one of 5 concurrent runs on a thread win; the others get 400 (as on OpenAI: not retried by the SDK)', async () => {
     const sdk = client();
     const thread = await sdk.beta.threads.create();
     const results = await Promise.allSettled(Array.from({ length: 5 }, () => sdk.beta.threads.runs.create(thread.id, { assistant_id: assistantId })));
@@ -377,14 +377,14 @@ describe('runs: record layer and routes', () => {
     expect(won).toHaveLength(1);
     expect(lost).toHaveLength(4);
     for (const r of lost) {
-      expect(r.reason).toBeInstanceOf(OpenAI.ConflictError);
-      expect((r.reason as ApiError).type).toBe('conflict_error');
+      expect(r.reason).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((r.reason as ApiError).type).toBe('invalid_request_error');
     }
     const listed = await sdk.beta.threads.runs.list(thread.id);
     expect(listed.data).toHaveLength(1);
     // While the run is active the thread takes no new messages either.
     const busy = await failure(sdk.beta.threads.messages.create(thread.id, { role: 'user', content: 'x' }));
-    expect(busy).toBeInstanceOf(OpenAI.ConflictError);
+    expect(busy).toBeInstanceOf(OpenAI.BadRequestError);
   });
 
   it('cancels queued / in_progress / requires_action runs into cancelling; finishing releases the thread', async () => {
@@ -396,15 +396,15 @@ describe('runs: record layer and routes', () => {
     expect(cancelling.status).toBe('cancelling');
     expect(cancelled).toContain(run.id);
     const again = await failure(sdk.beta.threads.runs.cancel(run.id, { thread_id: thread.id }));
-    expect(again).toBeInstanceOf(OpenAI.ConflictError);
+    expect(again).toBeInstanceOf(OpenAI.BadRequestError);
     expect(again.message).toContain('cancelling');
     // Still active: the lifecycle finishes it.
-    expect(await failure(sdk.beta.threads.runs.create(thread.id, { assistant_id: assistantId }))).toBeInstanceOf(OpenAI.ConflictError);
+    expect(await failure(sdk.beta.threads.runs.create(thread.id, { assistant_id: assistantId }))).toBeInstanceOf(OpenAI.BadRequestError);
     const done = await runs.transitionRun(refOf(thread.id, run.id), ['cancelling'], { status: 'cancelled' });
     expect(done?.run).toMatchObject({ status: 'cancelled', expires_at: null });
     expect(done?.run.cancelled_at).toBeGreaterThanOrEqual(run.created_at);
     RunShape.parse(done?.run);
-    expect(await failure(sdk.beta.threads.runs.cancel(run.id, { thread_id: thread.id }))).toBeInstanceOf(OpenAI.ConflictError);
+    expect(await failure(sdk.beta.threads.runs.cancel(run.id, { thread_id: thread.id }))).toBeInstanceOf(OpenAI.BadRequestError);
     const next = await sdk.beta.threads.runs.create(thread.id, { assistant_id: assistantId });
     const ref = refOf(thread.id, next.id);
     await runs.transitionRun(ref, ['queued'], { status: 'in_progress', started_at: next.created_at });
@@ -420,7 +420,7 @@ describe('runs: record layer and routes', () => {
     const early = await failure(
       sdk.beta.threads.runs.submitToolOutputs(run.id, { thread_id: thread.id, tool_outputs: [{ tool_call_id: 'call_1', output: 'x' }] }),
     );
-    expect(early).toBeInstanceOf(OpenAI.ConflictError);
+    expect(early).toBeInstanceOf(OpenAI.BadRequestError);
     expect((await runs.transitionRun(ref, ['queued'], { status: 'in_progress', started_at: run.created_at }))?.run.status).toBe('in_progress');
     expect(await runs.transitionRun(ref, ['queued'], { status: 'in_progress' })).toBeUndefined(); // duplicate delivery: no-op
     const toolCalls = [{ id: 'call_1', type: 'function' as const, function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }];
@@ -454,7 +454,7 @@ describe('runs: record layer and routes', () => {
     expect(await runs.transitionRun(ref, ['queued', 'in_progress', 'requires_action', 'cancelling'], { status: 'failed' })).toBeUndefined();
     expect(await runs.transitionRun(ref, ['completed'], { status: 'expired' })).toBeUndefined();
     expect(await runs.transitionRun(ref, ['completed', 'in_progress'], { status: 'in_progress' })).toBeUndefined();
-    expect(await failure(sdk.beta.threads.runs.cancel(run.id, { thread_id: thread.id }))).toBeInstanceOf(OpenAI.ConflictError);
+    expect(await failure(sdk.beta.threads.runs.cancel(run.id, { thread_id: thread.id }))).toBeInstanceOf(OpenAI.BadRequestError);
     expect(await sdk.beta.threads.runs.retrieve(run.id, { thread_id: thread.id })).toEqual(completed?.run);
     // The claim was released with the terminal transition.
     expect((await sdk.beta.threads.runs.create(thread.id, { assistant_id: assistantId })).status).toBe('queued');

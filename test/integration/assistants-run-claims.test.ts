@@ -4,7 +4,7 @@ import { startOpenAIFake, type FakeServer } from '../fakes';
 import { call, startTestGateway } from '../support/gateway';
 
 // One active run per thread under concurrency: racing `POST /threads/{id}/runs` on fresh
-// threads admit exactly one run per thread, the others are 409, and every admitted run
+// threads admit exactly one run per thread, the others are refused (400, as on OpenAI), and every admitted run
 // reaches a terminal state (none is left `queued`).
 let gw: LocalGateway;
 let fake: FakeServer;
@@ -27,7 +27,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'expired', 'incomplete']);
 
 it.each([false, true])(
-  'admits exactly one of M racing run creates on each of N threads (stream: %s); the rest are 409 and every admitted run ends',
+  'admits exactly one of M racing run creates on each of N threads (stream: %s); the rest are 400 and every admitted run ends',
   async (STREAM) => {
     const THREADS = 5;
     const RACERS = 4;
@@ -55,7 +55,7 @@ it.each([false, true])(
     for (const threadId of threadIds) {
       const mine = outcomes.filter((o) => o.threadId === threadId);
       const admitted = mine.filter((o) => o.r.status === 200);
-      const refused = mine.filter((o) => o.r.status === 409);
+      const refused = mine.filter((o) => o.r.status === 400);
       expect(admitted, `thread ${threadId}: ${mine.map((o) => o.r.status).join(',')}`).toHaveLength(1);
       expect(refused).toHaveLength(RACERS - 1);
       for (const o of refused) expect(o.r.body.error.code).toBe('thread_run_active');
@@ -90,7 +90,7 @@ it('does not take a live claim for stale because its run cannot be read yet; an 
   const live = await call(gw, 'POST', '/v1/threads', { headers, body: {} });
   await claimWithoutRun(live.body.id, 'run_racing', now + 600);
   const refused = await call(gw, 'POST', `/v1/threads/${live.body.id}/runs`, { headers, body: { assistant_id: assistant.body.id } });
-  expect(refused.status, refused.text).toBe(409);
+  expect(refused.status, refused.text).toBe(400);
   expect(refused.body.error.code).toBe('thread_run_active');
 
   const stale = await call(gw, 'POST', '/v1/threads', { headers, body: {} });

@@ -73,7 +73,7 @@ describe('run reconciler', () => {
     await reconcile();
     if (Date.now() - killedAt < LEASE_MS - 500) expect((await api(gw, 'GET', `/v1/threads/${threadId}/runs/${runId}`)).body.status).toBe('in_progress');
     // Held, the thread refuses new work.
-    expect((await api(gw, 'POST', `/v1/threads/${threadId}/messages`, { role: 'user', content: 'more' })).status).toBe(409);
+    expect((await api(gw, 'POST', `/v1/threads/${threadId}/messages`, { role: 'user', content: 'more' })).status).toBe(400);
 
     await sleep(Math.max(0, killedAt + LEASE_MS + 200 - Date.now()));
     const pass = await reconcile();

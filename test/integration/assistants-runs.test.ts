@@ -357,7 +357,7 @@ describe('streamed runs: the state matrix', () => {
     expect((err as InstanceType<typeof OpenAI.APIError>).type).toBe('server_error');
   });
 
-  it('refuses a streamed submit for a run that is not waiting (409), and continues a streamed run polled', async () => {
+  it('refuses a streamed submit for a run that is not waiting (400), and continues a streamed run polled', async () => {
     const { sdk, assistant, thread } = await setup('@run-openai', 'gpt-4o-mini', 'weather in Rome?');
     const waiting = await sdk.beta.threads.runs.stream(thread.id, { assistant_id: assistant.id }).finalRun();
     const callId = waiting.required_action!.submit_tool_outputs.tool_calls[0]!.id;
@@ -374,6 +374,6 @@ describe('streamed runs: the state matrix', () => {
       () => undefined,
       (e: unknown) => e,
     );
-    expect(err).toBeInstanceOf(OpenAI.ConflictError);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
   });
 });

@@ -297,13 +297,14 @@ describe('fine-tuning lifecycle through the OpenAI SDK', () => {
     expect(providerJob(model)).toBeUndefined();
   });
 
-  it('refuses to cancel a finished job with a 409', async () => {
+  it('refuses to cancel a finished job with a 409 the SDKs do not retry (x-should-retry: false)', async () => {
     const created = valid(await client().fineTuning.jobs.create({ model: 'gpt-4o-mini-ft-fail-409', training_file: trainingFile }));
     await waitForJob(created.id, (j) => TERMINAL.has(j.status));
     const res = await call(gw, 'POST', `/v1/fine_tuning/jobs/${created.id}/cancel`);
     expect(res.status).toBe(409);
     expect(errorOf(res)).toMatchObject({ type: 'conflict_error', code: 'job_not_cancellable' });
     expect(errorOf(res).message).toContain(`${created.id} is already failed`);
+    expect(res.headers.get('x-should-retry')).toBe('false');
   });
 });
 

@@ -218,17 +218,18 @@ describe('tokens policies', () => {
     const ws = await freshWorkspace();
     const policy = await createPolicy(ws, { name: 'budget', type: 'tokens', unit: 'rpm', value: 100 });
     const first = await limiter.enforceRateLimits(subject(ws), T0);
-    expect(first.headers).toEqual({});
+    expect(first.headers).toEqual({ 'x-ratelimit-limit-tokens': '100', 'x-ratelimit-remaining-tokens': '100', 'x-ratelimit-reset-tokens': '45' });
     expect(first.tokenBuckets).toHaveLength(1);
     await limiter.recordTokenUsage(first, 60, T0);
     await limiter.recordTokenUsage(first, 0, T0); // no-op
     const second = await limiter.enforceRateLimits(subject(ws), T0);
+    expect(second.headers['x-ratelimit-remaining-tokens']).toBe('40');
     await limiter.recordTokenUsage(second, 40, T0);
     const refused = await attempt(subject(ws), T0);
     expect(refused.refusal).toMatchObject({ status: 429, type: 'rate_limit_error', code: 'rate_limit_exceeded' });
     expect(refused.refusal!.message).toContain(policy.id);
     expect(refused.refusal!.message).toContain('100 tokens per minute');
-    expect(refused.refusal!.headers).toMatchObject({ 'retry-after': '45', 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '0' });
+    expect(refused.refusal!.headers).toMatchObject({ 'retry-after': '45', 'x-ratelimit-limit-tokens': '100', 'x-ratelimit-remaining-tokens': '0' });
     expect((await attempt(subject(ws), NEXT_MINUTE)).grant).toBeDefined();
   });
 

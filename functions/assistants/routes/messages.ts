@@ -1,4 +1,4 @@
-import { conflict, notFound } from '../../shared/errors';
+import { invalidState, notFound } from '../../shared/errors';
 import { listObject, pageFromQuery } from '../../shared/http/list';
 import { ok } from '../../shared/http/response';
 import type { GatewayRequest } from '../../shared/http/types';
@@ -30,7 +30,7 @@ async function create(req: GatewayRequest, ctx: AssistantContext) {
     // stale or nothing executes the run any more.
     const ref = { workspaceId: ctx.workspaceId, threadId, runId: result.activeRunId };
     if (attempt > 0 || !((await releaseStaleClaim(ctx.workspaceId, threadId, result.activeRunId)) || (await endIfExecutorGone(ref)))) {
-      throw conflict(`Can't add messages to thread ${threadId} while run ${result.activeRunId} is active.`, 'thread_run_active');
+      throw invalidState(`Can't add messages to ${threadId} while a run ${result.activeRunId} is active.`, 'thread_run_active');
     }
   }
 }

@@ -1,4 +1,4 @@
-import { asGatewayError, conflict } from '../../shared/errors';
+import { asGatewayError, invalidState } from '../../shared/errors';
 import { SSE_HEADERS } from '../../shared/http/sse';
 import type { HttpResponse } from '../../shared/http/types';
 import { afterResponse, type RequestContext } from '../../shared/telemetry/context';
@@ -57,7 +57,7 @@ async function resume(record: RunRecord, outputs: ToolOutput[]) {
   const resumed = await submitToolOutputsToRun(record, outputs, { inline: true });
   if (resumed) return resumed;
   const now = (await getRun(runRef(record)))?.run.status ?? 'deleted';
-  throw conflict(`Run ${record.run.id} is '${now}'; tool outputs are accepted only in 'requires_action'.`, 'run_not_requires_action');
+  throw invalidState(`Run ${record.run.id} is '${now}'; tool outputs are accepted only in 'requires_action'.`, 'run_not_requires_action');
 }
 
 /** submit_tool_outputs with `stream: true`: outputs stored before the stream starts (errors stay HTTP errors). */

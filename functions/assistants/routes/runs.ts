@@ -1,4 +1,4 @@
-import { badRequest, conflict, GatewayError, notFound } from '../../shared/errors';
+import { badRequest, GatewayError, invalidState, notFound } from '../../shared/errors';
 import { listObject, pageFromQuery } from '../../shared/http/list';
 import { ok } from '../../shared/http/response';
 import type { GatewayRequest } from '../../shared/http/types';
@@ -149,7 +149,10 @@ async function cancel(req: GatewayRequest, ctx: AssistantContext) {
   const record = await transitionRun(ref, CANCELLABLE, { status: 'cancelling' });
   if (!record) {
     const current = await loadRun(ref);
-    throw conflict(`Cannot cancel run ${ref.runId}: its status is '${current.run.status}' (cancellable: ${CANCELLABLE.join(', ')}).`, 'run_not_cancellable');
+    throw invalidState(
+      `Cannot cancel run ${ref.runId}: its status is '${current.run.status}' (cancellable: ${CANCELLABLE.join(', ')}).`,
+      'run_not_cancellable',
+    );
   }
   log.info('run cancelling', { run_id: ref.runId, thread_id: ref.threadId }, req.context);
   if (before?.state.inline) {
@@ -186,7 +189,7 @@ async function submit(req: GatewayRequest, ctx: AssistantContext) {
   if (!loaded) throw runNotFound(ref.runId);
   const { record } = loaded;
   if (record.run.status !== 'requires_action') {
-    throw conflict(`Run ${ref.runId} is '${record.run.status}'; tool outputs are accepted only in 'requires_action'.`, 'run_not_requires_action');
+    throw invalidState(`Run ${ref.runId} is '${record.run.status}'; tool outputs are accepted only in 'requires_action'.`, 'run_not_requires_action');
   }
   checkOutputs(record, body.tool_outputs);
   if (body.stream) return streamSubmit(req.context, record, body.tool_outputs);

@@ -1,6 +1,6 @@
 import { getItem, updateItem } from '../../shared/db/ops';
 import { listPage, type Page, type PageRequest } from '../../shared/db/list';
-import { conflict, notFound } from '../../shared/errors';
+import { invalidState, notFound } from '../../shared/errors';
 import { ID_PREFIX, newId } from '../../shared/ids';
 import { KEY } from '../../shared/tables';
 import { asItem, fromJson, RUN_PREFIX, runKey, threadKey, threadPk, toJson, transact, txPut, txUpdate } from './db';
@@ -13,7 +13,7 @@ import { ACTIVE_RUN_STATUSES, isTerminal, nowSeconds, type Metadata, type Run, t
  *
  * - createRun / createThreadAndRun write the run `queued` and claim its thread in ONE
  *   transaction: the thread's `active_run_id` is set only if absent, so a second active
- *   run on a thread is a 409.
+ *   run on a thread is refused (400, as on OpenAI).
  * - transitionRun is the only way a status changes: a conditional write (`status IN from`);
  *   terminal states never change; entering a terminal state releases the thread claim in
  *   the same transaction.
@@ -166,13 +166,13 @@ function runItem(workspaceId: string, threadId: string, spec: RunSpec, createdAt
   };
 }
 
-const activeRunConflict = (threadId: string, runId: string) =>
-  conflict(`Thread ${threadId} already has an active run (${runId}); wait until it finishes or cancel it.`, 'thread_run_active');
+// OpenAI's answer, word for word: a 400 (which the SDKs do not retry; they would retry a 409 and start a second run).
+const activeRunConflict = (threadId: string, runId: string) => invalidState(`Thread ${threadId} already has an active run ${runId}.`, 'thread_run_active');
 const threadNotFound = (threadId: string) => notFound(`No thread found with id '${threadId}'.`, 'thread_id');
 
 /**
  * Create a `queued` run on an existing thread and claim the thread, atomically with the
- * run's `additional_messages`. 404 without the thread; 409 when another run is active
+ * run's `additional_messages`. 404 without the thread; 400 when another run is active
  * (a claim held past the active run's `expires_at` is reclaimed first).
  */
 export async function createRun(

@@ -16,7 +16,7 @@ import { parseInput } from '../../shared/validation';
 import { chatCall } from '../chat-core';
 import { forwardToProvider, genericProxy } from '../proxy';
 import { requestFacts, type RequestFacts } from '../request-log';
-import { failureResponse } from '../responses';
+import { openAIFailureResponse } from '../responses';
 import { countChatTokens, TOKEN_COUNT_METHOD_HEADER } from '../token-count';
 import { reachableProviders } from '../target';
 import { deleteResponse, loadItems, loadResponse, storeResponse } from './store';
@@ -106,7 +106,7 @@ async function translated(req: GatewayRequest, requested: ResponsesRequest, log:
   const ctx: ResponseContext = { id: newResponseId(), createdAt: Math.floor(Date.now() / 1000), request: body, model: log.model ?? chat.model ?? '' };
   switch (outcome.kind) {
     case 'failure':
-      return failureResponse(outcome.dispatched);
+      return openAIFailureResponse(outcome.dispatched);
     case 'completion': {
       const response = chatToResponse(outcome.completion, ctx);
       await keep(req, body, conversation, response);

@@ -6,6 +6,7 @@
 import { badRequest } from '../../shared/errors';
 import { chunk } from './openai-shape';
 import type { ChatCompletionChunk, FinishReason, ProviderTarget, StreamError, TranslateContext } from '../types';
+import { providerErrorFacts } from './error-body';
 
 /**
  * `target.customHost` (trailing slashes stripped) when set, else the provider's default
@@ -93,7 +94,7 @@ export function streamErrorFrom(body: unknown, fallbackStatus: number): StreamEr
   const code = typeof err.status === 'string' ? err.status : typeof err.code === 'string' ? err.code : null;
   return {
     status,
-    message: typeof err.message === 'string' ? err.message : 'The provider reported an error mid-stream.',
+    message: providerErrorFacts(body).message ?? 'The provider reported an error mid-stream.',
     type: typeof err.type === 'string' ? err.type : status === 429 ? 'rate_limit_error' : 'upstream_error',
     code,
   };

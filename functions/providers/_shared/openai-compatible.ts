@@ -9,6 +9,7 @@ import { badRequest } from '../../shared/errors';
 import type { ProviderSettingName } from '../../shared/provider-table';
 import { invalidChunk, jsonPost, parseJson, requireKey, resolveBase, withNonUserTextJoined } from './openai-shape';
 import { withoutCacheMarks } from './cache-marks';
+import { providerErrorFacts } from './error-body';
 import { applyParamRules, type ParamRule } from './param-rules';
 import { sseTranslator } from './sse';
 import type {
@@ -132,7 +133,7 @@ export function streamErrorOf(error: unknown): StreamError {
   const e = (error && typeof error === 'object' ? error : { message: String(error) }) as Record<string, unknown>;
   return {
     status: typeof e.code === 'number' ? e.code : typeof e.status === 'number' ? e.status : 502,
-    message: typeof e.message === 'string' ? e.message : 'The provider reported an error mid-stream.',
+    message: providerErrorFacts({ error: e }).message ?? 'The provider reported an error mid-stream.',
     type: typeof e.type === 'string' ? e.type : 'upstream_error',
     code: typeof e.code === 'string' ? e.code : null,
   };

@@ -10,6 +10,7 @@ import { EventStreamFramer, type EventFrame } from '../_shared/aws-eventstream';
 import { finishReasonOf, usageOf } from './chat';
 import { chunk, invalidChunk, usageChunk } from '../_shared/openai-shape';
 import type { ChatCompletionChunk, StreamError, StreamTranslator, TranslateContext, Usage } from '../types';
+import { providerErrorFacts } from '../_shared/error-body';
 
 type Delta = ChatCompletionChunk['choices'][number]['delta'];
 
@@ -29,8 +30,7 @@ function exceptionOf(frame: EventFrame): StreamError {
   const kind = frame.headers[':exception-type'] ?? frame.headers[':error-code'] ?? 'internalServerException';
   let message = frame.headers[':error-message'];
   try {
-    const body = JSON.parse(frame.text()) as { message?: unknown; Message?: unknown };
-    message = String(body.message ?? body.Message ?? message ?? '');
+    message = providerErrorFacts(JSON.parse(frame.text())).message ?? message ?? '';
   } catch {
     // body is not JSON: keep the header message
   }

@@ -26,6 +26,7 @@ import { encodeEmbedding, requireSetting, rootUrl, stringInputs } from '../_shar
 import { buildHeaders, invalidChunk, jsonGet, jsonPost, makeUsage, parseJson, requireKey, textOf, usageChunk } from '../_shared/openai-shape';
 import { withoutCacheMarks } from '../_shared/cache-marks';
 import { sseTranslator } from '../_shared/sse';
+import { providerErrorFacts } from '../_shared/error-body';
 import type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -139,13 +140,13 @@ function fromChat(upstream: unknown, ctx: TranslateContext): ChatCompletion {
 
 /** `{errors:[{code,message}], status_code}`, watsonx's error body, as a stream error. */
 function streamError(body: Record<string, unknown> | undefined): StreamError {
-  const first = (Array.isArray(body?.errors) ? body.errors[0] : undefined) as { code?: unknown; message?: unknown } | undefined;
+  const { message, code } = providerErrorFacts(body);
   const status = typeof body?.status_code === 'number' ? body.status_code : 502;
   return {
     status,
-    message: typeof first?.message === 'string' ? first.message : 'watsonx.ai reported an error mid-stream.',
+    message: message ?? 'watsonx.ai reported an error mid-stream.',
     type: status === 429 ? 'rate_limit_error' : 'upstream_error',
-    code: typeof first?.code === 'string' ? first.code : null,
+    code: code ?? null,
   };
 }
 

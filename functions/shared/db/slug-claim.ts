@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { conflict } from '../errors';
+import { alreadyExists, conflict } from '../errors';
 
 /**
  * Slugs are unique per workspace through a claim item written in the same transaction as
@@ -35,5 +35,5 @@ export async function createWithUniqueSlug<T>(opts: {
   }
   const article = /^[aeiou]/i.test(opts.what) ? 'An' : 'A';
   if (last === 'conflict') throw conflict(`Another request is creating ${article.toLowerCase()} ${opts.what} with this slug; retry.`, 'concurrent_update');
-  throw conflict(`${article} ${opts.what} with slug '${base}' already exists in this workspace.`, 'slug_taken');
+  throw alreadyExists(`${article} ${opts.what} with slug '${base}' already exists in this workspace.`, 'slug_taken');
 }

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { finished, Readable, Transform } from 'node:stream';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { badRequest, GatewayError } from '../errors';
+import { badRequest, GatewayError, NO_RETRY_HEADERS } from '../errors';
 import {
   claimKey,
   isLive,
@@ -93,7 +93,7 @@ function replay(answer: StoredAnswer): HttpResponse {
       `The first answer to this Idempotency-Key (status ${answer.status}) was too large to store, so it cannot be replayed. The request ran once; use a new key to run it again.`,
       'Idempotency-Key',
       'idempotency_replay_unavailable',
-      { 'x-should-retry': 'false', [REPLAY_HEADER]: 'true' },
+      { ...NO_RETRY_HEADERS, [REPLAY_HEADER]: 'true' },
     );
   }
   if (answer.error) {

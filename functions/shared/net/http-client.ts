@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import { pipeline, type Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { config } from '../config';
-import { badRequest, GatewayError, requestTimeout, upstreamError, upstreamIdleTimeout } from '../errors';
+import { badRequest, GatewayError, requestTimeout, upstreamError, upstreamIdleTimeout, upstreamTooLarge } from '../errors';
 import type { UpstreamRequest } from './upstream-request';
 import { assertSafeUrl, BLOCKED_HOST_CODE, createGuardedLookup, isTrustedHost, type Resolver } from './ssrf';
 
@@ -356,7 +356,7 @@ export function readBody(res: Readable & { headers?: http.IncomingHttpHeaders },
     let settled = false;
     const chunks: Buffer[] = [];
     let size = 0;
-    const tooLarge = () => upstreamError(`The upstream response body exceeds the limit of ${limitBytes} bytes.`, 'upstream_response_too_large');
+    const tooLarge = () => upstreamTooLarge(`The upstream response body exceeds the limit of ${limitBytes} bytes.`, 'upstream_response_too_large');
     const finish = (err: Error | null) => {
       if (settled) return;
       settled = true;

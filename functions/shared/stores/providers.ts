@@ -2,7 +2,7 @@ import { config } from '../config';
 import { openJson, sealJson, type EncryptionContext, type Envelope } from '../crypto/envelope';
 import { deleteItem, getItem, putNew, updateItem } from '../db/ops';
 import { listPage, type Page, type PageRequest } from '../db/list';
-import { conflict } from '../errors';
+import { alreadyExists, conflict } from '../errors';
 import { uuid } from '../ids';
 import { PLAIN_SETTING_FIELDS, SECRET_SETTING_FIELDS, type PlainSettingField, type ProviderSlug, type SecretSettingField } from '../provider-table';
 import { WorkspaceCache } from './ttl-cache';
@@ -159,7 +159,7 @@ export async function createProvider(workspaceId: string, input: ProviderInput):
     ...(envelope ? { secrets: envelope } : {}),
   };
   if (!(await putNew('control', item as unknown as ProviderItem & Record<string, unknown>))) {
-    throw conflict(`A provider with slug '${input.slug}' already exists in this workspace.`, 'slug_taken');
+    throw alreadyExists(`A provider with slug '${input.slug}' already exists in this workspace.`, 'slug_taken');
   }
   cache.forget(workspaceId, input.slug);
   return record;

@@ -1,6 +1,6 @@
 import { getItem, putNew } from '../db/ops';
 import { listPage, type Page, type PageRequest } from '../db/list';
-import { conflict } from '../errors';
+import { alreadyExists } from '../errors';
 import { uuid } from '../ids';
 
 export interface Organisation {
@@ -57,7 +57,7 @@ export async function createWorkspace(input: { organisationId: string; name: str
   };
   // The slug is claimed first so two workspaces of one organisation never share it.
   const claimed = await putNew('control', { pk: `ORG#${input.organisationId}#WSSLUG`, sk: slug, workspace_id: ws.id });
-  if (!claimed) throw conflict(`A workspace with slug '${slug}' already exists in this organisation.`, 'slug_taken');
+  if (!claimed) throw alreadyExists(`A workspace with slug '${slug}' already exists in this organisation.`, 'slug_taken');
   await putNew('control', {
     pk: `WS#${ws.id}`,
     sk: 'WS',
