@@ -7,13 +7,14 @@
 import { badRequest } from '../../shared/errors';
 import type { ProviderSettingName } from '../../shared/provider-table';
 import { invalidChunk, jsonPost, parseJson, requireKey, resolveBase } from './openai-shape';
-import { applyParamRules, type ParamRule } from './param-rules';
+import { applyParamRules } from './param-rules';
 import { sseTranslator } from './sse';
 import type {
   ChatCompletion,
   ChatCompletionChunk,
   ChatRequest,
   FinishReason,
+  ParamRule,
   ProviderAdapter,
   ProviderTarget,
   StreamError,
