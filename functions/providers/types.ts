@@ -223,6 +223,8 @@ export interface ProviderAdapter {
    * `target.customHost`. Throws a GatewayError 400 when required settings are missing.
    */
   baseUrl(target: ProviderTarget): string;
+  /** A provider with no public address (self-hosted): an example of the custom host it needs. */
+  customHostExample?: string;
   /**
    * What the catalog lists as this provider's auth when `authHeaders` does not show it: the
    * header `sign` sets, or `iam-token` (a bearer token exchanged from the key). Absent: the

@@ -85,6 +85,7 @@ export function createOpenAICompatible(opts: CompatOptions): ProviderAdapter {
     shape: 'openai-compatible',
     requiredSettings,
     baseUrl,
+    ...(opts.customHostRequired ? { customHostExample: opts.customHostRequired } : {}),
     authHeaders,
     chat: {
       request(body, target) {
