@@ -71,7 +71,7 @@ export async function startDynamoDbLocal(dbPath: string | null, signal?: AbortSi
   // main.ts) kills it here, and a SIGKILL or crash, where no handler runs, by the watchdog.
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
-  const retireWatchdog = child.pid ? killWithThisProcess(child.pid, 5) : () => undefined;
+  const retireWatchdog = child.pid ? killWithThisProcess(child.pid, { settleSeconds: 2, graceSeconds: 5 }) : () => undefined;
   void ended.then(() => {
     process.removeListener('exit', killOnExit);
     retireWatchdog();

@@ -42,14 +42,16 @@ function procState(pid: number): string {
 /**
  * A child that must not outlive this process however it ends (SIGKILL and crashes
  * included, where no exit handler runs): a small shell holds a pipe from this process and,
- * once the pipe closes, sends the child SIGTERM, then SIGKILL if it is still there after
- * `graceSeconds`. Returns the call that retires the watchdog, for a child stopped in order.
- * Not on Windows (no `sh`); there the exit handler alone stops the child.
+ * once the pipe closes, waits `settleSeconds` (DynamoDB Local commits the writes it has
+ * received, as DynamoDB on AWS would), sends the child SIGTERM, then SIGKILL if it is still
+ * there after `graceSeconds`. Returns the call that retires the watchdog, for a child
+ * stopped in order. Not on Windows (no `sh`); there the exit handler alone stops the child.
  */
-export function killWithThisProcess(childPid: number, graceSeconds: number): () => void {
+export function killWithThisProcess(childPid: number, { settleSeconds, graceSeconds }: { settleSeconds: number; graceSeconds: number }): () => void {
   if (process.platform === 'win32') return () => undefined;
   const script = [
     'while read -r _; do :; done',
+    `sleep ${settleSeconds}`,
     'kill -TERM "$1" 2>/dev/null',
     'i=0',
     `while kill -0 "$1" 2>/dev/null && [ "$i" -lt ${graceSeconds * 10} ]; do sleep 0.1; i=$((i+1)); done`,

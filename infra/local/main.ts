@@ -12,12 +12,10 @@ const SHUTDOWN_DEADLINE_MS = 9_000;
 const starting = new AbortController();
 let gateway: LocalGateway | undefined;
 let stopping = false;
-const shutdown = async (reason: string, again: 'force' | 'ignore') => {
-  if (stopping) {
-    // A second signal (Ctrl-C twice) does not wait for the first one's orderly stop.
-    if (again === 'force') process.exit(1);
-    return;
-  }
+const shutdown = async (reason: string) => {
+  // A terminal's Ctrl-C reaches this process twice under npm (from the terminal, and
+  // forwarded by npm): the first one stops, and the deadline bounds the stop.
+  if (stopping) return;
   stopping = true;
   setTimeout(() => {
     process.stderr.write(`The local gateway did not stop within ${SHUTDOWN_DEADLINE_MS / 1000} s of ${reason}; ending it.\n`);
@@ -28,9 +26,9 @@ const shutdown = async (reason: string, again: 'force' | 'ignore') => {
   await gateway.stop();
   process.exit(0);
 };
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void shutdown(signal, 'force'));
-// A terminal's Ctrl-C signals npm's shell too: its end then is no reason to hurry.
-stopWithParent(() => void shutdown('the end of its parent process (npm)', 'ignore'));
+process.on('SIGINT', shutdown);
+process.on('SIGTERM', shutdown);
+stopWithParent(() => void shutdown('the end of its parent process (npm)'));
 
 try {
   gateway = await startLocalGateway({ port: parsePort(process.env.PORT, 8787), host: process.env.HOST || '127.0.0.1', signal: starting.signal });
