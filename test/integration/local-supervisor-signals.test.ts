@@ -7,14 +7,22 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 
 // systemd, Docker, pm2 and CI runners signal the top process only (a terminal's Ctrl-C
-// signals the whole group). `npm start` is npm > sh -c > node > (DynamoDB Local's JVM,
-// esbuild, the JVM's watchdog shell): whatever the top process gets, nothing may keep serving.
+// signals the whole group). `npm start` is npm > node (its shell execs node) > DynamoDB
+// Local's JVM, esbuild and the JVM's watchdog shell: whatever the top process gets, nothing
+// may keep serving.
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const scratch = mkdtempSync(join(tmpdir(), 'gateway-signals-'));
 const started: ChildProcess[] = [];
 afterAll(() => {
-  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const child of started) {
+    if (child.exitCode !== null || child.signalCode !== null) continue;
+    try {
+      process.kill(-child.pid!, 'SIGKILL'); // a case that made its own process group
+    } catch {
+      child.kill('SIGKILL');
+    }
+  }
   rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -39,10 +47,10 @@ function environment(data: string, viaNpm: boolean): NodeJS.ProcessEnv {
 }
 
 /** `npm start` (or the node command it runs) in a data folder of its own; resolves once it serves. */
-async function start(viaNpm: boolean): Promise<{ top: ChildProcess; url: string }> {
+async function start(viaNpm: boolean, ownGroup: boolean): Promise<{ top: ChildProcess; url: string; data: string }> {
   const data = mkdtempSync(join(scratch, 'data-'));
   const [command, args] = viaNpm ? ['npm', ['start']] : [process.execPath, ['--import', 'tsx', 'infra/local/main.ts']];
-  const top = spawn(command, args as string[], { cwd: ROOT, env: environment(data, viaNpm), stdio: ['ignore', 'pipe', 'pipe'] });
+  const top = spawn(command, args as string[], { cwd: ROOT, env: environment(data, viaNpm), stdio: ['ignore', 'pipe', 'pipe'], detached: ownGroup });
   started.push(top);
   let output = '';
   const url = await new Promise<string>((resolveUrl, reject) => {
@@ -55,7 +63,7 @@ async function start(viaNpm: boolean): Promise<{ top: ChildProcess; url: string 
     top.stderr!.on('data', onData);
     top.once('exit', (code) => reject(new Error(`exited with ${code} before serving:\n${output}`)));
   });
-  return { top, url };
+  return { top, url, data };
 }
 
 /** State and parent pid of every process, from /proc. */
@@ -118,34 +126,48 @@ const portClosed = (url: string) =>
     socket.once('error', () => done(true));
   });
 
-async function expectTreeEnds(how: 'npm start' | 'node infra/local/main.ts', signal: NodeJS.Signals): Promise<void> {
-  const { top, url } = await start(how === 'npm start');
+type Delivery = 'to the top process' | "to its process group (a terminal's Ctrl-C)";
+
+/**
+ * Starts the gateway, signals it, and checks that every process of its tree has ended within
+ * the bound and the port is closed; `orderly`: the gateway stopped itself (its `running`
+ * marker, removed only by a clean stop, is gone), rather than being killed.
+ */
+async function expectTreeEnds(how: 'npm start' | 'node infra/local/main.ts', signal: NodeJS.Signals, delivery: Delivery, orderly: boolean): Promise<void> {
+  const toGroup = delivery !== 'to the top process';
+  const { top, url, data } = await start(how === 'npm start', toGroup);
   const tree = treeOf(top.pid!);
   const commands = tree.map(commandOf).join(' | ');
   // The tree is what the test believes it is: the gateway and DynamoDB Local's JVM in it.
   expect(commands).toContain('infra/local/main.ts');
   expect(commands).toContain('DynamoDBLocal');
   if (how === 'npm start') expect(commands).toMatch(/^npm/);
+  expect(existsSync(join(data, 'running'))).toBe(true);
 
-  top.kill(signal);
+  process.kill(toGroup ? -top.pid! : top.pid!, signal);
   const tookMs = await allEnded(tree, STOP_BOUND_MS);
   expect(tookMs).toBeLessThan(STOP_BOUND_MS);
   expect(await portClosed(url)).toBe(true);
+  expect(existsSync(join(data, 'running')), 'the running marker says whether the stop was orderly').toBe(!orderly);
 }
 
 // One gateway (and JVM) at a time: a two-core machine runs other test files beside this one.
 describe('a supervisor stops `npm start` by signalling its top process', () => {
   it.each(['SIGTERM', 'SIGINT'] as const)(
-    '%s to npm: every process of its tree ends and the port closes',
-    (signal) => expectTreeEnds('npm start', signal),
+    '%s to npm: the gateway stops in order, every process of its tree ends and the port closes',
+    (signal) => expectTreeEnds('npm start', signal, 'to the top process', true),
+    120_000,
+  );
+
+  it(
+    'Ctrl-C in a terminal (SIGINT to the whole group, so node gets it from npm too): one orderly stop',
+    () => expectTreeEnds('npm start', 'SIGINT', "to its process group (a terminal's Ctrl-C)", true),
     120_000,
   );
 });
 
 describe('the top process is killed outright: what it started does not serve on', () => {
-  it.each(['npm start', 'node infra/local/main.ts'] as const)(
-    'SIGKILL to %s: every process of its tree ends and the port closes',
-    (how) => expectTreeEnds(how, 'SIGKILL'),
-    120_000,
-  );
+  it('SIGKILL to npm: the gateway sees npm gone and stops in order', () => expectTreeEnds('npm start', 'SIGKILL', 'to the top process', true), 120_000);
+
+  it('SIGKILL to node: its watchdog ends DynamoDB Local', () => expectTreeEnds('node infra/local/main.ts', 'SIGKILL', 'to the top process', false), 120_000);
 });
