@@ -10,7 +10,7 @@ import { queryInt } from '../shared/validation';
 import { INDEXED_METADATA_KEYS, LOG_METADATA_INDEXES, type IndexedMetadataKey } from '../shared/tables';
 import { MAX_WELL_KNOWN_METADATA_CHARS } from '../gateway/headers';
 import { logPartition, metadataPartition, tracePartition } from '../shared/db/log-keys';
-import type { RequestLogRecord } from '../gateway/request-log';
+import type { RequestLogRecord } from '../spend/request-record';
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 const isExpired = (item: { ttl?: number }) => typeof item.ttl === 'number' && item.ttl <= nowSeconds();

@@ -6,7 +6,7 @@ import { reframeOpenAIStream } from '../providers/_shared/openai-compatible';
 import type { ChatAdapter, ChatCompletion, ChatCompletionChunk, ChatRequest, TranslateContext } from '../providers/types';
 import { ChatGuardrails, completionText } from './guardrails';
 import { dispatch, gatewayHeaders, withOverrides, type Dispatched } from './pipeline';
-import type { RequestFacts } from './request-log';
+import type { RequestFacts } from '../spend/request-record';
 import { succeeded, upstreamJson } from './responses';
 import type { UpstreamOutcome } from './routing';
 import type { StreamSource } from './chat-stream';

@@ -3,7 +3,8 @@ import type { CallerRequest, GatewayRequest, HttpResponse } from '../shared/http
 import { parseInput, z } from '../shared/validation';
 import type { Embeddings, EmbeddingsRequest } from '../providers/types';
 import { dispatch, withOverrides, type Dispatched } from './pipeline';
-import { requestFacts, type RequestFacts } from './request-log';
+import { requestFacts } from './request-log';
+import type { RequestFacts } from '../spend/request-record';
 import { failureResponse, jsonResponse, succeeded, upstreamJson } from './responses';
 
 const embeddingsSchema = z.looseObject({

@@ -3,7 +3,7 @@ import type { CallerRequest } from '../shared/http/types';
 import type { ChatCompletion, ChatRequest } from '../providers/types';
 import { textOf } from '../providers/_shared/openai-shape';
 import type { Leaf } from './routing';
-import type { RequestFacts } from './request-log';
+import type { RequestFacts } from '../spend/request-record';
 
 /**
  * The evaluator (its checks, the JSON-Schema validator, JOSE) is loaded by the first

@@ -14,7 +14,7 @@ import { resolveManagedProvider } from '../shared/stores/providers';
 import { warmPricing } from '../spend/load';
 import { planCache, readCache, storeBuffered, storeWhileStreaming, type CacheStatus } from './cache';
 import { parseGatewayOptions, withEndUser, type GatewayOptions } from './headers';
-import type { RequestFacts } from './request-log';
+import type { RequestFacts } from '../spend/request-record';
 import { routeRequest, type AttemptResult, type Leaf, type RoutingDeps, type RoutingResult, type UpstreamOutcome } from './routing';
 import { resolveConfig, resolveLeaf, type ResolvedConfig, type ResolvedTarget } from './target';
 import { readJsonBody } from './upstream-body';

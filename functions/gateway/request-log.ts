@@ -7,70 +7,9 @@ import { afterResponse, type RequestContext } from '../shared/telemetry/context'
 import { logPartition, metadataPartition, tracePartition } from '../shared/db/log-keys';
 import { writeRequestTelemetry } from '../shared/telemetry/metrics';
 import { log } from '../shared/telemetry/logger';
-import type { Usage } from '../providers/types';
-import type { BudgetGrant } from '../policies/budgets';
-import { chargeBudgets, countStored, priceFacts, type RequestCost } from '../spend/load';
+import { chargeBudgets, countStored, priceFacts } from '../spend/load';
+import type { RequestFacts, RequestLogRecord } from '../spend/request-record';
 import type { BudgetCharge } from '../policies/budget-spend';
-import type { AttemptRecord } from './routing';
-
-/** Facts about one request, filled in as it proceeds; read once the response has been sent. */
-export interface RequestFacts {
-  route: string;
-  provider?: string;
-  managedProvider?: string;
-  model?: string;
-  status: number;
-  stream: boolean;
-  usage?: Usage;
-  cacheStatus?: 'HIT' | 'MISS' | 'REFRESH' | 'DISABLED';
-  retries: number;
-  attempts: AttemptRecord[];
-  upstreamLatencyMs?: number;
-  metadata: Record<string, string>;
-  /** Set when a stream ended with an error event instead of [DONE]. */
-  streamError?: string;
-  /** Extra fields a feature adds (prompt id/version, rerank span ids, guardrail results). */
-  extra?: Record<string, unknown>;
-  rateLimited?: boolean;
-  guardrailBlocked?: boolean;
-  /** Set once priced (before a non-streamed response is sent, for its `x-gateway-cost`). */
-  cost?: RequestCost;
-  /** The budgets the request was admitted under: its cost is added to them with its record's write. */
-  budgets?: BudgetGrant;
-}
-
-export interface RequestLogRecord {
-  object: 'request_log';
-  id: string;
-  trace_id: string;
-  workspace_id: string;
-  organisation_id: string;
-  api_key_id: string;
-  method: string;
-  path: string;
-  route: string;
-  provider: string | null;
-  managed_provider: string | null;
-  model: string | null;
-  status: number;
-  stream: boolean;
-  latency_ms: number;
-  upstream_latency_ms: number | null;
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
-  cache_status: string | null;
-  retry_count: number;
-  attempts: AttemptRecord[];
-  metadata: Record<string, string>;
-  error: string | null;
-  /** USD, in whole nano-dollars; null when the price is unknown. */
-  cost_usd: number | null;
-  price_source: RequestCost['price_source'];
-  pricing_unknown: boolean;
-  /** Cache hits: what the request would have cost. */
-  cost_saved_usd?: number | null;
-  created_at: number;
-  [extra: string]: unknown;
-}
 
 // Pure: bundles that import this module without logging (workers) drop the writer.
 const putLogRecord = /* @__PURE__ */ batchedPuts<BudgetCharge>('logs', {

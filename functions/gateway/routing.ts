@@ -1,7 +1,8 @@
 import type { Readable } from 'node:stream';
 import type { ConfigNode, GatewayConfigSpec } from '../shared/gateway-config';
 import { badRequest, type GatewayError } from '../shared/errors';
-import { matches, usesRegex, type ConditionInput } from './conditions';
+import { matches, usesRegex, type ConditionInput } from '../shared/routing-conditions';
+import type { AttemptRecord } from '../spend/request-record';
 
 /** A provider target of the config with the settings it inherited from its parents. */
 export interface Leaf {
@@ -20,15 +21,6 @@ export interface UpstreamOutcome {
 
 /** What one attempt produced: a response (any status) or a gateway error (network, timeout). */
 export type AttemptResult = { response: UpstreamOutcome; error?: undefined } | { response?: undefined; error: GatewayError };
-
-export interface AttemptRecord {
-  path: string;
-  provider: string;
-  attempt: number;
-  status: number;
-  latency_ms: number;
-  error?: string;
-}
 
 export interface RoutingResult {
   result: AttemptResult;

@@ -5,7 +5,7 @@ import { GatewayError, upstreamError, upstreamTooLarge, type ErrorBody } from '.
 import { SseWriter } from '../shared/http/sse';
 import { EventAligner } from '../shared/http/sse-events';
 import type { ChatCompletionChunk, StreamError, StreamTranslator, Usage } from '../providers/types';
-import type { RequestFacts } from './request-log';
+import type { RequestFacts } from '../spend/request-record';
 
 /** What a stream learns after its response has started: the request log's one sink for it. */
 export type StreamLog = Pick<RequestFacts, 'usage' | 'streamError'>;

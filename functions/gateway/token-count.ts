@@ -21,7 +21,7 @@ import { AbortError, readBody, sendUpstream } from '../shared/net/http-client';
 import type { ChatRequest } from '../providers/types';
 import { parseGatewayOptions } from './headers';
 import { providerErrorFactsOfText } from '../providers/_shared/error-body';
-import type { RequestFacts } from './request-log';
+import type { RequestFacts } from '../spend/request-record';
 import { resolveConfig, resolveLeaf, type ResolvedTarget } from './target';
 import { estimateCount, isOpenAIModel, tokenizerCount } from './token-count-local';
 import { readJsonBody } from './upstream-body';

@@ -1,8 +1,7 @@
 import { getItem } from '../shared/db/ops';
 import { GatewayError, NO_RETRY_HEADERS } from '../shared/errors';
 import { log } from '../shared/telemetry/logger';
-import type { BudgetPeriod } from './budget-model';
-import type { ActiveBudget, BudgetGrant } from './budgets';
+import type { ActiveBudget, BudgetBucket, BudgetGrant, BudgetPeriod } from './budget-model';
 import { groupOf, type LimitSubject } from './limiter';
 
 /** Checking the budgets that apply to a request (see ./budgets.ts): periods, counters, refusals. */
@@ -42,14 +41,6 @@ export function periodOf(period: BudgetPeriod, now: number): Period {
 }
 
 // ---- enforcement -------------------------------------------------------------------------
-
-/** Where an admitted request's cost goes: opaque to callers, handed back to `chargeBudgets` with the request's log record. */
-export interface BudgetBucket {
-  readonly budget: ActiveBudget;
-  readonly pk: string;
-  readonly sk: string;
-  readonly ttl?: number;
-}
 
 interface Checked {
   bucket: BudgetBucket;

@@ -59,3 +59,31 @@ export function normaliseThresholds(values: readonly number[] | undefined): numb
   });
   return sorted;
 }
+
+// ---- enforcement shapes (budgets.ts picks, budget-check.ts checks, budget-spend.ts charges) ----
+
+/** A budget as enforcement reads it. */
+export interface ActiveBudget {
+  id: string;
+  name: string | null;
+  limitNusd: number;
+  limitUsd: number;
+  period: BudgetPeriod;
+  thresholds: readonly number[];
+  conditions: ReadonlyArray<{ key: string; value: string }>;
+  groupBy: readonly string[];
+}
+
+/** Where an admitted request's cost goes: opaque to callers, handed back to `chargeBudgets` with the request's log record. */
+export interface BudgetBucket {
+  readonly budget: ActiveBudget;
+  readonly pk: string;
+  readonly sk: string;
+  readonly ttl?: number;
+}
+
+export interface BudgetGrant {
+  readonly buckets: readonly BudgetBucket[];
+  /** `x-budget-*` of the budget with the least left; empty when none applies. */
+  readonly headers: Record<string, string>;
+}

@@ -2,8 +2,8 @@ import { addOnce, getItem } from '../shared/db/ops';
 import { log } from '../shared/telemetry/logger';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { publishMetric } from '../shared/telemetry/emf';
-import { NANO, type BudgetGrant } from './budgets';
-import type { BudgetBucket } from './budget-check';
+import type { BudgetBucket, BudgetGrant } from './budget-model';
+import { NANO } from './budgets';
 import type { LimitSubject } from './limiter';
 
 /**

@@ -1,7 +1,6 @@
 import { config } from '../shared/config';
 import { TtlCache } from '../shared/stores/ttl-cache';
-import type { BudgetPeriod, BudgetPolicy } from './budget-model';
-import type { BudgetBucket } from './budget-check';
+import type { ActiveBudget, BudgetGrant, BudgetPolicy } from './budget-model';
 import { applies, type LimitSubject } from './limiter';
 import { BUDGET_PREFIX, workspacePk } from './read';
 import { queryAll } from '../shared/db/ops';
@@ -31,17 +30,6 @@ import { queryAll } from '../shared/db/ops';
 
 export const NANO = 1e9;
 
-export interface ActiveBudget {
-  id: string;
-  name: string | null;
-  limitNusd: number;
-  limitUsd: number;
-  period: BudgetPeriod;
-  thresholds: readonly number[];
-  conditions: ReadonlyArray<{ key: string; value: string }>;
-  groupBy: readonly string[];
-}
-
 /** From the stored item: the fields enforcement reads, numbers as numbers. */
 const toActive = (b: BudgetPolicy): ActiveBudget => ({
   id: b.id,
@@ -67,12 +55,6 @@ async function activeBudgets(workspaceId: string): Promise<ActiveBudget[]> {
 export function clearBudgetCache(workspaceId?: string): void {
   if (workspaceId === undefined) budgetCache.clear();
   else budgetCache.delete(workspaceId);
-}
-
-export interface BudgetGrant {
-  readonly buckets: readonly BudgetBucket[];
-  /** `x-budget-*` of the budget with the least left; empty when none applies. */
-  readonly headers: Record<string, string>;
 }
 
 const NO_BUDGETS: BudgetGrant = { buckets: [], headers: {} };

@@ -6,7 +6,6 @@
  */
 import type { UpstreamRequest } from '../shared/net/upstream-request';
 import type { ProviderSettingName, TargetSettings } from '../shared/provider-table';
-import type { ParamRule } from './_shared/param-rules';
 
 /**
  * Everything known about where and how to call a provider for one request: the settings
@@ -225,6 +224,8 @@ export interface ProviderAdapter {
    * `target.customHost`. Throws a GatewayError 400 when required settings are missing.
    */
   baseUrl(target: ProviderTarget): string;
+  /** A provider with no public address (self-hosted): an example of the custom host it needs. */
+  customHostExample?: string;
   /**
    * What the catalog lists as this provider's auth when `authHeaders` does not show it: the
    * header `sign` sets, or `iam-token` (a bearer token exchanged from the key). Absent: the
@@ -287,4 +288,21 @@ export interface CountTokensAdapter {
 export interface ModelsAdapter {
   request(target: ProviderTarget): UpstreamRequest;
   response(upstream: unknown, adapter: ProviderAdapter): ModelEntry[];
+}
+
+/** A top-level chat field, or `messages[].name` (the optional name on each message). */
+export type ChatField = string;
+
+/** Per-provider rules about OpenAI chat fields, applied by `_shared/param-rules.ts` (which says how). */
+export interface ParamRule {
+  /** Where the provider documents the rule. */
+  source: string;
+  /** Models the provider documents the rule for; absent: every model. */
+  models?: RegExp;
+  /** Rejected fields whose loss changes nothing the caller gets back: removed. */
+  drop?: readonly ChatField[];
+  /** Rejected fields whose loss would change the answer: a 400 naming the field. */
+  refuse?: readonly ChatField[];
+  /** Fields the provider takes under another name (a value already set under that name wins). */
+  rename?: Readonly<Record<string, string>>;
 }

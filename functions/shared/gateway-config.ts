@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { queryProblems } from '../gateway/conditions';
+import { queryProblems } from './routing-conditions';
 import { CLOUD_SETTING_FIELDS, type CloudSettingField, type ProviderSettingValues } from './provider-table';
 import { validationError } from './validation';
 

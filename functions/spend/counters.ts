@@ -3,7 +3,7 @@ import { HOLD_MS, othersInFlight, registerHolder } from '../shared/telemetry/inv
 import { log } from '../shared/telemetry/logger';
 import { addOnce } from '../shared/db/ops';
 import type { TableName } from '../shared/tables';
-import type { RequestLogRecord } from '../gateway/request-log';
+import type { RequestLogRecord } from './request-record';
 import { addAmounts, amountsOf, COUNTER_ATTRIBUTES, countersOf, zeroAmounts, type CounterKey, type SpendAmounts } from './dimensions';
 import { DAY_SECONDS, HOUR_SECONDS, floorTo } from './periods';
 

@@ -1,8 +1,7 @@
-import type { RequestFacts, RequestLogRecord } from '../gateway/request-log';
+import type { RequestCost, RequestFacts, RequestLogRecord } from './request-record';
 import type { BudgetCharge } from '../policies/budget-spend';
 import type { CallerRequest } from '../shared/http/types';
 import { log } from '../shared/telemetry/logger';
-import type { RequestCost } from './pricing';
 
 /**
  * Pricing is a chunk of its own, loaded by the first request that is dispatched (while the
@@ -51,5 +50,3 @@ export const countStored = async (record: RequestLogRecord, stored: Promise<void
  * a crash takes a record and its charge together (sent in the same turn), or neither.
  */
 export const chargeBudgets = async (charges: BudgetCharge[]): Promise<void> => (await loadPricing()).chargeBudgets(charges);
-
-export type { RequestCost } from './pricing';

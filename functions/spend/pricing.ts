@@ -1,4 +1,4 @@
-import type { RequestFacts, RequestLogRecord } from '../gateway/request-log';
+import type { RequestCost, RequestFacts, RequestLogRecord } from './request-record';
 import { chargeBudgets, type BudgetCharge } from '../policies/budget-spend';
 import { recordSpend } from './counters';
 import type { Usage } from '../providers/types';
@@ -25,16 +25,6 @@ export { chargeBudgets, type BudgetCharge };
  * Costs are rounded to whole nano-dollars, so sums of costs (spend reports, budgets) are
  * exact integers underneath.
  */
-
-export type PriceSource = 'catalogue' | 'override' | 'cache' | 'not_billed';
-
-export interface RequestCost {
-  cost_usd: number | null;
-  price_source: PriceSource | null;
-  pricing_unknown: boolean;
-  /** On cache hits: what the request would have cost (null when that price is unknown). */
-  cost_saved_usd?: number | null;
-}
 
 export interface PricingInput {
   workspaceId: string;

@@ -1,4 +1,4 @@
-import type { RequestLogRecord } from '../gateway/request-log';
+import type { RequestLogRecord } from './request-record';
 import { logPartition } from '../shared/db/log-keys';
 import { config } from '../shared/config';
 import { ddb, tableName } from '../shared/db/client';

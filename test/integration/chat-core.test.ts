@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import type { ChatCompletionChunk, ChatRequest } from '../../functions/providers/types';
 import type { CallerRequest } from '../../functions/shared/http/types';
-import type { RequestFacts } from '../../functions/gateway/request-log';
+import type { RequestFacts } from '../../functions/spend/request-record';
 import { startAnthropicFake, startOpenAIFake, type FakeServer } from '../fakes';
 import { startTestGateway } from '../support/gateway';
 

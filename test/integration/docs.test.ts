@@ -11,8 +11,9 @@ import { call, errorOf, startTestGateway } from '../support/gateway';
 /**
  * The README's "First success without a provider account" section, run as written: its
  * shell blocks (but the commands that start servers, which the test starts itself) and its
- * JavaScript block, against a local gateway whose admin key sits in `.gateway/admin-key`
- * and the demo model (the keyless OpenAI fake of `npm run demo-model`).
+ * JavaScript block, against a local gateway and the demo model (the keyless OpenAI fake of
+ * `npm run demo-model`). Its data folder is not the default `.gateway`: the README reads the
+ * admin key from wherever GATEWAY_DATA_DIR puts it.
  */
 const REPO = resolve(import.meta.dirname, '../..');
 const README = readFileSync(join(REPO, 'README.md'), 'utf8');
@@ -33,7 +34,7 @@ let home: string;
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'readme-'));
   model = await startOpenAIFake({ keyless: true });
-  gw = await startTestGateway({ dataDir: join(home, '.gateway') });
+  gw = await startTestGateway({ dataDir: join(home, 'gateway-data') });
 });
 afterAll(async () => {
   await gw?.stop();
@@ -56,7 +57,7 @@ describe('README: first success without a provider account', () => {
 
     const script = `set -e\ncd "$HOME_DIR"\n${shell[0]}\necho '--- sdk'\ncd "$REPO"\nnode --input-type=module -e "$FIRST_JS"\n`;
     const { stdout } = await promisify(execFile)('bash', ['-c', script], {
-      env: { PATH: process.env.PATH!, HOME_DIR: home, REPO, FIRST_JS: js[0]! },
+      env: { PATH: process.env.PATH!, HOME_DIR: home, REPO, FIRST_JS: js[0]!, GATEWAY_DATA_DIR: join(home, 'gateway-data') },
       timeout: 60_000,
     });
     const [curlOutput, sdkOutput] = stdout.split('--- sdk\n');

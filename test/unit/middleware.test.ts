@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { logged, requestFacts, requestLog, type RequestFacts } from '../../functions/gateway/request-log';
+import { logged, requestFacts, requestLog } from '../../functions/gateway/request-log';
+import type { RequestFacts } from '../../functions/spend/request-record';
 import { compose } from '../../functions/shared/http/middleware';
 import { newRequestContext } from '../../functions/shared/telemetry/context';
 import type { GatewayRequest, HttpResponse, Middleware } from '../../functions/shared/http/types';

@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { providerCatalog } from '../../functions/providers/catalog';
-import { END_MARKER, renderProvidersTable, START_MARKER, withProvidersTable } from '../../infra/providers-table/render';
-import { PROVIDER_SLUGS } from '../../functions/shared/provider-table';
+import { customHostRule, END_MARKER, sampleChatUrl, renderProvidersTable, START_MARKER, withProvidersTable } from '../../infra/providers-table/render';
+import { getAdapter } from '../../functions/providers/registry';
+import type { ProviderTarget } from '../../functions/providers/types';
+import { PROVIDER_SLUGS, type ProviderSlug } from '../../functions/shared/provider-table';
 
 describe('the provider table of docs/providers.md', () => {
   it('is what `npm run providers-table` renders from the registry (run it after adding a provider)', async () => {
@@ -40,5 +42,43 @@ describe('the provider catalog', () => {
     expect(bySlug.vllm).toMatchObject({ kind: 'openai-compatible', required_settings: ['custom_host'] });
     expect(bySlug.scaleway).toMatchObject({ routes: ['chat', 'embeddings', 'models'], required_settings: ['api_key'] });
     expect(bySlug.bedrock).toMatchObject({ kind: 'native', auth: ['signed'] });
+  });
+});
+
+describe('the custom_host column of docs/providers.md', () => {
+  const SAMPLE = {
+    apiKey: 'key',
+    azure: { resourceName: 'resource', deploymentId: 'deployment' },
+    vertex: { projectId: 'sample-project', region: 'us-central1' },
+    aws: { accessKeyId: 'id', secretAccessKey: 'secret', region: 'us-east-1' },
+    watsonx: { region: 'us-south', projectId: 'project' },
+  };
+  const hostOf = (url: string) => /^[a-z]+:\/\/[^/]+/.exec(url)![0];
+
+  it('is true: a custom host written as the column says reaches the path the default base URL does', async () => {
+    let checked = 0;
+    for (const slug of PROVIDER_SLUGS) {
+      const adapter = (await getAdapter(slug))!;
+      const rule = customHostRule(slug, adapter);
+      if (!adapter.chat || adapter.customHostExample) continue;
+      const target = { ...SAMPLE, provider: slug } as ProviderTarget;
+      const byDefault = sampleChatUrl(adapter, target);
+      const written = rule.startsWith('with `') ? `https://custom-host.example${/^with `([^`]+)`/.exec(rule)![1]}` : 'https://custom-host.example';
+      const byCustomHost = sampleChatUrl(adapter, { ...target, customHost: written });
+      expect(byCustomHost, `${slug}: ${rule}`).toBe(byDefault.replace(hostOf(byDefault), 'https://custom-host.example'));
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(30);
+  });
+
+  it('names the path for the common cases', async () => {
+    const rule = async (slug: ProviderSlug) => customHostRule(slug, (await getAdapter(slug))!);
+    expect(await rule('openai')).toBe('with `/v1`');
+    expect(await rule('anthropic')).toBe('with `/v1`');
+    expect(await rule('ollama')).toBe('host only');
+    expect(await rule('vertex-ai')).toBe('with `/v1`');
+    expect(await rule('azure-ai')).toBe('with `/models`');
+    expect(await rule('bedrock')).toBe('host only');
+    expect(await rule('vllm')).toBe("the server's base URL, e.g. `http://my-vllm:8000/v1`");
   });
 });

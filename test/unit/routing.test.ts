@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { upstreamError } from '../../functions/shared/errors';
 import { parseGatewayConfig, type ConfigNode } from '../../functions/shared/gateway-config';
-import { matches } from '../../functions/gateway/conditions';
+import { matches } from '../../functions/shared/routing-conditions';
 import { compileLinearRegex } from '../../functions/shared/linear-regex';
 import { pickWeighted, retryAfterMs, routeRequest, type AttemptResult, type Leaf, type RoutingDeps } from '../../functions/gateway/routing';
 

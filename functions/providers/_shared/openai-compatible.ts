@@ -10,13 +10,14 @@ import type { ProviderSettingName } from '../../shared/provider-table';
 import { invalidChunk, jsonPost, parseJson, requireKey, resolveBase, withNonUserTextJoined } from './openai-shape';
 import { withoutCacheMarks } from './cache-marks';
 import { providerErrorFacts } from './error-body';
-import { applyParamRules, type ParamRule } from './param-rules';
+import { applyParamRules } from './param-rules';
 import { sseTranslator } from './sse';
 import type {
   ChatCompletion,
   ChatCompletionChunk,
   ChatRequest,
   FinishReason,
+  ParamRule,
   ProviderAdapter,
   ProviderTarget,
   StreamError,
@@ -93,6 +94,7 @@ export function createOpenAICompatible(opts: CompatOptions): ProviderAdapter {
     shape: 'openai-compatible',
     requiredSettings,
     baseUrl,
+    ...(opts.customHostRequired ? { customHostExample: opts.customHostRequired } : {}),
     authHeaders,
     chat: {
       request(body, target) {

@@ -11,23 +11,7 @@
  * false`, an empty `logit_bias` or `stop`) is dropped instead: it asks for nothing.
  */
 import { badRequest } from '../../shared/errors';
-import type { ChatRequest } from '../types';
-
-/** A top-level chat field, or `messages[].name` (the optional name on each message). */
-export type ChatField = string;
-
-export interface ParamRule {
-  /** Where the provider documents the rule. */
-  source: string;
-  /** Models the provider documents the rule for; absent: every model. */
-  models?: RegExp;
-  /** Rejected fields whose loss changes nothing the caller gets back: removed. */
-  drop?: readonly ChatField[];
-  /** Rejected fields whose loss would change the answer: a 400 naming the field. */
-  refuse?: readonly ChatField[];
-  /** Fields the provider takes under another name (a value already set under that name wins). */
-  rename?: Readonly<Record<string, string>>;
-}
+import type { ChatRequest, ParamRule } from '../types';
 
 /** Whether a field asks for something: false for absent and inert values. */
 function asksFor(field: string, value: unknown): boolean {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { applyParamRules, type ParamRule } from '../../../functions/providers/_shared/param-rules';
-import type { ChatRequest } from '../../../functions/providers/types';
+import { applyParamRules } from '../../../functions/providers/_shared/param-rules';
+import type { ChatRequest, ParamRule } from '../../../functions/providers/types';
 
 const base: ChatRequest = { model: 'm-1', messages: [{ role: 'user', content: 'hi', name: 'alice' }] };
 const rules: ParamRule[] = [
