@@ -30,11 +30,14 @@ function routesOf(a: ProviderAdapter): CatalogRoute[] {
   return routes;
 }
 
-/** A target carrying every setting, so each adapter shows the auth headers it would send. */
-const SAMPLE_TARGET = {
+/**
+ * A target carrying every setting, so each adapter shows the auth headers it would send and
+ * the URL it would call (docs/providers.md names the values that show in a URL).
+ */
+export const SAMPLE_TARGET = {
   apiKey: 'key',
   azure: { resourceName: 'resource', deploymentId: 'deployment' },
-  vertex: { projectId: 'project', region: 'us-central1' },
+  vertex: { projectId: 'sample-project', region: 'us-central1' },
   aws: { accessKeyId: 'id', secretAccessKey: 'secret', region: 'us-east-1' },
   watsonx: { region: 'us-south', projectId: 'project' },
 };

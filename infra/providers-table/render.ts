@@ -4,7 +4,7 @@ import type { ProviderAdapter, ProviderTarget } from '../../functions/providers/
  * the `<!-- providers:start -->` and `<!-- providers:end -->` markers. `npm run
  * providers-table` rewrites it; test/unit/providers-table.test.ts fails when it is stale.
  */
-import { providerCatalog } from '../../functions/providers/catalog';
+import { providerCatalog, SAMPLE_TARGET } from '../../functions/providers/catalog';
 import { getAdapter } from '../../functions/providers/registry';
 import { SETTING } from '../../functions/shared/provider-table';
 
@@ -19,14 +19,6 @@ const settingLabel = (field: keyof typeof SETTING) => {
 
 const authLabel = (h: string) => (h === 'signed' ? 'SigV4 signature' : h === 'iam-token' ? 'IAM bearer token (exchanged from the API key)' : `\`${h}\``);
 
-/** Every setting an adapter may read; the values that show in a URL are named in the table. */
-const SAMPLE_TARGET = {
-  apiKey: 'key',
-  azure: { resourceName: 'resource', deploymentId: 'deployment' },
-  vertex: { projectId: 'sample-project', region: 'us-central1' },
-  aws: { accessKeyId: 'id', secretAccessKey: 'secret', region: 'us-east-1' },
-  watsonx: { region: 'us-south', projectId: 'project' },
-};
 const SAMPLE_HOST = 'https://custom-host.example';
 const pathOf = (url: string) => url.replace(/^[a-z]+:\/\/[^/]+/, '');
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { providerCatalog } from '../../functions/providers/catalog';
+import { providerCatalog, SAMPLE_TARGET } from '../../functions/providers/catalog';
 import { customHostRule, END_MARKER, sampleChatUrl, renderProvidersTable, START_MARKER, withProvidersTable } from '../../infra/providers-table/render';
 import { getAdapter } from '../../functions/providers/registry';
 import type { ProviderTarget } from '../../functions/providers/types';
@@ -46,13 +46,6 @@ describe('the provider catalog', () => {
 });
 
 describe('the custom_host column of docs/providers.md', () => {
-  const SAMPLE = {
-    apiKey: 'key',
-    azure: { resourceName: 'resource', deploymentId: 'deployment' },
-    vertex: { projectId: 'sample-project', region: 'us-central1' },
-    aws: { accessKeyId: 'id', secretAccessKey: 'secret', region: 'us-east-1' },
-    watsonx: { region: 'us-south', projectId: 'project' },
-  };
   const hostOf = (url: string) => /^[a-z]+:\/\/[^/]+/.exec(url)![0];
 
   it('is true: a custom host written as the column says reaches the path the default base URL does', async () => {
@@ -61,7 +54,7 @@ describe('the custom_host column of docs/providers.md', () => {
       const adapter = (await getAdapter(slug))!;
       const rule = customHostRule(slug, adapter);
       if (!adapter.chat || adapter.customHostExample) continue;
-      const target = { ...SAMPLE, provider: slug } as ProviderTarget;
+      const target = { ...SAMPLE_TARGET, provider: slug } as ProviderTarget;
       const byDefault = sampleChatUrl(adapter, target);
       const written = rule.startsWith('with `') ? `https://custom-host.example${/^with `([^`]+)`/.exec(rule)![1]}` : 'https://custom-host.example';
       const byCustomHost = sampleChatUrl(adapter, { ...target, customHost: written });
