@@ -61,6 +61,13 @@ export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
     tables: { control: 'read', policies: 'read', usage: 'readWrite', cache: 'readWrite', logs: 'readWrite', jobs: 'readWrite', idempotency: 'readWrite' },
     providerCredentials: 'read',
   },
+  // File metadata lives in the jobs table (FILE# items), the bytes in the data stack's files
+  // bucket (granted by the API stack). A raw provider key and paths the group lacks go through
+  // the generic proxy to the provider's own Files API, as on fine-tuning.
+  files: {
+    tables: { control: 'read', policies: 'read', usage: 'readWrite', cache: 'readWrite', logs: 'readWrite', jobs: 'readWrite', idempotency: 'readWrite' },
+    providerCredentials: 'read',
+  },
   // Rerank is a model call through the pipeline (keys, policies, cache, request log), but it
   // evaluates no guardrails (those run on chat and completions), so no guardrails table.
   rerank: {
