@@ -20,7 +20,13 @@ export type CredentialsAccess = 'none' | 'read' | 'readWrite';
 export interface FunctionAccess {
   tables: Partial<Record<TableName, TableAccess>>;
   providerCredentials: CredentialsAccess;
+  /** Objects of the Files API's bucket (and its KMS key): read, write, tag, delete. */
+  filesBucket?: 'readWrite';
 }
+
+export const FILES_OBJECT_ACTIONS = ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject', 's3:AbortMultipartUpload'] as const;
+/** SSE-KMS: writing needs a data key, reading its decryption. */
+export const FILES_KEY_ACTIONS = ['kms:Decrypt', 'kms:GenerateDataKey'] as const;
 
 /**
  * What the inference pipeline (functions/gateway) needs wherever it runs: it authenticates
@@ -67,6 +73,7 @@ export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   files: {
     tables: { control: 'read', policies: 'read', usage: 'readWrite', cache: 'readWrite', logs: 'readWrite', jobs: 'readWrite', idempotency: 'readWrite' },
     providerCredentials: 'read',
+    filesBucket: 'readWrite',
   },
   // Rerank is a model call through the pipeline (keys, policies, cache, request log), but it
   // evaluates no guardrails (those run on chat and completions), so no guardrails table.
