@@ -3,7 +3,6 @@
  * S3), delete. Files belong to the API key's workspace; another workspace's file is a 404.
  */
 import { notFound } from '../shared/errors';
-import { idempotency } from '../shared/http/idempotency';
 import { listObject, pageFromQuery } from '../shared/http/list';
 import { ok } from '../shared/http/response';
 import type { GatewayRequest, HttpResponse, Route } from '../shared/http/types';
@@ -58,7 +57,9 @@ async function remove(req: GatewayRequest) {
 }
 
 export const filesRoutes: Route[] = [
-  { method: 'POST', path: '/v1/files', scope: 'gateway', name: 'files.create', use: [idempotency], handler: create },
+  // No Idempotency-Key: its fingerprint is the raw body, and a multipart body gets a fresh
+  // boundary on every send, so a retry would never match (docs/files.md).
+  { method: 'POST', path: '/v1/files', scope: 'gateway', name: 'files.create', handler: create },
   { method: 'GET', path: '/v1/files', scope: 'gateway', name: 'files.list', handler: list },
   { method: 'GET', path: '/v1/files/{file_id}', scope: 'gateway', name: 'files.retrieve', handler: retrieve },
   { method: 'GET', path: '/v1/files/{file_id}/content', scope: 'gateway', name: 'files.content', handler: content },
