@@ -228,3 +228,22 @@ describe('a caller leaving mid-upload', () => {
     expect(await bucketKeys()).toEqual(keysBefore);
   });
 });
+
+describe('an upload S3 refuses', () => {
+  it('answers a 5xx in the error shape and leaves no file record', async () => {
+    const listBefore = (await client().files.list()).data.map((f) => f.id);
+    const bucket = process.env.FILES_BUCKET;
+    process.env.FILES_BUCKET = 'no-such-files-bucket'; // read per upload: S3 answers NoSuchBucket
+    try {
+      const res = await postForm([
+        { name: 'purpose', value: 'user_data' },
+        { name: 'file', value: randomBytes(6 * 1024 * 1024), filename: 'lost.bin' },
+      ]);
+      expect(res.status, res.text).toBeGreaterThanOrEqual(500);
+      expect(errorOf(res as never).type).toBe('server_error');
+    } finally {
+      process.env.FILES_BUCKET = bucket;
+    }
+    expect((await client().files.list()).data.map((f) => f.id)).toEqual(listBefore);
+  });
+});
