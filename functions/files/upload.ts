@@ -5,6 +5,7 @@
  * leaves, or an upload that fails, leaves no record (and S3 aborts the partial object).
  */
 import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { badRequest, GatewayError } from '../shared/errors';
 import { objectKey, putFile } from './bucket';
 import { validateBatchInput } from './batch-input';
@@ -86,7 +87,7 @@ export async function uploadFile(input: UploadInput, signal?: AbortSignal): Prom
   await putFile(
     {
       key,
-      body: Readable.fromWeb(file.stream() as import('node:stream/web').ReadableStream),
+      body: Readable.fromWeb(file.stream() as NodeReadableStream),
       contentType: file.type || 'application/octet-stream',
       expiresInDays: expiresIn === undefined ? undefined : Math.ceil(expiresIn / 86400),
     },
