@@ -14,6 +14,7 @@ import { lambdaContext } from './lambda-context';
 import { markRunning } from './crash-marker';
 import { startLocalKms } from './kms';
 import { startLocalSchedules } from './schedules';
+import { createLocalFilesBucket } from './s3';
 import { startLocalSqs, type LocalSqs } from './sqs';
 import { startLocalStepFunctions, type LocalStepFunctions } from './stepfunctions';
 import { ensurePortFree, ensureWritableDataDir, listenProblem, locateJava } from './startup-checks';
@@ -173,8 +174,9 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     // With a data folder the queues are journaled: queued runs survive a crash (sqs-journal.ts).
     const sqs = await startLocalSqs({ deferConsumers: true, journalFile: dir ? join(dir, 'sqs', 'journal.jsonl') : null });
     stops.push(sqs.stop);
+    const s3 = await createLocalFilesBucket(sqs.endpoint);
     aborted();
-    Object.assign(process.env, stepFunctions.env, sqs.env, options.env);
+    Object.assign(process.env, stepFunctions.env, sqs.env, s3, options.env);
 
     // Handlers are imported only now: their module scope reads the settings above.
     // A stray throw anywhere in this process (server, queues, workflows) is logged, not fatal.

@@ -107,6 +107,8 @@ function answer(kind: Answer): Json {
       return { description: "The provider's answer: status, headers and body unchanged.", content: { '*/*': { schema: {} } } };
     case 'object':
       return { description: 'The object.', content: json({ type: 'object' }) };
+    case 'bytes':
+      return { description: 'The stored bytes, streamed.', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } };
   }
 }
 
@@ -134,7 +136,9 @@ function operation(o: Operation): Json {
     ? undefined
     : 'schema' in o.body
       ? { required: true, content: { 'application/json': { schema: ref(o.body.name) } } }
-      : { required: false, description: 'Passed to the provider unread.', content: { [o.body.passthrough]: { schema: {} } } };
+      : 'form' in o.body
+        ? { required: true, content: { 'multipart/form-data': { schema: o.body.form } } }
+        : { required: false, description: 'Passed to the provider unread.', content: { [o.body.passthrough]: { schema: {} } } };
   return {
     operationId: operationId(o),
     summary: o.summary,

@@ -26,6 +26,7 @@ import { createSchema as policyCreate, updateSchema as policyUpdate } from '../.
 import { createOverrideSchema as priceCreate, updateOverrideSchema as priceUpdate } from '../../functions/spend/price-overrides';
 import { createSchema as promptCreate, runSchema as promptRun, updateSchema as promptUpdate } from '../../functions/prompts/schemas';
 import { rerankBodySchema } from '../../functions/rerank/schema';
+import { FILE_PURPOSES, MAX_EXPIRY_SECONDS, MIN_EXPIRY_SECONDS } from '../../functions/files/types';
 import { gatewayConfigSchema } from '../../functions/shared/gateway-config';
 import type { HttpMethod, Scope } from '../../functions/shared/http/types';
 import { INDEXED_METADATA_KEYS } from '../../functions/shared/tables';
@@ -44,7 +45,8 @@ export type Answer =
   | 'list' // `{object: "list", data, first_id, last_id, has_more}`
   | 'deleted' // `{id, object, deleted: true}`
   | 'stream' // JSON, or server-sent events with `stream: true`
-  | 'passthrough'; // the provider's answer, unchanged
+  | 'passthrough' // the provider's answer, unchanged
+  | 'bytes'; // a file's stored bytes
 
 export interface Operation {
   method: HttpMethod;
@@ -54,7 +56,7 @@ export interface Operation {
   summary: string;
   description?: string;
   /** A named JSON body (a component schema), or a body the gateway passes through unread. */
-  body?: { name: string; schema: zm.ZodMiniType } | { passthrough: string };
+  body?: { name: string; schema: zm.ZodMiniType } | { passthrough: string } | { form: Record<string, unknown> };
   query?: readonly QueryParameter[];
   answer: Answer;
 }
@@ -68,6 +70,18 @@ const page: QueryParameter[] = [
   { name: 'after', type: 'string', description: 'Cursor: an object id; the page starts after it.' },
   { name: 'before', type: 'string', description: 'Cursor: an object id; the page ends before it.' },
 ];
+/** `POST /v1/files`: the multipart form functions/files/upload.ts reads. */
+const fileUploadForm = {
+  type: 'object',
+  required: ['file', 'purpose'],
+  properties: {
+    file: { type: 'string', format: 'binary', description: 'The file, with its filename. A batch file is JSON Lines, checked line by line.' },
+    purpose: { type: 'string', enum: FILE_PURPOSES },
+    'expires_after[anchor]': { type: 'string', enum: ['created_at'] },
+    'expires_after[seconds]': { type: 'integer', minimum: MIN_EXPIRY_SECONDS, maximum: MAX_EXPIRY_SECONDS },
+  },
+};
+
 const workspaceId: QueryParameter = {
   name: 'workspace_id',
   type: 'string',
@@ -341,6 +355,20 @@ export const OPERATIONS: readonly Operation[] = [
   op('POST', '/v1/threads/{thread_id}/runs/{run_id}/submit_tool_outputs', 'gateway', 'Submit tool outputs', 'stream', body('SubmitToolOutputs', runSubmit)),
   op('GET', '/v1/threads/{thread_id}/runs/{run_id}/steps', 'gateway', "List a run's steps", 'list', { query: page }),
   op('GET', '/v1/threads/{thread_id}/runs/{run_id}/steps/{step_id}', 'gateway', 'Retrieve a run step', 'object'),
+
+  // files (docs/files.md)
+  op('POST', '/v1/files', 'gateway', 'Upload a file', 'object', { body: { form: fileUploadForm } }),
+  op('GET', '/v1/files', 'gateway', 'List files', 'list', {
+    query: [
+      { name: 'purpose', type: 'string', enum: FILE_PURPOSES, description: 'Only files of this purpose.' },
+      { name: 'limit', type: 'integer', description: 'Page size, 1-10000 (default 10000).' },
+      { name: 'order', type: 'string', enum: ['asc', 'desc'], description: 'Sort order by creation time.' },
+      { name: 'after', type: 'string', description: 'Cursor: a file id; the page starts after it.' },
+    ],
+  }),
+  op('GET', '/v1/files/{file_id}', 'gateway', 'Retrieve a file', 'object'),
+  op('GET', '/v1/files/{file_id}/content', 'gateway', "Retrieve a file's content", 'bytes'),
+  op('DELETE', '/v1/files/{file_id}', 'gateway', 'Delete a file', 'deleted'),
 
   // fine-tuning
   op('POST', '/v1/fine_tuning/jobs', 'gateway', 'Create a fine-tuning job', 'object', body('FineTuningJobCreate', createJobSchema)),

@@ -20,7 +20,13 @@ export type CredentialsAccess = 'none' | 'read' | 'readWrite';
 export interface FunctionAccess {
   tables: Partial<Record<TableName, TableAccess>>;
   providerCredentials: CredentialsAccess;
+  /** Objects of the Files API's bucket (and its KMS key): read, write, tag, delete. */
+  filesBucket?: 'readWrite';
 }
+
+export const FILES_OBJECT_ACTIONS = ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject', 's3:AbortMultipartUpload'] as const;
+/** SSE-KMS: writing needs a data key, reading its decryption. */
+export const FILES_KEY_ACTIONS = ['kms:Decrypt', 'kms:GenerateDataKey'] as const;
 
 /**
  * What the inference pipeline (functions/gateway) needs wherever it runs: it authenticates
@@ -37,7 +43,7 @@ export const PIPELINE_TABLES: Partial<Record<TableName, TableAccess>> = {
   logs: 'readWrite',
 };
 
-/** Every endpoint group has POSTs that create objects or call a model: each honours `Idempotency-Key` (table idempotency). */
+/** Every endpoint group but files has POSTs that create objects or call a model: each honours `Idempotency-Key` (table idempotency). */
 export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   // Workspaces, API keys, managed providers (stores credentials), configs; reads the request
   // log (GET /v1/logs) and the spend counters (GET /v1/analytics/spend). It never writes a
@@ -60,6 +66,15 @@ export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   'fine-tuning': {
     tables: { control: 'read', policies: 'read', usage: 'readWrite', cache: 'readWrite', logs: 'readWrite', jobs: 'readWrite', idempotency: 'readWrite' },
     providerCredentials: 'read',
+  },
+  // File metadata lives in the jobs table (FILE# items), the bytes in the data stack's files
+  // bucket (granted by the API stack). A raw provider key and paths the group lacks go through
+  // the generic proxy to the provider's own Files API, as on fine-tuning. No idempotency
+  // table: an upload's multipart body never matches the raw-body fingerprint (docs/files.md).
+  files: {
+    tables: { control: 'read', policies: 'read', usage: 'readWrite', cache: 'readWrite', logs: 'readWrite', jobs: 'readWrite' },
+    providerCredentials: 'read',
+    filesBucket: 'readWrite',
   },
   // Rerank is a model call through the pipeline (keys, policies, cache, request log), but it
   // evaluates no guardrails (those run on chat and completions), so no guardrails table.

@@ -1,4 +1,4 @@
-import { CfnOutput, CrossStackReferences, Duration, ReferenceStrength, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, CrossStackReferences, Duration, Fn, ReferenceStrength, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import {
   AccessLogField,
   AccessLogFormat,
@@ -13,12 +13,16 @@ import {
   type Method,
 } from 'aws-cdk-lib/aws-apigateway';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { TableName } from '../../functions/shared/tables';
 import { ENDPOINT_GROUPS, FALLBACK_GROUP, type EndpointGroup } from '../endpoint-groups';
+import { accessFor, FILES_KEY_ACTIONS, FILES_OBJECT_ACTIONS } from './access';
 import { EndpointFunction } from './endpoint-function';
+import { filesBucketArnExport } from './files-bucket';
 import { ManagedCapacity } from './managed-capacity';
 import type { CapacityMode, ManagedInstancesOptions } from './options';
 import { acknowledge } from './nag';
@@ -35,8 +39,27 @@ export interface ApiStackProps extends StackProps {
   logRetentionDays: RetentionDays;
   tables: Readonly<Record<TableName, Table>>;
   providerCredentialsKey: IKey;
+  /** The Files API's bucket and its key (data stack), for the groups whose access names it. */
+  files: { bucket: IBucket; key: IKey };
   /** Default: infra/endpoint-groups.ts, the same list the local runtime routes from. */
   groups?: readonly EndpointGroup[];
+}
+
+/**
+ * Objects of the files bucket and its key. The object ARN is a wildcard by nature: keys are
+ * `<workspace>/<file id>`, created per upload, and the function scopes every key to the
+ * caller's workspace itself.
+ */
+function grantFiles(fn: EndpointFunction, files: ApiStackProps['files'], stage: string): void {
+  const bucketArn = Fn.importValue(filesBucketArnExport(stage));
+  fn.role.addToPrincipalPolicy(new PolicyStatement({ sid: 'FilesObjects', actions: [...FILES_OBJECT_ACTIONS], resources: [`${bucketArn}/*`] }));
+  Validations.of(fn.role).acknowledge({
+    id: `AwsSolutions-IAM5[Resource::${filesBucketArnExport(stage)}/*]`,
+    reason:
+      "File objects are keyed <workspace>/<file id> and created per upload, so no fixed ARN list exists; the files function scopes every key to the caller's workspace.",
+  });
+  fn.role.addToPrincipalPolicy(new PolicyStatement({ sid: 'FilesKey', actions: [...FILES_KEY_ACTIONS], resources: [files.key.keyArn] }));
+  fn.function.addEnvironment('FILES_BUCKET', files.bucket.bucketName);
 }
 
 /** Default stage throttling (all methods); per-key limits are the gateway's own policies. */
@@ -171,6 +194,7 @@ export class ApiStack extends Stack {
         providerCredentialsKey: props.providerCredentialsKey,
       });
       functions[group.name] = fn;
+      if (accessFor(group.name).filesBucket) grantFiles(fn, props.files, props.stage);
       if (onManagedInstances) this.managedCapacity!.attach(fn.function);
       const integration = new LambdaIntegration(fn.function, {
         responseTransferMode: ResponseTransferMode.STREAM,

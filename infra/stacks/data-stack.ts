@@ -4,6 +4,7 @@ import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
 import type { TableName } from '../../functions/shared/tables';
 import { indexesOf, TABLE_SPECS } from '../tables';
+import { FilesBucket } from './files-bucket';
 import { pascal } from './names';
 
 export interface DataStackProps extends StackProps {
@@ -13,11 +14,12 @@ export interface DataStackProps extends StackProps {
 /**
  * Everything that holds data and must outlive a redeploy: one DynamoDB table per bounded
  * context (infra/tables.ts is the one source of their shape) and the KMS key that wraps
- * managed-provider credentials. All of it is retained when the stack is deleted.
+ * managed-provider credentials, and the Files API's bucket (./files-bucket.ts). All of it is retained when the stack is deleted.
  */
 export class DataStack extends Stack {
   readonly tables: Readonly<Record<TableName, Table>>;
   readonly providerCredentialsKey: Key;
+  readonly files: FilesBucket;
 
   constructor(scope: Construct, id: string, props: DataStackProps) {
     super(scope, id, props);
@@ -60,5 +62,6 @@ export class DataStack extends Stack {
       tables[spec.name] = table;
     }
     this.tables = tables as Record<TableName, Table>;
+    this.files = new FilesBucket(this, 'Files', { stage: props.stage });
   }
 }

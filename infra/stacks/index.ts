@@ -62,6 +62,7 @@ export function buildApp(app: App, options: GatewayAppOptions): GatewayStacks {
     logRetentionDays: options.logRetentionDays,
     tables: data.tables,
     providerCredentialsKey: data.providerCredentialsKey,
+    files: { bucket: data.files.bucket, key: data.files.key },
   });
 
   if (options.budgetAlarm) manageBudgetAlarms(api, stage, options.alarmTopicArn);

@@ -18,6 +18,8 @@ export const REASONS = {
     'Execution logging needs the region-wide API Gateway CloudWatch role (AWS::ApiGateway::Account), a singleton this stack should not take over in the deploying account; the stage writes access logs and every function writes JSON logs and the request log.',
   'AwsSolutions-L1':
     'nodejs22.x is chosen deliberately: it matches the toolchain the project is built and tested against (esbuild target node22); moving to a newer runtime is a tested upgrade, not an automatic one.',
+  'AwsSolutions-S1':
+    "This bucket is the destination of the files bucket's server access logs; logging it into itself (or a third bucket) would loop or only move the finding.",
   'AwsSolutions-IAM5[Resource::*]':
     'Active X-Ray tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions, so IAM requires Resource "*" for them; every other statement of this role names exact ARNs.',
 } as const;

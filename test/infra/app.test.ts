@@ -7,7 +7,15 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TABLE_NAMES, type TableName } from '../../functions/shared/tables';
 import { ENDPOINT_GROUPS, FALLBACK_GROUP, groupForPath } from '../../infra/endpoint-groups';
-import { DYNAMODB_READ_ACTIONS, DYNAMODB_WRITE_ACTIONS, FUNCTION_ACCESS, KMS_ACTIONS, type TableAccess } from '../../infra/stacks/access';
+import {
+  DYNAMODB_READ_ACTIONS,
+  DYNAMODB_WRITE_ACTIONS,
+  FILES_KEY_ACTIONS,
+  FILES_OBJECT_ACTIONS,
+  FUNCTION_ACCESS,
+  KMS_ACTIONS,
+  type TableAccess,
+} from '../../infra/stacks/access';
 import { buildApp, DEFAULT_OPTIONS, optionsFromContext, resolveOptions, type GatewayStacks } from '../../infra/stacks/index';
 import { indexesOf, TABLE_SPECS } from '../../infra/tables';
 import { REPO_ROOT } from '../../infra/bundling';
@@ -251,20 +259,20 @@ describe('API stack: REST API', () => {
   });
 });
 
-describe('API stack: least privilege', () => {
-  interface Statement {
-    Sid?: string;
-    Action: string | string[];
-    Resource: unknown;
-  }
-  const statementsOf = (group: string): Statement[] => {
-    const fn = stacks.api.functions[group]!;
-    const policy = fn.role.node.findChild('DefaultPolicy') as Policy;
-    const res = api.findResources('AWS::IAM::Policy')[logicalId(stacks.api, policy.node.defaultChild)]!;
-    return ((res.Properties as Json).PolicyDocument as { Statement: Statement[] }).Statement;
-  };
-  const actions = (s: Statement) => (Array.isArray(s.Action) ? s.Action : [s.Action]);
+interface Statement {
+  Sid?: string;
+  Action: string | string[];
+  Resource: unknown;
+}
+const statementsOf = (group: string): Statement[] => {
+  const fn = stacks.api.functions[group]!;
+  const policy = fn.role.node.findChild('DefaultPolicy') as Policy;
+  const res = api.findResources('AWS::IAM::Policy')[logicalId(stacks.api, policy.node.defaultChild)]!;
+  return ((res.Properties as Json).PolicyDocument as { Statement: Statement[] }).Statement;
+};
+const actions = (s: Statement) => (Array.isArray(s.Action) ? s.Action : [s.Action]);
 
+describe('API stack: least privilege', () => {
   it('has an access entry for every endpoint group', () => {
     expect(Object.keys(FUNCTION_ACCESS).sort()).toEqual(ENDPOINT_GROUPS.map((g) => g.name).sort());
   });
@@ -291,7 +299,8 @@ describe('API stack: least privilege', () => {
     }
     expect(granted).toEqual(FUNCTION_ACCESS[group]!.tables);
 
-    const kms = statements.filter((s) => actions(s).some((a) => a.startsWith('kms:')));
+    // The files bucket's key is checked by the files tests below.
+    const kms = statements.filter((s) => s.Sid !== 'FilesKey' && actions(s).some((a) => a.startsWith('kms:')));
     const expectedKms = KMS_ACTIONS[FUNCTION_ACCESS[group]!.providerCredentials];
     if (expectedKms.length === 0) expect(kms).toEqual([]);
     else {
@@ -317,6 +326,84 @@ describe('API stack: least privilege', () => {
     for (const role of Object.values(api.findResources('AWS::IAM::Role'))) {
       expect((role.Properties as Json).ManagedPolicyArns).toBeUndefined();
     }
+  });
+});
+
+describe('files bucket (Files API)', () => {
+  const filesBucket = () => {
+    const buckets = Object.values(data.findResources('AWS::S3::Bucket')).filter(
+      (b) => (b.Properties as Json).LifecycleConfiguration && JSON.stringify(b).includes('expires-days'),
+    );
+    expect(buckets).toHaveLength(1);
+    return buckets[0]!.Properties as Json;
+  };
+
+  it('is SSE-KMS with its own rotated key, public access blocked, retained, logged', () => {
+    const props = filesBucket();
+    expect(props.BucketEncryption).toEqual({
+      ServerSideEncryptionConfiguration: [
+        {
+          BucketKeyEnabled: true,
+          ServerSideEncryptionByDefault: {
+            SSEAlgorithm: 'aws:kms',
+            KMSMasterKeyID: { 'Fn::GetAtt': [logicalId(stacks.data, stacks.data.files.key.node.defaultChild), 'Arn'] },
+          },
+        },
+      ],
+    });
+    expect(props.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    expect((props.LoggingConfiguration as Json).DestinationBucketName).toBeDefined();
+    data.hasResourceProperties('AWS::KMS::Key', { Description: Match.stringLikeRegexp('Files API'), EnableKeyRotation: true });
+    data.hasResource('AWS::S3::Bucket', {
+      DeletionPolicy: 'Retain',
+      Properties: Match.objectLike({ LifecycleConfiguration: Match.anyValue(), BucketEncryption: Match.anyValue() }),
+    });
+  });
+
+  it('refuses every request without TLS', () => {
+    const policies = Object.values(data.findResources('AWS::S3::BucketPolicy')).map((p) => JSON.stringify(p));
+    expect(policies.length).toBeGreaterThanOrEqual(2);
+    for (const policy of policies) {
+      expect(policy).toContain('"aws:SecureTransport":"false"');
+      expect(policy).toContain('"Effect":"Deny"');
+    }
+  });
+
+  it('expires tagged objects after their day count, and aborts unfinished multipart uploads', () => {
+    const rules = ((filesBucket().LifecycleConfiguration as Json).Rules as Json[]).filter((r) => r.Status === 'Enabled');
+    expect(rules.find((r) => r.Id === 'AbortIncompleteUploads')?.AbortIncompleteMultipartUpload).toEqual({ DaysAfterInitiation: 1 });
+    const expiring = rules.filter((r) => r.TagFilters);
+    expect(expiring).toHaveLength(30);
+    for (const rule of expiring) {
+      const days = (rule.TagFilters as Json[])[0]!;
+      expect(days.Key).toBe('expires-days');
+      expect(rule.ExpirationInDays).toBe(Number(days.Value));
+    }
+  });
+
+  it('only the files function reaches its objects and key, with FILES_BUCKET set', () => {
+    for (const group of ENDPOINT_GROUPS.map((g) => g.name)) {
+      const statements = statementsOf(group);
+      const objects = statements.find((s) => s.Sid === 'FilesObjects');
+      const key = statements.find((s) => s.Sid === 'FilesKey');
+      if (!FUNCTION_ACCESS[group]!.filesBucket) {
+        expect(objects, group).toBeUndefined();
+        expect(key, group).toBeUndefined();
+        continue;
+      }
+      expect(actions(objects!).sort()).toEqual([...FILES_OBJECT_ACTIONS].sort());
+      expect(JSON.stringify(objects!.Resource)).toMatch(/FilesBucketArn.*\/\*/);
+      expect(actions(key!).sort()).toEqual([...FILES_KEY_ACTIONS].sort());
+    }
+    api.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('files endpoints'),
+      Environment: { Variables: Match.objectLike({ FILES_BUCKET: Match.anyValue() }) },
+    });
   });
 });
 

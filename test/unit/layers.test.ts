@@ -16,6 +16,7 @@ const LAYER_OF: Record<string, number> = {
   prompts: 2,
   assistants: 2,
   'fine-tuning': 2,
+  files: 2,
   rerank: 2,
   gateway: 3,
   guardrails: 4,
