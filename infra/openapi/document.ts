@@ -140,7 +140,7 @@ function operation(o: Operation): Json {
     summary: o.summary,
     ...(o.description ? { description: o.description } : {}),
     tags: [groupForPath(o.path)],
-    'x-gateway-scope': o.scope,
+    'x-gateway-access': o.access,
     ...(parameters.length ? { parameters } : {}),
     ...(requestBody ? { requestBody } : {}),
     responses,
