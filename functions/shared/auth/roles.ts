@@ -63,10 +63,10 @@ const listRoles = (roles: readonly Role[]) => roles.map((role) => `\`${role}\``)
 export function authorize(auth: AuthContext, access: Access): void {
   if (!ADMITTED[access].includes(auth.role)) {
     const what = access === 'gateway' ? 'This route carries model traffic: it is open to' : 'This route is open to';
-    throw insufficientRole(`${what} ${listRoles(ADMITTED[access])}; this key is a \`${auth.role}\`.`);
+    throw insufficientRole(`${what} ${listRoles(ADMITTED[access])}; this key's role is \`${auth.role}\`.`);
   }
   if (access === 'gateway' && !auth.scopes.includes('gateway')) {
-    throw insufficientRole(`This route carries model traffic: it needs the \`gateway\` scope, which this key (a \`${auth.role}\`) lacks.`);
+    throw insufficientRole(`This route carries model traffic: it needs the \`gateway\` scope, which this key (role \`${auth.role}\`) lacks.`);
   }
 }
 
@@ -82,5 +82,8 @@ export async function checkWorkspaceRef(auth: AuthContext, ref: unknown, param: 
     const ws = await findWorkspace(auth.organisationId, ref);
     if (ws?.id === auth.workspaceId) return;
   }
-  throw insufficientRole(`Only an \`org-admin\` key may name another workspace; this key is a \`${auth.role}\` of workspace '${auth.workspaceId}'.`, param);
+  throw insufficientRole(
+    `Only an \`org-admin\` key may name another workspace; this key's role is \`${auth.role}\` in workspace '${auth.workspaceId}'.`,
+    param,
+  );
 }
