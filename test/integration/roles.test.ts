@@ -1,4 +1,7 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { call, errorOf, startTestGateway } from '../support/gateway';
@@ -240,5 +243,51 @@ describe('a workspace admin of another workspace', () => {
     const created = await call(gw, 'POST', '/v1/configs', { key: outsider(), body: { name: 'B routing', config: { provider: 'openai' } } });
     expect(created.status).toBe(200);
     expect(created.body.workspace_id ?? teamWorkspace).toBe(teamWorkspace);
+  });
+});
+
+describe('keys made before roles (no stored role; the old admin scope)', () => {
+  /** Make a key, then store it as a key from before roles was: no `role`, these scopes. */
+  async function legacyKey(workspaceId: string, scopes: string[]): Promise<string> {
+    const secret = await createKey({ name: `legacy ${scopes.join('+')}`, workspace_id: workspaceId, role: 'workspace-admin' });
+    const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1', endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB }));
+    await client.send(
+      new UpdateCommand({
+        TableName: process.env.TABLE_CONTROL,
+        Key: { pk: `KEY#${createHash('sha256').update(secret).digest('hex')}`, sk: 'KEY' },
+        UpdateExpression: 'REMOVE #role SET scopes = :scopes',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#role': 'role' },
+        ExpressionAttributeValues: { ':scopes': scopes },
+      }),
+    );
+    client.destroy();
+    return secret;
+  }
+
+  it('an admin key of the bootstrap workspace is an org-admin; elsewhere a workspace admin; without admin a member', async () => {
+    const bootstrapAdmin = await legacyKey(gw.workspaceId, ['admin']);
+    const teamAdmin = await legacyKey(teamWorkspace, ['admin', 'gateway']);
+    const gatewayOnly = await legacyKey(teamWorkspace, ['gateway']);
+
+    expect((await call(gw, 'GET', `/v1/guardrails?workspace_id=${teamWorkspace}`, { key: bootstrapAdmin })).status).toBe(200);
+    expect((await call(gw, 'GET', '/v1/workspaces', { key: bootstrapAdmin })).status).toBe(200);
+    // admin no longer implies gateway.
+    expect((await call(gw, 'POST', '/v1/chat/completions', { key: bootstrapAdmin, body: {} })).status).toBe(403);
+
+    const crossing = await call(gw, 'DELETE', `/v1/guardrails/anything?workspace_id=${gw.workspaceId}`, { key: teamAdmin });
+    expect(crossing.status).toBe(403);
+    expect(errorOf(crossing)).toMatchObject({ code: 'insufficient_role', param: 'workspace_id' });
+    expect((await call(gw, 'GET', '/v1/workspaces', { key: teamAdmin })).status).toBe(403);
+    expect((await call(gw, 'GET', '/v1/guardrails', { key: teamAdmin })).status).toBe(200);
+    expect((await call(gw, 'POST', '/v1/chat/completions', { key: teamAdmin, body: {} })).status).toBe(400);
+
+    expect((await call(gw, 'GET', '/v1/guardrails', { key: gatewayOnly })).status).toBe(403);
+    expect((await call(gw, 'GET', '/v1/logs', { key: gatewayOnly })).status).toBe(200);
+
+    const listed = await call(gw, 'GET', `/v1/api-keys?workspace_id=${teamWorkspace}`);
+    const roleOf = (name: string) => listed.body.data.find((k: { name: string }) => k.name === name);
+    expect(roleOf('legacy admin+gateway')).toMatchObject({ role: 'workspace-admin', scopes: ['gateway'] });
+    expect(roleOf('legacy gateway')).toMatchObject({ role: 'member', scopes: ['gateway'] });
   });
 });
