@@ -1,10 +1,11 @@
 import { badRequest, notFound } from '../shared/errors';
 import { listObject, pageFromQuery } from '../shared/http/list';
 import { ok } from '../shared/http/response';
-import type { GatewayRequest, Route, Scope } from '../shared/http/types';
+import type { GatewayRequest, Role, Route, Scope } from '../shared/http/types';
+import { atLeast, insufficientRole, ROLES, roleOf } from '../shared/auth/roles';
 import { parseGatewayConfig } from '../shared/gateway-config';
 import { resolveSavedConfig } from '../shared/stores/configs';
-import { createApiKey, getKeyById, listKeys, revokeKey, toPublicKey, updateKey } from '../shared/stores/keys';
+import { type ApiKeyRecord, createApiKey, getKeyById, listKeys, revokeKey, toPublicKey, updateKey } from '../shared/stores/keys';
 import { getWorkspace } from '../shared/stores/workspaces';
 import { log } from '../shared/telemetry/logger';
 import { parseInput, z } from '../shared/validation';
@@ -13,7 +14,8 @@ import { idempotency } from '../shared/http/idempotency';
 /** Year 9999: a larger `expires_at` is almost certainly milliseconds, not seconds. */
 const MAX_UNIX_SECONDS = 253_402_300_799;
 const MAX_ID_LENGTH = 128;
-const SCOPES = ['admin', 'gateway'] as const satisfies readonly Scope[];
+/** `admin` is accepted from callers written before roles: without `role`, it asks for `workspace-admin`. */
+const SCOPES = ['admin', 'gateway'] as const;
 
 /** A saved config's id or slug, or a config object; null clears it. */
 const defaultConfigSchema = z.optional(z.nullable(z.union([z.string().check(z.minLength(1), z.maxLength(128)), z.looseObject({})])));
@@ -21,7 +23,8 @@ const defaultConfigSchema = z.optional(z.nullable(z.union([z.string().check(z.mi
 const createSchema = z.strictObject({
   name: z.string().check(z.minLength(1), z.maxLength(128)),
   workspace_id: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
-  scopes: z.optional(z.array(z.enum(SCOPES)).check(z.minLength(1), z.maxLength(SCOPES.length))),
+  role: z.optional(z.enum(ROLES)),
+  scopes: z.optional(z.array(z.enum(SCOPES)).check(z.maxLength(SCOPES.length))),
   expires_at: z.optional(z.nullable(z.int().check(z.positive(), z.lte(MAX_UNIX_SECONDS, 'expected unix seconds')))),
   default_config: defaultConfigSchema,
 });
@@ -58,8 +61,42 @@ async function targetWorkspace(req: GatewayRequest, workspaceId: string | undefi
   return ws.id;
 }
 
+const publicKey = async (record: ApiKeyRecord) => toPublicKey(record, await roleOf(record));
+
+/**
+ * The new key's role and scopes: `role`, or `workspace-admin` for the old `admin` scope,
+ * or `member`; the `gateway` scope when asked for, or by default for a role that may use it.
+ * No key grants a role above its own.
+ */
+function grant(req: GatewayRequest, body: { role?: Role; scopes?: (Scope | 'admin')[] }): { role: Role; scopes: Scope[] } {
+  if (body.role && body.scopes?.includes('admin')) {
+    throw badRequest(
+      'Invalid `scopes`: send `role` or the old `admin` scope, not both (`admin` now reads as `role: "workspace-admin"`).',
+      'scopes',
+      'invalid_value',
+    );
+  }
+  const role = body.role ?? (body.scopes?.includes('admin') ? 'workspace-admin' : 'member');
+  if (!atLeast(req.auth.role, role)) {
+    throw insufficientRole(`A \`${req.auth.role}\` key cannot create a \`${role}\` key: a key grants at most its own role.`, 'role');
+  }
+  const gateway = body.scopes ? body.scopes.includes('gateway') : role !== 'viewer';
+  return { role, scopes: gateway ? ['gateway'] : [] };
+}
+
+/** A key may change or revoke keys of its own role or lower only. */
+async function assertOutranks(req: GatewayRequest, workspaceId: string, id: string): Promise<void> {
+  const target = id.length <= MAX_ID_LENGTH ? await getKeyById(workspaceId, id) : undefined;
+  if (!target) return;
+  const role = await roleOf(target);
+  if (!atLeast(req.auth.role, role)) {
+    throw insufficientRole(`API key '${id}' is a \`${role}\`: a \`${req.auth.role}\` key cannot change or revoke it.`, 'id');
+  }
+}
+
 async function create(req: GatewayRequest) {
   const body = parseInput(createSchema, req.json());
+  const granted = grant(req, body);
   const expiresAt = body.expires_at ?? null;
   if (expiresAt !== null && expiresAt <= Math.floor(Date.now() / 1000)) {
     throw badRequest('Invalid `expires_at`: must be in the future (unix seconds).', 'expires_at', 'invalid_value');
@@ -69,19 +106,23 @@ async function create(req: GatewayRequest) {
     name: body.name,
     workspaceId,
     organisationId: req.auth.organisationId,
-    scopes: [...new Set<Scope>(body.scopes ?? ['gateway'])],
+    ...granted,
     expiresAt,
     defaultConfig: await storedDefaultConfig(body.default_config, workspaceId),
   });
-  log.info('api key created', { key_id: record.id, target_workspace_id: workspaceId, scopes: record.scopes, by_key_id: req.auth.keyId }, req.context);
+  log.info(
+    'api key created',
+    { key_id: record.id, target_workspace_id: workspaceId, role: granted.role, scopes: record.scopes, by_key_id: req.auth.keyId },
+    req.context,
+  );
   // The secret is returned this once; only its SHA-256 is stored.
-  return ok({ ...toPublicKey(record), secret });
+  return ok({ ...(await publicKey(record)), secret });
 }
 
 async function list(req: GatewayRequest) {
   const workspaceId = await targetWorkspace(req, req.query.workspace_id || undefined, 'workspace_id');
   const page = await listKeys(workspaceId, pageFromQuery(req.query, { order: 'asc' }));
-  return ok(listObject(page.items.map(toPublicKey), page.hasMore));
+  return ok(listObject(await Promise.all(page.items.map(publicKey)), page.hasMore));
 }
 
 async function findKey(req: GatewayRequest) {
@@ -93,34 +134,36 @@ async function get(req: GatewayRequest) {
   const { workspaceId, id } = await findKey(req);
   const key = id.length <= MAX_ID_LENGTH ? await getKeyById(workspaceId, id) : undefined;
   if (!key) throw notFound(`No API key '${id}' in this workspace.`, 'id');
-  return ok(toPublicKey(key));
+  return ok(await publicKey(key));
 }
 
 async function update(req: GatewayRequest) {
   const { workspaceId, id } = await findKey(req);
   const body = parseInput(updateSchema, req.json());
+  await assertOutranks(req, workspaceId, id);
   const changes = { name: body.name, default_config: await storedDefaultConfig(body.default_config, workspaceId) };
   const out = id.length <= MAX_ID_LENGTH ? await updateKey(workspaceId, id, changes) : {};
   if (out.revoked) throw badRequest(`API key '${id}' is revoked and cannot be changed.`, 'id', 'revoked_api_key');
   if (!out.key) throw notFound(`No API key '${id}' in this workspace.`, 'id');
   log.info('api key updated', { key_id: id, target_workspace_id: workspaceId, fields: Object.keys(body), by_key_id: req.auth.keyId }, req.context);
-  return ok(toPublicKey(out.key));
+  return ok(await publicKey(out.key));
 }
 
 async function revoke(req: GatewayRequest) {
   const { workspaceId, id } = await findKey(req);
+  await assertOutranks(req, workspaceId, id);
   const key = id.length <= MAX_ID_LENGTH ? await revokeKey(workspaceId, id) : undefined;
   if (!key) throw notFound(`No API key '${id}' in this workspace.`, 'id');
   log.info('api key revoked', { key_id: key.id, target_workspace_id: workspaceId, by_key_id: req.auth.keyId }, req.context);
-  return ok(toPublicKey(key));
+  return ok(await publicKey(key));
 }
 
 export const apiKeyRoutes: Route[] = [
-  { method: 'POST', path: '/v1/api-keys', scope: 'admin', use: [idempotency], handler: create },
-  { method: 'GET', path: '/v1/api-keys', scope: 'admin', handler: list },
-  { method: 'GET', path: '/v1/api-keys/{id}', scope: 'admin', handler: get },
-  { method: 'PUT', path: '/v1/api-keys/{id}', scope: 'admin', handler: update },
-  { method: 'DELETE', path: '/v1/api-keys/{id}', scope: 'admin', handler: revoke },
+  { method: 'POST', path: '/v1/api-keys', access: 'workspace-admin', use: [idempotency], handler: create },
+  { method: 'GET', path: '/v1/api-keys', access: 'viewer', handler: list },
+  { method: 'GET', path: '/v1/api-keys/{id}', access: 'viewer', handler: get },
+  { method: 'PUT', path: '/v1/api-keys/{id}', access: 'workspace-admin', handler: update },
+  { method: 'DELETE', path: '/v1/api-keys/{id}', access: 'workspace-admin', handler: revoke },
 ];
 
 /** The body schema, for the OpenAPI document (infra/openapi). */

@@ -1,8 +1,9 @@
+import { BOOTSTRAP_MARKER } from '../shared/auth/roles';
 import { getItem, putNew } from '../shared/db/ops';
 import { createApiKey, findKeyBySecret } from '../shared/stores/keys';
 import { createOrganisation, createWorkspace, getWorkspace, type Workspace } from '../shared/stores/workspaces';
 
-const BOOTSTRAP_KEY = { pk: 'BOOTSTRAP', sk: 'BOOTSTRAP' };
+const BOOTSTRAP_KEY = BOOTSTRAP_MARKER;
 
 export interface BootstrapResult {
   organisationId: string;
@@ -12,7 +13,7 @@ export interface BootstrapResult {
 }
 
 /**
- * First start: one organisation, a `default` workspace and an admin key. Idempotent:
+ * First start: one organisation, a `default` workspace and an `org-admin` key with the `gateway` scope. Idempotent:
  * later calls return the same organisation and workspace and register `adminSecret`
  * (if given and unknown) instead of making a new key. Used by `npm start` and by the
  * deploy-time custom resource on AWS.
@@ -35,7 +36,8 @@ export async function bootstrap(adminSecret?: string): Promise<BootstrapResult> 
     name: 'bootstrap admin',
     workspaceId: workspace.id,
     organisationId: marker.organisation_id,
-    scopes: ['admin', 'gateway'],
+    role: 'org-admin',
+    scopes: ['gateway'],
     expiresAt: null,
     secret: adminSecret,
   });

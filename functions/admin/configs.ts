@@ -82,11 +82,11 @@ async function remove(req: GatewayRequest) {
 }
 
 export const configRoutes: Route[] = [
-  { method: 'POST', path: '/v1/configs', scope: 'admin', use: [idempotency], handler: create },
-  { method: 'GET', path: '/v1/configs', scope: 'admin', handler: list },
-  { method: 'GET', path: '/v1/configs/{idOrSlug}', scope: 'admin', handler: get },
-  { method: 'PUT', path: '/v1/configs/{idOrSlug}', scope: 'admin', handler: update },
-  { method: 'DELETE', path: '/v1/configs/{idOrSlug}', scope: 'admin', handler: remove },
+  { method: 'POST', path: '/v1/configs', access: 'workspace-admin', use: [idempotency], handler: create },
+  { method: 'GET', path: '/v1/configs', access: 'viewer', handler: list },
+  { method: 'GET', path: '/v1/configs/{idOrSlug}', access: 'viewer', handler: get },
+  { method: 'PUT', path: '/v1/configs/{idOrSlug}', access: 'workspace-admin', handler: update },
+  { method: 'DELETE', path: '/v1/configs/{idOrSlug}', access: 'workspace-admin', handler: remove },
 ];
 
 /** The body schemas, for the OpenAPI document (infra/openapi). */

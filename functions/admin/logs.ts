@@ -148,6 +148,6 @@ async function get(req: GatewayRequest) {
 }
 
 export const logRoutes: Route[] = [
-  { method: 'GET', path: '/v1/logs', scope: 'admin', handler: list },
-  { method: 'GET', path: '/v1/logs/{id}', scope: 'admin', handler: get },
+  { method: 'GET', path: '/v1/logs', access: 'member', handler: list },
+  { method: 'GET', path: '/v1/logs/{id}', access: 'member', handler: get },
 ];

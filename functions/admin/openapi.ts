@@ -14,4 +14,4 @@ async function openApiDocument(): Promise<HttpResponse> {
   return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: document };
 }
 
-export const openApiRoutes: Route[] = [{ method: 'GET', path: '/v1/openapi.json', scope: 'gateway', name: 'openapi', handler: openApiDocument }];
+export const openApiRoutes: Route[] = [{ method: 'GET', path: '/v1/openapi.json', access: 'member', name: 'openapi', handler: openApiDocument }];

@@ -162,12 +162,12 @@ async function catalog() {
 }
 
 export const providerRoutes: Route[] = [
-  { method: 'POST', path: '/v1/providers', scope: 'admin', use: [idempotency], handler: create },
-  { method: 'GET', path: '/v1/providers', scope: 'admin', handler: list },
-  { method: 'GET', path: '/v1/providers/catalog', scope: 'admin', handler: catalog },
-  { method: 'GET', path: '/v1/providers/{slug}', scope: 'admin', handler: get },
-  { method: 'PUT', path: '/v1/providers/{slug}', scope: 'admin', handler: update },
-  { method: 'DELETE', path: '/v1/providers/{slug}', scope: 'admin', handler: remove },
+  { method: 'POST', path: '/v1/providers', access: 'workspace-admin', use: [idempotency], handler: create },
+  { method: 'GET', path: '/v1/providers', access: 'viewer', handler: list },
+  { method: 'GET', path: '/v1/providers/catalog', access: 'viewer', handler: catalog },
+  { method: 'GET', path: '/v1/providers/{slug}', access: 'viewer', handler: get },
+  { method: 'PUT', path: '/v1/providers/{slug}', access: 'workspace-admin', handler: update },
+  { method: 'DELETE', path: '/v1/providers/{slug}', access: 'workspace-admin', handler: remove },
 ];
 
 /** The body schemas, for the OpenAPI document (infra/openapi). */

@@ -35,9 +35,9 @@ async function get(req: GatewayRequest) {
 }
 
 export const workspaceRoutes: Route[] = [
-  { method: 'POST', path: '/v1/workspaces', scope: 'admin', use: [idempotency], handler: create },
-  { method: 'GET', path: '/v1/workspaces', scope: 'admin', handler: list },
-  { method: 'GET', path: '/v1/workspaces/{id}', scope: 'admin', handler: get },
+  { method: 'POST', path: '/v1/workspaces', access: 'org-admin', use: [idempotency], handler: create },
+  { method: 'GET', path: '/v1/workspaces', access: 'org-admin', handler: list },
+  { method: 'GET', path: '/v1/workspaces/{id}', access: 'org-admin', handler: get },
 ];
 
 /** The body schema, for the OpenAPI document (infra/openapi). */

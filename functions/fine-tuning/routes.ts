@@ -64,9 +64,9 @@ async function events(req: GatewayRequest) {
 }
 
 export const fineTuningRoutes: Route[] = [
-  { method: 'POST', path: '/v1/fine_tuning/jobs', scope: 'gateway', name: 'fine_tuning.jobs.create', use: [idempotency], handler: create },
-  { method: 'GET', path: '/v1/fine_tuning/jobs', scope: 'gateway', name: 'fine_tuning.jobs.list', handler: list },
-  { method: 'GET', path: '/v1/fine_tuning/jobs/{fine_tuning_job_id}', scope: 'gateway', name: 'fine_tuning.jobs.retrieve', handler: retrieve },
-  { method: 'POST', path: '/v1/fine_tuning/jobs/{fine_tuning_job_id}/cancel', scope: 'gateway', name: 'fine_tuning.jobs.cancel', handler: cancel },
-  { method: 'GET', path: '/v1/fine_tuning/jobs/{fine_tuning_job_id}/events', scope: 'gateway', name: 'fine_tuning.jobs.events', handler: events },
+  { method: 'POST', path: '/v1/fine_tuning/jobs', access: 'gateway', name: 'fine_tuning.jobs.create', use: [idempotency], handler: create },
+  { method: 'GET', path: '/v1/fine_tuning/jobs', access: 'gateway', name: 'fine_tuning.jobs.list', handler: list },
+  { method: 'GET', path: '/v1/fine_tuning/jobs/{fine_tuning_job_id}', access: 'gateway', name: 'fine_tuning.jobs.retrieve', handler: retrieve },
+  { method: 'POST', path: '/v1/fine_tuning/jobs/{fine_tuning_job_id}/cancel', access: 'gateway', name: 'fine_tuning.jobs.cancel', handler: cancel },
+  { method: 'GET', path: '/v1/fine_tuning/jobs/{fine_tuning_job_id}/events', access: 'gateway', name: 'fine_tuning.jobs.events', handler: events },
 ];

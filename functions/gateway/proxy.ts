@@ -85,7 +85,7 @@ export const genericProxy = compose([logProxied], forwardToProvider);
 export const proxyRoutes: Route[] = (['GET', 'POST', 'PUT', 'DELETE'] as const).map((method) => ({
   method,
   path: '/v1/{proxy+}',
-  scope: 'gateway',
+  access: 'gateway',
   name: 'proxy',
   use: [logProxied],
   handler: forwardToProvider,

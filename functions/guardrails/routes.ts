@@ -115,12 +115,12 @@ async function remove(req: GatewayRequest) {
 }
 
 export const guardrailRoutes: Route[] = [
-  { method: 'POST', path: '/v1/guardrails', scope: 'admin', use: [idempotency], handler: create },
-  { method: 'GET', path: '/v1/guardrails', scope: 'admin', handler: list },
-  { method: 'GET', path: '/v1/guardrails/{idOrSlug}', scope: 'admin', handler: get },
-  { method: 'GET', path: '/v1/guardrails/{idOrSlug}/versions', scope: 'admin', handler: versions },
-  { method: 'PUT', path: '/v1/guardrails/{idOrSlug}', scope: 'admin', handler: update },
-  { method: 'DELETE', path: '/v1/guardrails/{idOrSlug}', scope: 'admin', handler: remove },
+  { method: 'POST', path: '/v1/guardrails', access: 'workspace-admin', use: [idempotency], handler: create },
+  { method: 'GET', path: '/v1/guardrails', access: 'viewer', handler: list },
+  { method: 'GET', path: '/v1/guardrails/{idOrSlug}', access: 'viewer', handler: get },
+  { method: 'GET', path: '/v1/guardrails/{idOrSlug}/versions', access: 'viewer', handler: versions },
+  { method: 'PUT', path: '/v1/guardrails/{idOrSlug}', access: 'workspace-admin', handler: update },
+  { method: 'DELETE', path: '/v1/guardrails/{idOrSlug}', access: 'workspace-admin', handler: remove },
 ];
 
 /** The body schemas, for the OpenAPI document (infra/openapi). */

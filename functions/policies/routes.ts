@@ -131,12 +131,12 @@ function routesFor<P extends Common>(kind: PolicyKind<P>): Route[] {
 
   const { base } = kind;
   return [
-    { method: 'POST', path: base, scope: 'admin', use: [idempotency], handler: create },
-    { method: 'GET', path: base, scope: 'admin', handler: list },
-    { method: 'GET', path: `${base}/{id}`, scope: 'admin', handler: get },
-    { method: 'PUT', path: `${base}/{id}`, scope: 'admin', handler: update },
-    { method: 'DELETE', path: `${base}/{id}`, scope: 'admin', handler: remove },
-    { method: 'POST', path: `${base}/{id}/archive`, scope: 'admin', handler: archive },
+    { method: 'POST', path: base, access: 'workspace-admin', use: [idempotency], handler: create },
+    { method: 'GET', path: base, access: 'viewer', handler: list },
+    { method: 'GET', path: `${base}/{id}`, access: 'viewer', handler: get },
+    { method: 'PUT', path: `${base}/{id}`, access: 'workspace-admin', handler: update },
+    { method: 'DELETE', path: `${base}/{id}`, access: 'workspace-admin', handler: remove },
+    { method: 'POST', path: `${base}/{id}/archive`, access: 'workspace-admin', handler: archive },
   ];
 }
 

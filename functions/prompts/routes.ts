@@ -126,18 +126,18 @@ async function publish(req: GatewayRequest) {
 }
 
 export const promptRoutes: Route[] = [
-  { method: 'POST', path: '/v1/prompts', scope: 'admin', name: 'prompts.create', use: [idempotency], handler: create },
-  { method: 'GET', path: '/v1/prompts', scope: 'gateway', name: 'prompts.list', handler: list },
-  { method: 'GET', path: '/v1/prompts/{promptId}', scope: 'gateway', name: 'prompts.get', handler: get },
-  { method: 'PUT', path: '/v1/prompts/{promptId}', scope: 'admin', name: 'prompts.update', use: [idempotency], handler: update },
-  { method: 'DELETE', path: '/v1/prompts/{promptId}', scope: 'admin', name: 'prompts.delete', handler: remove },
-  { method: 'GET', path: '/v1/prompts/{promptId}/versions', scope: 'gateway', name: 'prompts.versions', handler: versions },
-  { method: 'PUT', path: '/v1/prompts/{promptId}/versions/{version}/publish', scope: 'admin', name: 'prompts.publish', handler: publish },
-  { method: 'POST', path: '/v1/prompts/{promptId}/render', scope: 'gateway', name: 'prompts.render', handler: render },
+  { method: 'POST', path: '/v1/prompts', access: 'workspace-admin', name: 'prompts.create', use: [idempotency], handler: create },
+  { method: 'GET', path: '/v1/prompts', access: 'member', name: 'prompts.list', handler: list },
+  { method: 'GET', path: '/v1/prompts/{promptId}', access: 'member', name: 'prompts.get', handler: get },
+  { method: 'PUT', path: '/v1/prompts/{promptId}', access: 'workspace-admin', name: 'prompts.update', use: [idempotency], handler: update },
+  { method: 'DELETE', path: '/v1/prompts/{promptId}', access: 'workspace-admin', name: 'prompts.delete', handler: remove },
+  { method: 'GET', path: '/v1/prompts/{promptId}/versions', access: 'member', name: 'prompts.versions', handler: versions },
+  { method: 'PUT', path: '/v1/prompts/{promptId}/versions/{version}/publish', access: 'workspace-admin', name: 'prompts.publish', handler: publish },
+  { method: 'POST', path: '/v1/prompts/{promptId}/render', access: 'gateway', name: 'prompts.render', handler: render },
   {
     method: 'POST',
     path: '/v1/prompts/{promptId}/completions',
-    scope: 'gateway',
+    access: 'gateway',
     ...logged('prompts.completions', idempotency),
     handler: completions,
   },

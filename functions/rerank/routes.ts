@@ -4,4 +4,4 @@ import { rerank } from './rerank';
 import { idempotency } from '../shared/http/idempotency';
 
 /** The rerank endpoint group. */
-export const rerankRoutes: Route[] = [{ method: 'POST', path: '/v1/rerank', scope: 'gateway', ...logged('rerank', idempotency), handler: rerank }];
+export const rerankRoutes: Route[] = [{ method: 'POST', path: '/v1/rerank', access: 'gateway', ...logged('rerank', idempotency), handler: rerank }];

@@ -46,7 +46,6 @@ export class GatewayError extends Error {
 export const badRequest = (message: string, param: string | null = null, code: string | null = null) =>
   new GatewayError(400, 'invalid_request_error', message, param, code);
 export const unauthorized = (message: string, code = 'invalid_api_key') => new GatewayError(401, 'authentication_error', message, null, code);
-export const forbidden = (message: string) => new GatewayError(403, 'permission_error', message, null, 'insufficient_scope');
 export const notFound = (message: string, param: string | null = null) => new GatewayError(404, 'not_found_error', message, param, 'not_found');
 /**
  * The OpenAI and Anthropic SDKs retry 408, 409, 429 and every 5xx by default, unless the

@@ -70,9 +70,9 @@ async function remove(req: GatewayRequest) {
 const BASE = '/v1/prices';
 
 export const priceRoutes: Route[] = [
-  { method: 'POST', path: BASE, scope: 'admin', use: [idempotency], handler: create },
-  { method: 'GET', path: BASE, scope: 'admin', handler: list },
-  { method: 'GET', path: `${BASE}/{id}`, scope: 'admin', handler: get },
-  { method: 'PUT', path: `${BASE}/{id}`, scope: 'admin', handler: replace },
-  { method: 'DELETE', path: `${BASE}/{id}`, scope: 'admin', handler: remove },
+  { method: 'POST', path: BASE, access: 'workspace-admin', use: [idempotency], handler: create },
+  { method: 'GET', path: BASE, access: 'viewer', handler: list },
+  { method: 'GET', path: `${BASE}/{id}`, access: 'viewer', handler: get },
+  { method: 'PUT', path: `${BASE}/{id}`, access: 'workspace-admin', handler: replace },
+  { method: 'DELETE', path: `${BASE}/{id}`, access: 'workspace-admin', handler: remove },
 ];

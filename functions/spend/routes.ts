@@ -30,7 +30,7 @@ export function parseGroupBy(value: string | undefined): Dimension {
   );
 }
 
-const isOrganisationAdmin = (auth: AuthContext) => auth.scopes.includes('admin');
+const isOrganisationAdmin = (auth: AuthContext) => auth.role === 'org-admin';
 
 async function organisationWorkspaces(organisationId: string): Promise<string[]> {
   const ids: string[] = [];
@@ -44,7 +44,7 @@ async function organisationWorkspaces(organisationId: string): Promise<string[]>
 }
 
 /**
- * Whose spend a request reads. A key with the `admin` scope (an organisation admin): the
+ * Whose spend a request reads. An `org-admin` key: the
  * whole organisation, or the workspace `workspace_id` names (id or slug; one outside the
  * organisation is a 404, as in the policies API). Any other key: its own workspace only;
  * naming another is a 403, whether or not that workspace exists.
@@ -60,9 +60,9 @@ async function reportWorkspaces(req: GatewayRequest): Promise<{ workspaceId: str
     throw new GatewayError(
       403,
       'permission_error',
-      "A key without the `admin` scope reads its own workspace's spend only: omit `workspace_id` or name the key's workspace.",
+      "A key below `org-admin` reads its own workspace's spend only: omit `workspace_id` or name the key's workspace.",
       'workspace_id',
-      'insufficient_scope',
+      'insufficient_role',
     );
   }
   if (ref === undefined || ref === '') return { workspaceId: null, workspaceIds: await organisationWorkspaces(auth.organisationId) };
@@ -97,4 +97,4 @@ async function report(req: GatewayRequest) {
   });
 }
 
-export const spendRoutes: Route[] = [{ method: 'GET', path: '/v1/analytics/spend', scope: 'gateway', handler: report }];
+export const spendRoutes: Route[] = [{ method: 'GET', path: '/v1/analytics/spend', access: 'member', handler: report }];

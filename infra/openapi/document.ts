@@ -84,7 +84,7 @@ function bodySchemas(): Record<string, Json> {
 const ERROR_RESPONSES: Record<string, string> = {
   '400': 'Invalid request: `error.param` names the field.',
   '401': 'Missing or unknown gateway key (`x-gateway-api-key`).',
-  '403': 'The key lacks the scope this route needs.',
+  '403': "The key's role or scopes do not reach this route, or it names another workspace (`insufficient_role`).",
   '404': 'No such object in this workspace.',
   '429': 'A rate-limit policy refused the request (`retry-after`, `x-ratelimit-*`).',
   default: 'Any other error, in the same shape.',
@@ -144,7 +144,7 @@ function operation(o: Operation): Json {
     summary: o.summary,
     ...(o.description ? { description: o.description } : {}),
     tags: [groupForPath(o.path)],
-    'x-gateway-scope': o.scope,
+    'x-gateway-access': o.access,
     ...(parameters.length ? { parameters } : {}),
     ...(requestBody ? { requestBody } : {}),
     responses,
@@ -187,7 +187,8 @@ export function buildOpenApiDocument(): Json {
           type: 'apiKey',
           in: 'header',
           name: 'x-gateway-api-key',
-          description: 'A gateway key. Routes marked `x-gateway-scope: admin` need a key with the admin scope.',
+          description:
+            'A gateway key. `x-gateway-access` on each operation names what it needs: `gateway` (model traffic: the gateway scope and a role other than viewer), or the roles `member` (every role), `viewer` (viewer and the admins), `workspace-admin`, `org-admin`.',
         },
       },
       parameters: {

@@ -28,7 +28,7 @@ import { createSchema as promptCreate, runSchema as promptRun, updateSchema as p
 import { rerankBodySchema } from '../../functions/rerank/schema';
 import { FILE_PURPOSES, MAX_EXPIRY_SECONDS, MIN_EXPIRY_SECONDS } from '../../functions/files/types';
 import { gatewayConfigSchema } from '../../functions/shared/gateway-config';
-import type { HttpMethod, Scope } from '../../functions/shared/http/types';
+import type { Access, HttpMethod } from '../../functions/shared/http/types';
 import { INDEXED_METADATA_KEYS } from '../../functions/shared/tables';
 import { GRANULARITIES } from '../../functions/spend/periods';
 
@@ -52,7 +52,7 @@ export interface Operation {
   method: HttpMethod;
   /** As in the route table; a final `{proxy+}` matches the rest of the path. */
   path: string;
-  scope: Scope;
+  access: Access;
   summary: string;
   description?: string;
   /** A named JSON body (a component schema), or a body the gateway passes through unread. */
@@ -88,10 +88,10 @@ const workspaceId: QueryParameter = {
   description: "Another workspace of the key's organisation (admin keys); default the key's own.",
 };
 
-const op = (method: HttpMethod, path: string, scope: Scope, summary: string, answer: Answer, rest: Partial<Operation> = {}): Operation => ({
+const op = (method: HttpMethod, path: string, access: Access, summary: string, answer: Answer, rest: Partial<Operation> = {}): Operation => ({
   method,
   path,
-  scope,
+  access,
   summary,
   answer,
   ...rest,
@@ -109,8 +109,8 @@ function policyOperations(
 ): Operation[] {
   const inWorkspace = { query: [workspaceId] };
   return [
-    op('POST', base, 'admin', `Create a ${noun.one}`, 'object', body(`${schemaName}Create`, create)),
-    op('GET', base, 'admin', `List ${noun.many}`, 'object', {
+    op('POST', base, 'workspace-admin', `Create a ${noun.one}`, 'object', body(`${schemaName}Create`, create)),
+    op('GET', base, 'viewer', `List ${noun.many}`, 'object', {
       query: [
         workspaceId,
         { name: 'status', type: 'string', description: '`active` or `archived`.' },
@@ -119,10 +119,10 @@ function policyOperations(
         { name: 'current_page', type: 'integer', description: 'Page number, from 0.' },
       ],
     }),
-    op('GET', `${base}/{id}`, 'admin', `Retrieve a ${noun.one}`, 'object', inWorkspace),
-    op('PUT', `${base}/{id}`, 'admin', `Update a ${noun.one}`, 'object', { ...body(`${schemaName}Update`, update), ...inWorkspace }),
-    op('DELETE', `${base}/{id}`, 'admin', `Delete a ${noun.one}`, 'object', inWorkspace),
-    op('POST', `${base}/{id}/archive`, 'admin', `Archive a ${noun.one}`, 'object', inWorkspace),
+    op('GET', `${base}/{id}`, 'viewer', `Retrieve a ${noun.one}`, 'object', inWorkspace),
+    op('PUT', `${base}/{id}`, 'workspace-admin', `Update a ${noun.one}`, 'object', { ...body(`${schemaName}Update`, update), ...inWorkspace }),
+    op('DELETE', `${base}/{id}`, 'workspace-admin', `Delete a ${noun.one}`, 'object', inWorkspace),
+    op('POST', `${base}/{id}/archive`, 'workspace-admin', `Archive a ${noun.one}`, 'object', inWorkspace),
   ];
 }
 
@@ -225,29 +225,36 @@ export const OPERATIONS: readonly Operation[] = [
   ),
 
   // admin
-  op('POST', '/v1/workspaces', 'admin', 'Create a workspace', 'object', body('WorkspaceCreate', workspaceCreate)),
-  op('GET', '/v1/workspaces', 'admin', "List the organisation's workspaces", 'list', { query: page }),
-  op('GET', '/v1/workspaces/{id}', 'admin', 'Retrieve a workspace', 'object'),
-  op('POST', '/v1/api-keys', 'admin', 'Create a gateway key (the secret is shown once)', 'object', body('ApiKeyCreate', apiKeyCreate)),
-  op('GET', '/v1/api-keys', 'admin', 'List gateway keys', 'list', { query: [...page, workspaceId] }),
-  op('GET', '/v1/api-keys/{id}', 'admin', 'Retrieve a gateway key', 'object', { query: [workspaceId] }),
-  op('PUT', '/v1/api-keys/{id}', 'admin', "Change a gateway key's name or default config", 'object', {
+  op('POST', '/v1/workspaces', 'org-admin', 'Create a workspace', 'object', body('WorkspaceCreate', workspaceCreate)),
+  op('GET', '/v1/workspaces', 'org-admin', "List the organisation's workspaces", 'list', { query: page }),
+  op('GET', '/v1/workspaces/{id}', 'org-admin', 'Retrieve a workspace', 'object'),
+  op('POST', '/v1/api-keys', 'workspace-admin', 'Create a gateway key (the secret is shown once)', 'object', body('ApiKeyCreate', apiKeyCreate)),
+  op('GET', '/v1/api-keys', 'viewer', 'List gateway keys', 'list', { query: [...page, workspaceId] }),
+  op('GET', '/v1/api-keys/{id}', 'viewer', 'Retrieve a gateway key', 'object', { query: [workspaceId] }),
+  op('PUT', '/v1/api-keys/{id}', 'workspace-admin', "Change a gateway key's name or default config", 'object', {
     query: [workspaceId],
     ...body('ApiKeyUpdate', apiKeyUpdate),
   }),
-  op('DELETE', '/v1/api-keys/{id}', 'admin', 'Revoke a gateway key', 'deleted', { query: [workspaceId] }),
-  op('POST', '/v1/providers', 'admin', 'Create a managed provider (credentials encrypted, never returned)', 'object', body('ProviderCreate', providerCreate)),
-  op('GET', '/v1/providers', 'admin', 'List managed providers', 'list', { query: page }),
-  op('GET', '/v1/providers/catalog', 'admin', 'List every provider the gateway speaks to: its routes, auth and required settings', 'list'),
-  op('GET', '/v1/providers/{slug}', 'admin', 'Retrieve a managed provider', 'object'),
-  op('PUT', '/v1/providers/{slug}', 'admin', 'Update a managed provider', 'object', body('ProviderUpdate', providerUpdate)),
-  op('DELETE', '/v1/providers/{slug}', 'admin', 'Delete a managed provider', 'deleted'),
-  op('POST', '/v1/configs', 'admin', 'Save a config', 'object', body('ConfigCreate', configBody(configCreate))),
-  op('GET', '/v1/configs', 'admin', 'List saved configs', 'list', { query: page }),
-  op('GET', '/v1/configs/{idOrSlug}', 'admin', 'Retrieve a saved config', 'object'),
-  op('PUT', '/v1/configs/{idOrSlug}', 'admin', 'Update a saved config', 'object', body('ConfigUpdate', configBody(configUpdate))),
-  op('DELETE', '/v1/configs/{idOrSlug}', 'admin', 'Delete a saved config', 'deleted'),
-  op('GET', '/v1/logs', 'admin', 'List request logs, newest first', 'list', {
+  op('DELETE', '/v1/api-keys/{id}', 'workspace-admin', 'Revoke a gateway key', 'deleted', { query: [workspaceId] }),
+  op(
+    'POST',
+    '/v1/providers',
+    'workspace-admin',
+    'Create a managed provider (credentials encrypted, never returned)',
+    'object',
+    body('ProviderCreate', providerCreate),
+  ),
+  op('GET', '/v1/providers', 'viewer', 'List managed providers', 'list', { query: page }),
+  op('GET', '/v1/providers/catalog', 'viewer', 'List every provider the gateway speaks to: its routes, auth and required settings', 'list'),
+  op('GET', '/v1/providers/{slug}', 'viewer', 'Retrieve a managed provider', 'object'),
+  op('PUT', '/v1/providers/{slug}', 'workspace-admin', 'Update a managed provider', 'object', body('ProviderUpdate', providerUpdate)),
+  op('DELETE', '/v1/providers/{slug}', 'workspace-admin', 'Delete a managed provider', 'deleted'),
+  op('POST', '/v1/configs', 'workspace-admin', 'Save a config', 'object', body('ConfigCreate', configBody(configCreate))),
+  op('GET', '/v1/configs', 'viewer', 'List saved configs', 'list', { query: page }),
+  op('GET', '/v1/configs/{idOrSlug}', 'viewer', 'Retrieve a saved config', 'object'),
+  op('PUT', '/v1/configs/{idOrSlug}', 'workspace-admin', 'Update a saved config', 'object', body('ConfigUpdate', configBody(configUpdate))),
+  op('DELETE', '/v1/configs/{idOrSlug}', 'workspace-admin', 'Delete a saved config', 'deleted'),
+  op('GET', '/v1/logs', 'member', 'List request logs, newest first', 'list', {
     query: [
       ...page,
       { name: 'trace_id', type: 'string', description: 'Only the records of this trace id.' },
@@ -263,10 +270,10 @@ export const OPERATIONS: readonly Operation[] = [
       })),
     ],
   }),
-  op('GET', '/v1/logs/{id}', 'admin', 'Retrieve a request log record', 'object'),
-  op('GET', '/v1/analytics/spend', 'gateway', 'Spend report: requests, tokens and cost per period and group', 'object', {
+  op('GET', '/v1/logs/{id}', 'member', 'Retrieve a request log record', 'object'),
+  op('GET', '/v1/analytics/spend', 'member', 'Spend report: requests, tokens and cost per period and group', 'object', {
     description:
-      'Summed from hourly counters kept as requests are logged. A key with the admin scope reads its organisation (or the workspace `workspace_id` names); any other key reads its own workspace. `data` has one row per period and group with requests (sparse), `totals` their sums.',
+      'Summed from hourly counters kept as requests are logged. An `org-admin` key reads its organisation (or the workspace `workspace_id` names); any other key reads its own workspace. `data` has one row per period and group with requests (sparse), `totals` their sums.',
     query: [
       {
         name: 'group_by',
@@ -292,15 +299,15 @@ export const OPERATIONS: readonly Operation[] = [
       },
     ],
   }),
-  op('GET', '/v1/openapi.json', 'gateway', 'This OpenAPI document', 'object', { description: 'Needs a gateway key of any scope.' }),
+  op('GET', '/v1/openapi.json', 'member', 'This OpenAPI document', 'object', { description: 'Needs a gateway key of any role.' }),
 
   // guardrails
-  op('POST', '/v1/guardrails', 'admin', 'Create a guardrail', 'object', body('GuardrailCreate', guardrailCreate)),
-  op('GET', '/v1/guardrails', 'admin', 'List guardrails', 'list', { query: [...page, workspaceId] }),
-  op('GET', '/v1/guardrails/{idOrSlug}', 'admin', 'Retrieve a guardrail (latest version)', 'object'),
-  op('GET', '/v1/guardrails/{idOrSlug}/versions', 'admin', "List a guardrail's versions", 'list'),
-  op('PUT', '/v1/guardrails/{idOrSlug}', 'admin', 'Update a guardrail (new version)', 'object', body('GuardrailUpdate', guardrailUpdate)),
-  op('DELETE', '/v1/guardrails/{idOrSlug}', 'admin', 'Delete a guardrail', 'deleted'),
+  op('POST', '/v1/guardrails', 'workspace-admin', 'Create a guardrail', 'object', body('GuardrailCreate', guardrailCreate)),
+  op('GET', '/v1/guardrails', 'viewer', 'List guardrails', 'list', { query: [...page, workspaceId] }),
+  op('GET', '/v1/guardrails/{idOrSlug}', 'viewer', 'Retrieve a guardrail (latest version)', 'object'),
+  op('GET', '/v1/guardrails/{idOrSlug}/versions', 'viewer', "List a guardrail's versions", 'list'),
+  op('PUT', '/v1/guardrails/{idOrSlug}', 'workspace-admin', 'Update a guardrail (new version)', 'object', body('GuardrailUpdate', guardrailUpdate)),
+  op('DELETE', '/v1/guardrails/{idOrSlug}', 'workspace-admin', 'Delete a guardrail', 'deleted'),
 
   // policies: rate limits and budgets share their routes and rules
   ...policyOperations('/v1/policies/rate-limits', { one: 'rate-limit policy', many: 'rate-limit policies' }, 'RateLimitPolicy', policyCreate, policyUpdate, [
@@ -310,22 +317,25 @@ export const OPERATIONS: readonly Operation[] = [
   ...policyOperations('/v1/policies/budgets', { one: 'budget', many: 'budgets' }, 'Budget', budgetCreate, budgetUpdate),
 
   // prices
-  op('POST', '/v1/prices', 'admin', 'Create a price override for a provider and model', 'object', body('PriceOverrideCreate', priceCreate)),
-  op('GET', '/v1/prices', 'admin', "List a workspace's price overrides", 'list', { query: [workspaceId] }),
-  op('GET', '/v1/prices/{id}', 'admin', 'Retrieve a price override', 'object', { query: [workspaceId] }),
-  op('PUT', '/v1/prices/{id}', 'admin', "Replace a price override's prices", 'object', { ...body('PriceOverrideUpdate', priceUpdate), query: [workspaceId] }),
-  op('DELETE', '/v1/prices/{id}', 'admin', 'Delete a price override', 'deleted', { query: [workspaceId] }),
+  op('POST', '/v1/prices', 'workspace-admin', 'Create a price override for a provider and model', 'object', body('PriceOverrideCreate', priceCreate)),
+  op('GET', '/v1/prices', 'viewer', "List a workspace's price overrides", 'list', { query: [workspaceId] }),
+  op('GET', '/v1/prices/{id}', 'viewer', 'Retrieve a price override', 'object', { query: [workspaceId] }),
+  op('PUT', '/v1/prices/{id}', 'workspace-admin', "Replace a price override's prices", 'object', {
+    ...body('PriceOverrideUpdate', priceUpdate),
+    query: [workspaceId],
+  }),
+  op('DELETE', '/v1/prices/{id}', 'workspace-admin', 'Delete a price override', 'deleted', { query: [workspaceId] }),
 
   // prompts
-  op('POST', '/v1/prompts', 'admin', 'Create a prompt template', 'object', body('PromptCreate', promptCreate)),
-  op('GET', '/v1/prompts', 'gateway', 'List prompt templates', 'list', {
+  op('POST', '/v1/prompts', 'workspace-admin', 'Create a prompt template', 'object', body('PromptCreate', promptCreate)),
+  op('GET', '/v1/prompts', 'member', 'List prompt templates', 'list', {
     query: [...page, { name: 'collection_id', type: 'string', description: 'Only prompts of this collection.' }],
   }),
-  op('GET', '/v1/prompts/{promptId}', 'gateway', 'Retrieve a prompt (`id`, `slug`, `@latest` or `@<n>`)', 'object'),
-  op('PUT', '/v1/prompts/{promptId}', 'admin', 'Update a prompt (new version)', 'object', body('PromptUpdate', promptUpdate)),
-  op('DELETE', '/v1/prompts/{promptId}', 'admin', 'Delete a prompt', 'deleted'),
-  op('GET', '/v1/prompts/{promptId}/versions', 'gateway', "List a prompt's versions", 'list', { query: page }),
-  op('PUT', '/v1/prompts/{promptId}/versions/{version}/publish', 'admin', 'Publish a version', 'object'),
+  op('GET', '/v1/prompts/{promptId}', 'member', 'Retrieve a prompt (`id`, `slug`, `@latest` or `@<n>`)', 'object'),
+  op('PUT', '/v1/prompts/{promptId}', 'workspace-admin', 'Update a prompt (new version)', 'object', body('PromptUpdate', promptUpdate)),
+  op('DELETE', '/v1/prompts/{promptId}', 'workspace-admin', 'Delete a prompt', 'deleted'),
+  op('GET', '/v1/prompts/{promptId}/versions', 'member', "List a prompt's versions", 'list', { query: page }),
+  op('PUT', '/v1/prompts/{promptId}/versions/{version}/publish', 'workspace-admin', 'Publish a version', 'object'),
   op('POST', '/v1/prompts/{promptId}/render', 'gateway', 'Render a prompt into a chat-completion body', 'object', body('PromptRun', promptRun)),
   op('POST', '/v1/prompts/{promptId}/completions', 'gateway', 'Run a prompt through the gateway', 'stream', body('PromptRun', promptRun)),
 

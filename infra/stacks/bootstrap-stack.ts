@@ -50,7 +50,7 @@ export class BootstrapStack extends Stack {
     CrossStackReferences.of(this).consume(ReferenceStrength.STRONG);
 
     this.adminKeySecret = new Secret(this, 'AdminKeySecret', {
-      description: `AI gateway (${props.stage}): the bootstrap admin key (send it as x-gateway-api-key; scopes admin and gateway)`,
+      description: `AI gateway (${props.stage}): the bootstrap admin key (send it as x-gateway-api-key; role org-admin, scope gateway)`,
       generateSecretString: { passwordLength: ADMIN_KEY_LENGTH, excludePunctuation: true, includeSpace: false, requireEachIncludedType: true },
       // The control table keeps the key's hash after a teardown; the secret is its only copy.
       removalPolicy: RemovalPolicy.RETAIN,

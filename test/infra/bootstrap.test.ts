@@ -282,10 +282,10 @@ describe('bootstrap custom resource function', () => {
     );
     expect(sm.headers['x-amz-date']).toMatch(/^\d{8}T\d{6}Z$/);
 
-    // The key works as an admin key (auth looks keys up exactly like this).
+    // The key works as the organisation's admin key, with model traffic (auth looks keys up exactly like this).
     const key = await findKeyBySecret(SECRET);
-    expect(key).toMatchObject({ status: 'active', workspace_id: response.Data!.WorkspaceId, organisation_id: response.Data!.OrganisationId, expires_at: null });
-    expect(key!.scopes).toEqual(expect.arrayContaining(['admin', 'gateway']));
+    expect(key).toMatchObject({ role: 'org-admin', status: 'active', workspace_id: response.Data!.WorkspaceId, organisation_id: response.Data!.OrganisationId, expires_at: null });
+    expect(key!.scopes).toEqual(['gateway']);
 
     // The key appears nowhere: not in the response, not in the logs.
     expect(JSON.stringify(sent.body)).not.toContain(SECRET);

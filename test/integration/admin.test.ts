@@ -81,7 +81,7 @@ describe('api keys: authentication', () => {
     expect(JSON.stringify(await scanControlTable())).not.toContain(secret);
   });
 
-  it('403 for a gateway-scoped key on admin routes', async () => {
+  it('403 insufficient_role for a member (gateway) key on admin routes', async () => {
     const created = await call(gw, 'POST', '/v1/api-keys', { body: { name: 'data plane', scopes: ['gateway'] } });
     for (const [method, path] of [
       ['GET', '/v1/api-keys'],
@@ -92,7 +92,7 @@ describe('api keys: authentication', () => {
     ] as const) {
       const res = await call(gw, method, path, { key: created.body.secret, body: method === 'POST' ? { name: 'x' } : undefined });
       expect(res.status, `${method} ${path}`).toBe(403);
-      expect(errorOf(res)).toMatchObject({ type: 'permission_error', code: 'insufficient_scope' });
+      expect(errorOf(res)).toMatchObject({ type: 'permission_error', code: 'insufficient_role' });
     }
   });
 
@@ -154,7 +154,9 @@ describe('api keys: authentication', () => {
       [{}, 'name'],
       [{ name: '' }, 'name'],
       [{ name: 'x', scopes: ['root'] }, 'scopes[0]'],
-      [{ name: 'x', scopes: [] }, 'scopes'],
+      [{ name: 'x', scopes: ['gateway', 'gateway', 'gateway'] }, 'scopes'],
+      [{ name: 'x', role: 'root' }, 'role'],
+      [{ name: 'x', role: 'viewer', scopes: ['admin'] }, 'scopes'],
       [{ name: 'x', expires_at: now - 10 }, 'expires_at'],
       [{ name: 'x', expires_at: now }, 'expires_at'],
       [{ name: 'x', expires_at: 'tomorrow' }, 'expires_at'],

@@ -43,7 +43,7 @@ function input(headers: Record<string, string>, body: Partial<ChatRequest>): { r
     headers,
     traceId: 'chat-core-test',
     context: newRequestContext('chat-core-test'),
-    auth: { keyId: 'chat-core-test', workspaceId: gw.workspaceId, organisationId: gw.organisationId, scopes: ['gateway'] },
+    auth: { keyId: 'chat-core-test', workspaceId: gw.workspaceId, organisationId: gw.organisationId, role: 'member', scopes: ['gateway'] },
     receivedAt: Date.now(),
   };
   return { req, body: chat, log: { route: 'test', status: 500, stream: false, retries: 0, attempts: [], metadata: {} } };

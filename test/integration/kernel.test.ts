@@ -145,7 +145,7 @@ describe('response streaming through the local Lambda shim', () => {
       {
         method: 'GET',
         path: '/v1/stream',
-        scope: 'gateway',
+        access: 'gateway',
         handler: async () => {
           const sse = new SseWriter();
           void (async () => {
@@ -162,7 +162,7 @@ describe('response streaming through the local Lambda shim', () => {
       {
         method: 'GET',
         path: '/v1/boom',
-        scope: 'gateway',
+        access: 'gateway',
         handler: async () => {
           throw new Error('secret internals at /srv/app.ts:12');
         },
@@ -170,7 +170,7 @@ describe('response streaming through the local Lambda shim', () => {
       {
         method: 'GET',
         path: '/v1/guarded/{id}',
-        scope: 'gateway',
+        access: 'gateway',
         use: [
           async (req, next) => {
             middlewareCalls.push(`outer:${req.params.id}:${req.auth.workspaceId ? 'authenticated' : 'anonymous'}`);
@@ -188,7 +188,7 @@ describe('response streaming through the local Lambda shim', () => {
       {
         method: 'GET',
         path: '/v1/binary',
-        scope: 'gateway',
+        access: 'gateway',
         handler: async () => {
           const body = new PassThrough();
           body.end(Buffer.from([0, 1, 2, 255]));

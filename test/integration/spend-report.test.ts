@@ -296,9 +296,10 @@ describe('an organisation admin’s spend report', () => {
     const bySlug = await settledReport(gw.adminKey, `group_by=provider&workspace_id=${b.slug}&${RANGE()}`, sentB);
     expect(bySlug.body.workspace_id).toBe(b.id);
     expect(sorted(bySlug.body.data)).toEqual(expected(recordsB, (r) => r.provider, 86_400));
-    // Any admin-scoped key is an organisation admin: A's reads B by id.
+    // A's admin key is a workspace admin of A (docs/api.md, "Roles and migration"): B is not its to read.
     const fromA = await spend(a.admin, `group_by=provider&workspace_id=${b.id}&${RANGE()}`);
-    expect(fromA.body.data).toEqual(bySlug.body.data);
+    expect(fromA.status).toBe(403);
+    expect(errorOf(fromA)).toMatchObject({ type: 'permission_error', code: 'insufficient_role', param: 'workspace_id' });
     const missing = await spend(gw.adminKey, `workspace_id=ws_missing_${run}`);
     expect(missing.status).toBe(404);
     expect(errorOf(missing)).toMatchObject({ type: 'not_found_error', param: 'workspace_id' });

@@ -30,7 +30,7 @@ function documentOperations(doc: Json) {
 describe('the OpenAPI document', () => {
   const doc = buildOpenApiDocument() as Json;
 
-  it('lists exactly the routes of the endpoint groups, with their group and scope', async () => {
+  it('lists exactly the routes of the endpoint groups, with their group and access', async () => {
     const routes = await routeTable();
     const operations = new Map(documentOperations(doc).map((o) => [o.key, o.operation]));
     const routeKeys = routes.map(({ route }) => `${route.method} ${openApiPath(route.path)}`);
@@ -38,10 +38,10 @@ describe('the OpenAPI document', () => {
     expect([...operations.keys()].sort()).toEqual([...routeKeys].sort());
     for (const { group, route } of routes) {
       const operation = operations.get(`${route.method} ${openApiPath(route.path)}`)!;
-      expect({ route: `${route.method} ${route.path}`, tags: operation.tags, scope: operation['x-gateway-scope'] }).toEqual({
+      expect({ route: `${route.method} ${route.path}`, tags: operation.tags, access: operation['x-gateway-access'] }).toEqual({
         route: `${route.method} ${route.path}`,
         tags: [group],
-        scope: route.scope,
+        access: route.access,
       });
     }
   });

@@ -69,7 +69,13 @@ export async function engineRequest(context: RequestContext, record: RunRecord):
     // The run's id, so its calls' request logs are found under it (GET /v1/logs?trace_id=).
     traceId: record.run.id,
     context,
-    auth: { keyId: ENGINE_KEY_ID, workspaceId: record.workspaceId, organisationId: await organisationOf(record.workspaceId), scopes: ['gateway'] },
+    auth: {
+      keyId: ENGINE_KEY_ID,
+      workspaceId: record.workspaceId,
+      organisationId: await organisationOf(record.workspaceId),
+      role: 'member',
+      scopes: ['gateway'],
+    },
     receivedAt: Date.now(),
   };
 }

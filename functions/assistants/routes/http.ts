@@ -33,7 +33,7 @@ const CREATING_MIDDLEWARE = [managedProviderOnly, idempotency];
  */
 export function route(method: HttpMethod, path: string, handler: Handler, options: { creates?: boolean } = {}): Route {
   const use = options.creates ? CREATING_MIDDLEWARE : ASSISTANT_MIDDLEWARE;
-  return { method, path, scope: 'gateway', use, handler: (req) => handler(req, { workspaceId: req.auth.workspaceId }) };
+  return { method, path, access: 'gateway', use, handler: (req) => handler(req, { workspaceId: req.auth.workspaceId }) };
 }
 
 /** A JSON body (an empty body counts as `{}`), tool types checked, then parsed by `schema`. */

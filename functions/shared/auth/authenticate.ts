@@ -1,9 +1,10 @@
 import { config } from '../config';
-import { forbidden, unauthorized } from '../errors';
+import { unauthorized } from '../errors';
 import type { AuthContext, Scope } from '../http/types';
 import { findKeyBySecret, type ApiKeyRecord } from '../stores/keys';
 import { TtlCache } from '../stores/ttl-cache';
 import { hashApiKey } from './keys';
+import { roleOf } from './roles';
 
 /**
  * Verifies `x-gateway-api-key`. Verified keys are cached per container for
@@ -12,13 +13,20 @@ import { hashApiKey } from './keys';
  * working within that TTL (docs/settings.md documents it). Unknown keys are cached for 5 s too, so
  * a flood of bad keys cannot hammer DynamoDB; concurrent first uses of a key share one read.
  */
-const cache = new TtlCache<ApiKeyRecord>(() => config().authCacheTtlMs, 10_000, 5_000);
+/** A stored key with what the gateway reads of it: its role (stored or legacy) and its scopes without the legacy `admin`. */
+type VerifiedKey = ApiKeyRecord & { effectiveRole: AuthContext['role']; grantedScopes: Scope[] };
+
+const cache = new TtlCache<VerifiedKey>(() => config().authCacheTtlMs, 10_000, 5_000);
 
 export function clearAuthCache(): void {
   cache.clear();
 }
 
-const lookup = (secret: string): Promise<ApiKeyRecord | undefined> => cache.get(hashApiKey(secret), () => findKeyBySecret(secret));
+const lookup = (secret: string): Promise<VerifiedKey | undefined> =>
+  cache.get(hashApiKey(secret), async () => {
+    const record = await findKeyBySecret(secret);
+    return record && { ...record, effectiveRole: await roleOf(record), grantedScopes: record.scopes.filter((scope): scope is Scope => scope === 'gateway') };
+  });
 
 /** Where the gateway key was read from: its own header, or a client's only key header. */
 export type KeyHeader = 'x-gateway-api-key' | 'x-api-key' | 'x-goog-api-key' | 'authorization' | 'query';
@@ -45,11 +53,11 @@ export function gatewayKeyFrom(headers: Record<string, string>, queryKey?: strin
 }
 
 /**
- * Verify the request's gateway key. A key read from `x-api-key`, `x-goog-api-key` or
+ * Verify the request's gateway key (what it may do is checked by `authorize`, roles.ts). A key read from `x-api-key`, `x-goog-api-key` or
  * `Authorization` is removed from `headers`, so nothing downstream forwards it upstream,
  * takes it for a provider key or logs it (the caller removes a `?key=` it passed).
  */
-export async function authenticate(headers: Record<string, string>, required: Scope, queryKey?: string): Promise<AuthContext> {
+export async function authenticate(headers: Record<string, string>, queryKey?: string): Promise<AuthContext> {
   const found = gatewayKeyFrom(headers, queryKey);
   if (!found) {
     throw unauthorized(
@@ -70,14 +78,12 @@ export async function authenticate(headers: Record<string, string>, required: Sc
   if (record.expires_at !== null && record.expires_at * 1000 <= Date.now()) {
     throw unauthorized('This gateway API key has expired.', 'expired_api_key');
   }
-  if (!record.scopes.includes(required) && !record.scopes.includes('admin')) {
-    throw forbidden(`This gateway API key lacks the \`${required}\` scope required by this route.`);
-  }
   return {
     keyId: record.id,
     workspaceId: record.workspace_id,
     organisationId: record.organisation_id,
-    scopes: record.scopes,
+    role: record.effectiveRole,
+    scopes: record.grantedScopes,
     defaultConfig: record.default_config ?? undefined,
   };
 }

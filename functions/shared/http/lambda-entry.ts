@@ -2,6 +2,7 @@ import { finished, Readable, type Writable } from 'node:stream';
 import { isMainThread } from 'node:worker_threads';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { authenticate } from '../auth/authenticate';
+import { authorize, checkWorkspaceRef } from '../auth/roles';
 import { config } from '../config';
 import { asGatewayError, callerClosedRequest, GatewayError, payloadTooLarge } from '../errors';
 import { ID_PREFIX, newId } from '../ids';
@@ -70,11 +71,13 @@ export async function handleEvent(group: GroupRouter, event: APIGatewayProxyEven
     if (req.body.length > config().maxBodyBytes) throw payloadTooLarge(config().maxBodyBytes);
     const keyParam = match.kind === 'match' ? match.route.keyInQuery : undefined;
     // The key is checked on every route, known or not, so routes cannot be probed anonymously.
-    req.auth = await authenticate(headers, match.kind === 'match' ? match.route.scope : 'gateway', keyParam ? req.query[keyParam] : undefined);
+    req.auth = await authenticate(headers, keyParam ? req.query[keyParam] : undefined);
     if (keyParam) dropQueryParam(req, keyParam);
     ctx.workspaceId = req.auth.workspaceId;
     if (match.kind === 'not_found') throw routeNotFound(method, path);
     if (match.kind === 'method_not_allowed') throw methodNotAllowed(method, path, match.allowed);
+    authorize(req.auth, match.route.access);
+    if (match.route.access !== 'gateway') await checkNamedWorkspaces(req);
     if (match.oversized) throw oversizedParam(match.oversized, match.params[match.oversized]!);
     ctx.route = match.route.name ?? `${match.route.method} ${match.route.path}`;
     req.params = match.params;
@@ -88,6 +91,23 @@ export async function handleEvent(group: GroupRouter, event: APIGatewayProxyEven
     }
     return shapeError(gatewayError);
   }
+}
+
+/**
+ * The workspaces a control-plane request names, as `?workspace_id` or as a JSON body's
+ * `workspace_id`: below `org-admin`, only the key's own (roles.ts). A body that is not a
+ * JSON object is left to the route to refuse.
+ */
+async function checkNamedWorkspaces(req: GatewayRequest): Promise<void> {
+  await checkWorkspaceRef(req.auth, req.query.workspace_id, 'workspace_id');
+  if (req.auth.role === 'org-admin' || req.body.length === 0) return;
+  let body: unknown;
+  try {
+    body = req.json();
+  } catch {
+    return;
+  }
+  if (body && typeof body === 'object' && 'workspace_id' in body) await checkWorkspaceRef(req.auth, body.workspace_id, 'workspace_id');
 }
 
 /** A secret passed in the query string is not kept: nothing downstream forwards, hashes or logs it. */

@@ -4,12 +4,20 @@ import type { RequestContext } from '../telemetry/context';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-export type Scope = 'admin' | 'gateway';
+/** What a key may do besides its role: `gateway` is model traffic. */
+export type Scope = 'gateway';
+
+/** What a key may manage, lowest first: functions/shared/auth/roles.ts. */
+export type Role = 'viewer' | 'member' | 'workspace-admin' | 'org-admin';
+
+/** What a route needs: `gateway` (model traffic), or the role level that may use it (which roles each admits: functions/shared/auth/roles.ts). */
+export type Access = 'gateway' | Role;
 
 export interface AuthContext {
   keyId: string;
   workspaceId: string;
   organisationId: string;
+  role: Role;
   scopes: readonly Scope[];
   /** The key's default config (a saved config's id or slug, or inline JSON), used when a request names no provider. */
   defaultConfig?: string;
@@ -65,7 +73,7 @@ export interface Route {
   method: HttpMethod;
   /** `/v1/things/{id}`; a final `{proxy+}` matches the rest of the path. */
   path: string;
-  scope: Scope;
+  access: Access;
   /** Name used in logs and metrics; defaults to `METHOD path`. */
   name?: string;
   /** Run around `handler`, the first one outermost. */

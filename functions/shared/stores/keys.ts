@@ -2,7 +2,7 @@ import { ddb, tableName } from '../db/client';
 import { getItem, putNew, updateItem } from '../db/ops';
 import { listPage, type Page, type PageRequest } from '../db/list';
 import { generateApiKey, hashApiKey } from '../auth/keys';
-import type { Scope } from '../http/types';
+import type { Role, Scope } from '../http/types';
 import { ID_PREFIX, newId } from '../ids';
 import { GSI1 } from '../tables';
 
@@ -11,7 +11,10 @@ export interface ApiKeyRecord {
   name: string;
   workspace_id: string;
   organisation_id: string;
-  scopes: Scope[];
+  /** Absent on keys made before roles: functions/shared/auth/roles.ts reads their `admin` scope. */
+  role?: Role;
+  /** `admin` only on keys made before roles. */
+  scopes: (Scope | 'admin')[];
   status: 'active' | 'revoked';
   /** Unix seconds, or null for a key that does not expire. */
   expires_at: number | null;
@@ -26,14 +29,16 @@ type KeyItem = ApiKeyRecord & { pk: string; sk: string; gsi1pk: string; gsi1sk: 
 const keyPk = (hash: string) => `KEY#${hash}`;
 const workspaceKeysPartition = (workspaceId: string) => `WS#${workspaceId}#KEYS`;
 
-export function toPublicKey(item: ApiKeyRecord): ApiKeyRecord & { object: 'api_key' } {
+/** `role`: the key's role as the gateway reads it (functions/shared/auth/roles.ts), stored or not. */
+export function toPublicKey(item: ApiKeyRecord, role: Role): Omit<ApiKeyRecord, 'scopes'> & { object: 'api_key'; role: Role; scopes: Scope[] } {
   return {
     object: 'api_key',
     id: item.id,
     name: item.name,
     workspace_id: item.workspace_id,
     organisation_id: item.organisation_id,
-    scopes: item.scopes,
+    role,
+    scopes: item.scopes.filter((scope): scope is Scope => scope === 'gateway'),
     status: item.status,
     expires_at: item.expires_at,
     created_at: item.created_at,
@@ -46,6 +51,7 @@ export async function createApiKey(input: {
   name: string;
   workspaceId: string;
   organisationId: string;
+  role: Role;
   scopes: Scope[];
   expiresAt: number | null;
   defaultConfig?: string | null;
@@ -59,6 +65,7 @@ export async function createApiKey(input: {
     name: input.name,
     workspace_id: input.workspaceId,
     organisation_id: input.organisationId,
+    role: input.role,
     scopes: input.scopes,
     status: 'active',
     expires_at: input.expiresAt,
