@@ -59,9 +59,9 @@ async function remove(req: GatewayRequest) {
 export const filesRoutes: Route[] = [
   // No Idempotency-Key: its fingerprint is the raw body, and a multipart body gets a fresh
   // boundary on every send, so a retry would never match (docs/files.md).
-  { method: 'POST', path: '/v1/files', scope: 'gateway', name: 'files.create', handler: create },
-  { method: 'GET', path: '/v1/files', scope: 'gateway', name: 'files.list', handler: list },
-  { method: 'GET', path: '/v1/files/{file_id}', scope: 'gateway', name: 'files.retrieve', handler: retrieve },
-  { method: 'GET', path: '/v1/files/{file_id}/content', scope: 'gateway', name: 'files.content', handler: content },
-  { method: 'DELETE', path: '/v1/files/{file_id}', scope: 'gateway', name: 'files.delete', handler: remove },
+  { method: 'POST', path: '/v1/files', access: 'gateway', name: 'files.create', handler: create },
+  { method: 'GET', path: '/v1/files', access: 'gateway', name: 'files.list', handler: list },
+  { method: 'GET', path: '/v1/files/{file_id}', access: 'gateway', name: 'files.retrieve', handler: retrieve },
+  { method: 'GET', path: '/v1/files/{file_id}/content', access: 'gateway', name: 'files.content', handler: content },
+  { method: 'DELETE', path: '/v1/files/{file_id}', access: 'gateway', name: 'files.delete', handler: remove },
 ];
