@@ -18,6 +18,7 @@ export const ENDPOINT_GROUPS: readonly EndpointGroup[] = [
   { name: 'fine-tuning', entry: 'functions/fine-tuning/handler.ts', prefixes: ['fine_tuning'] },
   { name: 'rerank', entry: 'functions/rerank/handler.ts', prefixes: ['rerank'] },
   { name: 'guardrails', entry: 'functions/guardrails/handler.ts', prefixes: ['guardrails'] },
+  { name: 'mcp', entry: 'functions/mcp/handler.ts', prefixes: ['mcp-servers', 'mcp'] },
   { name: 'policies', entry: 'functions/policies/handler.ts', prefixes: ['policies', 'prices'] },
   { name: 'gateway', entry: 'functions/gateway/handler.ts', prefixes: [] },
 ];

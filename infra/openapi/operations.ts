@@ -20,6 +20,7 @@ import { chatSchema } from '../../functions/gateway/chat';
 import { embeddingsSchema } from '../../functions/gateway/embeddings';
 import { countTokensRequestSchema, messagesRequestSchema } from '../../functions/formats/messages/schema';
 import { generateContentSchema } from '../../functions/formats/gemini/schema';
+import { mcpServerCreateSchema as mcpServerCreate, mcpServerUpdateSchema as mcpServerUpdate } from '../../functions/mcp/admin-routes';
 import { createSchema as guardrailCreate, updateSchema as guardrailUpdate } from '../../functions/guardrails/routes';
 import { createBudgetSchema as budgetCreate, updateBudgetSchema as budgetUpdate } from '../../functions/policies/budget-model';
 import { createSchema as policyCreate, updateSchema as policyUpdate } from '../../functions/policies/model';
@@ -129,6 +130,7 @@ export const IDEMPOTENT_OPERATIONS: ReadonlySet<string> = new Set([
   'POST /v1/providers',
   'POST /v1/configs',
   'POST /v1/guardrails',
+  'POST /v1/mcp-servers',
   'POST /v1/prices',
   'POST /v1/policies/rate-limits',
   'POST /v1/policies/budgets',
@@ -287,6 +289,19 @@ export const OPERATIONS: readonly Operation[] = [
   op('GET', '/v1/guardrails/{idOrSlug}/versions', 'admin', "List a guardrail's versions", 'list'),
   op('PUT', '/v1/guardrails/{idOrSlug}', 'admin', 'Update a guardrail (new version)', 'object', body('GuardrailUpdate', guardrailUpdate)),
   op('DELETE', '/v1/guardrails/{idOrSlug}', 'admin', 'Delete a guardrail', 'deleted'),
+  // MCP servers (docs/mcp.md)
+  op('POST', '/v1/mcp-servers', 'admin', 'Register an MCP server (Streamable HTTP)', 'object', body('McpServerCreate', mcpServerCreate)),
+  op('GET', '/v1/mcp-servers', 'admin', 'List MCP servers', 'list', { query: [...page] }),
+  op('GET', '/v1/mcp-servers/{slug}', 'admin', 'Retrieve an MCP server (header names only, never secrets)', 'object'),
+  op(
+    'PATCH',
+    '/v1/mcp-servers/{slug}',
+    'admin',
+    'Update an MCP server (a new `auth` replaces the old one)',
+    'object',
+    body('McpServerUpdate', mcpServerUpdate),
+  ),
+  op('DELETE', '/v1/mcp-servers/{slug}', 'admin', 'Delete an MCP server', 'deleted'),
 
   // policies: rate limits and budgets share their routes and rules
   ...policyOperations('/v1/policies/rate-limits', { one: 'rate-limit policy', many: 'rate-limit policies' }, 'RateLimitPolicy', policyCreate, policyUpdate, [
