@@ -302,6 +302,18 @@ export const OPERATIONS: readonly Operation[] = [
     body('McpServerUpdate', mcpServerUpdate),
   ),
   op('DELETE', '/v1/mcp-servers/{slug}', 'admin', 'Delete an MCP server', 'deleted'),
+  ...(['/v1/mcp', '/v1/mcp/{slug}'] as const).flatMap((path) => {
+    const what =
+      path === '/v1/mcp' ? "the workspace's MCP servers' tools, named `<slug>__<tool>`" : 'one registered MCP server as it is (tools, resources, prompts)';
+    return [
+      op('POST', path, 'gateway', `MCP (Streamable HTTP, stateless): ${what}`, 'passthrough', {
+        body: { passthrough: 'application/json' },
+        description: 'A JSON-RPC message of the Model Context Protocol, answered as JSON. See docs/mcp.md.',
+      }),
+      op('GET', path, 'gateway', 'MCP server-sent stream: not offered (405, the endpoint is stateless)', 'passthrough'),
+      op('DELETE', path, 'gateway', 'MCP session end: not offered (405, the endpoint is stateless)', 'passthrough'),
+    ];
+  }),
 
   // policies: rate limits and budgets share their routes and rules
   ...policyOperations('/v1/policies/rate-limits', { one: 'rate-limit policy', many: 'rate-limit policies' }, 'RateLimitPolicy', policyCreate, policyUpdate, [
