@@ -3,6 +3,8 @@ import { listPage, type Page, type PageRequest } from '../shared/db/list';
 import { deleteItem, getItem, putNew, updateItem } from '../shared/db/ops';
 import { alreadyExists, conflict } from '../shared/errors';
 import { uuid } from '../shared/ids';
+import { config } from '../shared/config';
+import { WorkspaceCache } from '../shared/stores/ttl-cache';
 
 /**
  * MCP servers registered in a workspace (`/v1/mcp-servers`). Header values and OAuth client
@@ -105,6 +107,7 @@ export async function createMcpServer(workspaceId: string, input: McpServerInput
   if (!(await putNew('control', item as McpItem & Record<string, unknown>))) {
     throw alreadyExists(`An MCP server with slug '${input.slug}' already exists in this workspace.`, 'slug_taken');
   }
+  forget(workspaceId, input.slug);
   return record;
 }
 
@@ -114,11 +117,27 @@ export async function getMcpServer(workspaceId: string, slug: string): Promise<M
   return item ? fromItem(item) : undefined;
 }
 
+// ---- data-plane read path: cached per container for CONTROL_CACHE_TTL_MS (no DynamoDB or
+// KMS call on a warm request); writes in this container take effect at once, elsewhere
+// within the TTL, as for managed providers.
+
+const servers = new WorkspaceCache<McpServerWithSecrets>(() => config().controlCacheTtlMs);
+const workspaceLists = new WorkspaceCache<McpServerWithSecrets[]>(() => config().controlCacheTtlMs);
+/** The name the whole-workspace list is cached under (not a valid slug). */
+const ALL = '*';
+
+function forget(workspaceId: string, slug: string): void {
+  servers.forget(workspaceId, slug);
+  workspaceLists.forget(workspaceId, ALL);
+}
+
 /** The server with its decrypted secrets, for the MCP data plane. */
-export async function resolveMcpServer(workspaceId: string, slug: string): Promise<McpServerWithSecrets | undefined> {
-  if (!MCP_SERVER_SLUG.test(slug)) return undefined;
-  const item = await getItem<McpItem>('control', serverKey(workspaceId, slug), true);
-  return item ? { ...fromItem(item), secrets: await unseal(item) } : undefined;
+export function resolveMcpServer(workspaceId: string, slug: string): Promise<McpServerWithSecrets | undefined> {
+  if (!MCP_SERVER_SLUG.test(slug)) return Promise.resolve(undefined);
+  return servers.get(workspaceId, slug, async () => {
+    const item = await getItem<McpItem>('control', serverKey(workspaceId, slug));
+    return item ? { ...fromItem(item), secrets: await unseal(item) } : undefined;
+  });
 }
 
 export async function listMcpServers(workspaceId: string, page: PageRequest): Promise<Page<McpServerRecord>> {
@@ -128,8 +147,12 @@ export async function listMcpServers(workspaceId: string, page: PageRequest): Pr
 
 /** Every server of the workspace (the aggregated `/v1/mcp` endpoint), at most `max`. */
 export async function allMcpServers(workspaceId: string, max: number): Promise<McpServerWithSecrets[]> {
-  const page = await listMcpServers(workspaceId, { limit: max, order: 'asc' });
-  return Promise.all(page.items.map(async (s) => (await resolveMcpServer(workspaceId, s.slug)) ?? { ...s, secrets: {} }));
+  const found = await workspaceLists.get(workspaceId, ALL, async () => {
+    const page = await listMcpServers(workspaceId, { limit: max, order: 'asc' });
+    const resolved = await Promise.all(page.items.map((s) => resolveMcpServer(workspaceId, s.slug)));
+    return resolved.filter((s): s is McpServerWithSecrets => s !== undefined);
+  });
+  return found ?? [];
 }
 
 export interface McpServerPatch {
@@ -163,6 +186,7 @@ export async function updateMcpServer(workspaceId: string, slug: string, patch: 
     condition: 'attribute_exists(pk) AND #version = :expected',
     conditionValues: { ':expected': item.version },
   });
+  forget(workspaceId, slug);
   if (updated) return fromItem(updated);
   if (!(await getItem('control', key, true))) return undefined;
   throw conflict(`MCP server '${slug}' was changed by another request; read it again and retry.`, 'concurrent_update');
@@ -172,5 +196,6 @@ export async function deleteMcpServer(workspaceId: string, slug: string): Promis
   const key = serverKey(workspaceId, slug);
   const item = await getItem<McpItem>('control', key, true);
   const deleted = item ? await deleteItem('control', key, 'attribute_exists(pk)') : false;
+  forget(workspaceId, slug);
   return item && deleted ? fromItem(item) : undefined;
 }

@@ -122,6 +122,21 @@ describe('/v1/mcp: the workspace servers aggregated', () => {
     }
   });
 
+  it('sees a change of a server at once (the data-plane cache is forgotten on write)', async () => {
+    const client = await connect('/v1/mcp');
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('tools__fail');
+    expect((await call(gw, 'PATCH', '/v1/mcp-servers/tools', { body: { allowed_tools: ['echo'] } })).status).toBe(200);
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toContain('tools__echo');
+      expect(names).not.toContain('tools__fail');
+      expect((await rpcError(client.callTool({ name: 'tools__fail' }))).code).toBe(ErrorCode.InvalidParams);
+    } finally {
+      await call(gw, 'PATCH', '/v1/mcp-servers/tools', { body: { allowed_tools: ['echo', 'fail', 'stall', 'large'] } });
+      await client.close();
+    }
+  });
+
   it('needs a gateway key, and shows each workspace only its own servers', async () => {
     const res = await fetch(`${gw.url}/v1/mcp`, {
       method: 'POST',
