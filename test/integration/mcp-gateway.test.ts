@@ -122,6 +122,29 @@ describe('/v1/mcp: the workspace servers aggregated', () => {
     }
   });
 
+  it('names the server when its credentials are refused, without leaking them', async () => {
+    const bad = [
+      {
+        slug: 'bad-oauth',
+        url: `${fake.url}/oauth`,
+        auth: { type: 'oauth_client_credentials', token_url: `${fake.url}/token`, client_id: fake.oauth.clientId, client_secret: 'wrong-secret-value' },
+      },
+      { slug: 'bad-header', url: `${fake.url}/secure`, auth: { type: 'headers', headers: { 'x-api-token': 'wrong-token-value' } } },
+    ];
+    for (const body of bad) expect((await call(gw, 'POST', '/v1/mcp-servers', { body })).status).toBe(200);
+    try {
+      const client = await connect('/v1/mcp');
+      const oauth = await rpcError(client.callTool({ name: 'bad-oauth__whoami' }));
+      expect(oauth.message).toContain("MCP server 'bad-oauth': its token endpoint refused the client credentials (HTTP 401)");
+      const header = await rpcError(client.callTool({ name: 'bad-header__whoami' }));
+      expect(header.message).toContain("MCP server 'bad-header'");
+      expect(oauth.message + header.message).not.toMatch(/wrong-(secret|token)-value/);
+      await client.close();
+    } finally {
+      for (const { slug } of bad) await call(gw, 'DELETE', `/v1/mcp-servers/${slug}`);
+    }
+  });
+
   it('sees a change of a server at once (the data-plane cache is forgotten on write)', async () => {
     const client = await connect('/v1/mcp');
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('tools__fail');

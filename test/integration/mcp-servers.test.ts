@@ -127,6 +127,19 @@ describe('/v1/mcp-servers', () => {
     expect(patch.status).toBe(400);
   });
 
+  it('lets concurrent updates either win or get a 409, never lose one silently', async () => {
+    expect((await call(gw, 'POST', '/v1/mcp-servers', { body: { slug: 'raced', url: 'http://127.0.0.1:9/mcp' } })).status).toBe(200);
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => call(gw, 'PATCH', '/v1/mcp-servers/raced', { body: { description: `writer ${i}` } })),
+    );
+    for (const r of results) expect([200, 409]).toContain(r.status);
+    const winners = results.filter((r) => r.status === 200).map((r) => r.body.description as string);
+    expect(winners.length).toBeGreaterThanOrEqual(1);
+    const final = await call(gw, 'GET', '/v1/mcp-servers/raced');
+    expect(winners).toContain(final.body.description);
+    await call(gw, 'DELETE', '/v1/mcp-servers/raced');
+  });
+
   it('keeps each workspace to its own servers and refuses gateway-only keys', async () => {
     const mine = await call(gw, 'POST', '/v1/mcp-servers', { body: { slug: 'isolated', url: 'http://127.0.0.1:9/mcp' } });
     expect(mine.status).toBe(200);
