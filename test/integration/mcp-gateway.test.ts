@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { startFakeMcp, type FakeMcp } from '../support/fake-mcp';
@@ -158,6 +158,25 @@ describe('/v1/mcp: the workspace servers aggregated', () => {
       await call(gw, 'PATCH', '/v1/mcp-servers/tools', { body: { allowed_tools: ['echo', 'fail', 'stall', 'large'] } });
       await client.close();
     }
+  });
+
+  it('negotiates the protocol version: 2025-06-18 as asked, the newest otherwise', async () => {
+    const initialize = async (protocolVersion: string) => {
+      const res = await fetch(`${gw.url}/v1/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${gatewayKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion, capabilities: {}, clientInfo: { name: 't', version: '1' } },
+        }),
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { result: { protocolVersion: string } }).result.protocolVersion;
+    };
+    expect(await initialize('2025-06-18')).toBe('2025-06-18');
+    expect(await initialize('1999-01-01')).toBe(LATEST_PROTOCOL_VERSION);
   });
 
   it('needs a gateway key, and shows each workspace only its own servers', async () => {
