@@ -19,6 +19,7 @@ export const ENDPOINT_GROUPS: readonly EndpointGroup[] = [
   { name: 'files', entry: 'functions/files/handler.ts', prefixes: ['files'] },
   { name: 'rerank', entry: 'functions/rerank/handler.ts', prefixes: ['rerank'] },
   { name: 'guardrails', entry: 'functions/guardrails/handler.ts', prefixes: ['guardrails'] },
+  { name: 'mcp', entry: 'functions/mcp/handler.ts', prefixes: ['mcp-servers', 'mcp'] },
   { name: 'policies', entry: 'functions/policies/handler.ts', prefixes: ['policies', 'prices'] },
   { name: 'gateway', entry: 'functions/gateway/handler.ts', prefixes: [] },
 ];

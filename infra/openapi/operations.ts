@@ -20,6 +20,7 @@ import { chatSchema } from '../../functions/gateway/chat';
 import { embeddingsSchema } from '../../functions/gateway/embeddings';
 import { countTokensRequestSchema, messagesRequestSchema } from '../../functions/formats/messages/schema';
 import { generateContentSchema } from '../../functions/formats/gemini/schema';
+import { mcpServerCreateSchema as mcpServerCreate, mcpServerUpdateSchema as mcpServerUpdate } from '../../functions/mcp/admin-routes';
 import { createSchema as guardrailCreate, updateSchema as guardrailUpdate } from '../../functions/guardrails/routes';
 import { createBudgetSchema as budgetCreate, updateBudgetSchema as budgetUpdate } from '../../functions/policies/budget-model';
 import { createSchema as policyCreate, updateSchema as policyUpdate } from '../../functions/policies/model';
@@ -143,6 +144,7 @@ export const IDEMPOTENT_OPERATIONS: ReadonlySet<string> = new Set([
   'POST /v1/providers',
   'POST /v1/configs',
   'POST /v1/guardrails',
+  'POST /v1/mcp-servers',
   'POST /v1/prices',
   'POST /v1/policies/rate-limits',
   'POST /v1/policies/budgets',
@@ -308,6 +310,31 @@ export const OPERATIONS: readonly Operation[] = [
   op('GET', '/v1/guardrails/{idOrSlug}/versions', 'viewer', "List a guardrail's versions", 'list'),
   op('PUT', '/v1/guardrails/{idOrSlug}', 'workspace-admin', 'Update a guardrail (new version)', 'object', body('GuardrailUpdate', guardrailUpdate)),
   op('DELETE', '/v1/guardrails/{idOrSlug}', 'workspace-admin', 'Delete a guardrail', 'deleted'),
+  // MCP servers (docs/mcp.md)
+  op('POST', '/v1/mcp-servers', 'workspace-admin', 'Register an MCP server (Streamable HTTP)', 'object', body('McpServerCreate', mcpServerCreate)),
+  op('GET', '/v1/mcp-servers', 'viewer', 'List MCP servers', 'list', { query: [...page] }),
+  op('GET', '/v1/mcp-servers/{slug}', 'viewer', 'Retrieve an MCP server (header names only, never secrets)', 'object'),
+  op(
+    'PATCH',
+    '/v1/mcp-servers/{slug}',
+    'workspace-admin',
+    'Update an MCP server (a new `auth` replaces the old one)',
+    'object',
+    body('McpServerUpdate', mcpServerUpdate),
+  ),
+  op('DELETE', '/v1/mcp-servers/{slug}', 'workspace-admin', 'Delete an MCP server', 'deleted'),
+  ...(['/v1/mcp', '/v1/mcp/{slug}'] as const).flatMap((path) => {
+    const what =
+      path === '/v1/mcp' ? "the workspace's MCP servers' tools, named `<slug>__<tool>`" : 'one registered MCP server as it is (tools, resources, prompts)';
+    return [
+      op('POST', path, 'gateway', `MCP (Streamable HTTP, stateless): ${what}`, 'passthrough', {
+        body: { passthrough: 'application/json' },
+        description: 'A JSON-RPC message of the Model Context Protocol, answered as JSON. See docs/mcp.md.',
+      }),
+      op('GET', path, 'gateway', 'MCP server-sent stream: not offered (405, the endpoint is stateless)', 'passthrough'),
+      op('DELETE', path, 'gateway', 'MCP session end: not offered (405, the endpoint is stateless)', 'passthrough'),
+    ];
+  }),
 
   // policies: rate limits and budgets share their routes and rules
   ...policyOperations('/v1/policies/rate-limits', { one: 'rate-limit policy', many: 'rate-limit policies' }, 'RateLimitPolicy', policyCreate, policyUpdate, [

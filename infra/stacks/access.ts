@@ -85,6 +85,9 @@ export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   // CRUD on policy documents only; they never call a provider.
   guardrails: { tables: { control: 'read', guardrails: 'readWrite', idempotency: 'readWrite' }, providerCredentials: 'none' },
   policies: { tables: { control: 'read', policies: 'readWrite', idempotency: 'readWrite' }, providerCredentials: 'none' },
+  // MCP servers live in the control table; their header values and OAuth client secrets
+  // are sealed with the provider-credentials key (encrypt on write, decrypt to call them).
+  mcp: { tables: { control: 'readWrite', idempotency: 'readWrite' }, providerCredentials: 'readWrite' },
 };
 
 /** Item-level actions only: no Scan, no table management, no streams. */

@@ -284,7 +284,13 @@ describe('bootstrap custom resource function', () => {
 
     // The key works as the organisation's admin key, with model traffic (auth looks keys up exactly like this).
     const key = await findKeyBySecret(SECRET);
-    expect(key).toMatchObject({ role: 'org-admin', status: 'active', workspace_id: response.Data!.WorkspaceId, organisation_id: response.Data!.OrganisationId, expires_at: null });
+    expect(key).toMatchObject({
+      role: 'org-admin',
+      status: 'active',
+      workspace_id: response.Data!.WorkspaceId,
+      organisation_id: response.Data!.OrganisationId,
+      expires_at: null,
+    });
     expect(key!.scopes).toEqual(['gateway']);
 
     // The key appears nowhere: not in the response, not in the logs.

@@ -24,6 +24,8 @@ const FUNCTIONS: Array<{ name: string; entry: string; access: FunctionAccess }> 
 /** Storage helpers (functions/shared/db/ops.ts, list.ts, assistants/store/db.ts) by what they do. */
 const READS = new Set(['getItem', 'queryAll', 'txCheck', 'listPage']);
 const WRITES = new Set(['putNew', 'putItem', 'batchedPuts', 'updateItem', 'deleteItem', 'txPut', 'txUpdate', 'txDelete', 'deletePartition', 'transactWrite']);
+/** Calls in bundled libraries whose first argument happens to spell a table name. */
+const NOT_STORAGE_CALLS = new Set(['_setupListChangedHandler']);
 
 type Use = 'read' | 'write' | 'unknown';
 interface Usage {
@@ -44,7 +46,11 @@ function analyse(code: string): Usage {
   };
   // `const TABLE = "prompts"` (esbuild may suffix a renamed binding with digits).
   const constants = new Map([...code.matchAll(new RegExp(`(?:var|let|const) ([\\w$]+) = "(${names})";`, 'g'))].map((m) => [m[1]!, m[2]!]));
-  for (const m of code.matchAll(new RegExp(`([\\w$.]+)\\(\\s*"(${names})"`, 'g'))) add(m[2]!, classify(m[1]!));
+  for (const m of code.matchAll(new RegExp(`([\\w$.]+)\\(\\s*"(${names})"`, 'g'))) {
+    // The MCP SDK's client names its capabilities ("prompts") in calls of its own, not tables.
+    if (NOT_STORAGE_CALLS.has(m[1]!.split('.').pop()!)) continue;
+    add(m[2]!, classify(m[1]!));
+  }
   for (const [ident, table] of constants) {
     for (const m of code.matchAll(new RegExp(`([\\w$.]+)\\(\\s*${ident.replace(/\$/g, '\\$')}\\b`, 'g'))) add(table, classify(m[1]!));
     if (new RegExp(`table: ${ident.replace(/\$/g, '\\$')}\\b`).test(code)) add(table, 'read');

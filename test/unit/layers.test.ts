@@ -18,6 +18,7 @@ const LAYER_OF: Record<string, number> = {
   'fine-tuning': 2,
   files: 2,
   rerank: 2,
+  mcp: 2,
   gateway: 3,
   guardrails: 4,
   policies: 4,
