@@ -18,7 +18,7 @@ const ROLES: Role[] = ['org-admin', 'workspace-admin', 'member', 'viewer'];
 const ADMINS: Role[] = ['org-admin', 'workspace-admin'];
 
 /** Control-plane groups: reads for viewers and admins, writes for admins. */
-const ADMIN_OBJECTS = ['/v1/api-keys', '/v1/providers', '/v1/configs', '/v1/guardrails', '/v1/policies/', '/v1/prices'];
+const ADMIN_OBJECTS = ['/v1/api-keys', '/v1/providers', '/v1/configs', '/v1/guardrails', '/v1/policies/', '/v1/prices', '/v1/mcp-servers'];
 
 /** THE rule table: whether a key of `role` (with or without `gateway`) may use `method path`. */
 function allowed(method: string, path: string, role: Role, gateway: boolean): boolean {
