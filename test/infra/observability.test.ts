@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, resolveOptions, type GatewayStacks } from '../../infra/stacks/index';
 import { EMF_METRICS, METRICS_NAMESPACE, ObservabilityStack, THRESHOLDS } from '../../infra/stacks/observability-stack';
 import { TABLE_SPECS } from '../../infra/tables';
+import { ENDPOINT_GROUPS } from '../../infra/endpoint-groups';
 import { deadLetterQueueName, QUEUES, STATE_MACHINES, stateMachineName, WORKERS } from '../../infra/workflows/registry';
 
 // One synthesis of the whole app (bundling skipped, cdk-nag on, an alarm email given).
@@ -55,7 +56,7 @@ const expectWeakRef = (value: unknown, stack: Stack, element: unknown) => {
 describe('observability stack: alarms', () => {
   it('has one alarm per signal: API 5XX rate, 3 per function, 1 per DLQ, 2 per state machine, 1 per table', () => {
     const functions = Object.keys(stacks.api.functions).length + Object.keys(stacks.workflows.workers).length;
-    expect(functions).toBe(8 + WORKERS.length);
+    expect(functions).toBe(ENDPOINT_GROUPS.length + WORKERS.length);
     const expected = 1 + 3 * functions + QUEUES.length + 2 * STATE_MACHINES.length + TABLE_SPECS.length;
     obs.resourceCountIs('AWS::CloudWatch::Alarm', expected);
     expect(stacks.observability.alarms).toHaveLength(expected);
@@ -349,7 +350,7 @@ describe('hygiene across every stack', () => {
       for (const m of Object.values(t.findResources('AWS::StepFunctions::StateMachine'))) expect(m.Properties.TracingConfiguration).toEqual({ Enabled: true });
       for (const g of Object.values(t.findResources('AWS::Logs::LogGroup'))) expect(g.Properties.RetentionInDays, stack.stackName).toBe(14);
     }
-    expect(functions).toBe(8 + WORKERS.length + 1);
+    expect(functions).toBe(ENDPOINT_GROUPS.length + WORKERS.length + 1);
   });
 
   it('encrypts every table, queue, topic and secret', () => {
