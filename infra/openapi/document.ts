@@ -8,7 +8,8 @@ import * as zm from 'zod/mini';
 import packageJson from '../../package.json' with { type: 'json' };
 import { gatewayConfigSchema } from '../../functions/shared/gateway-config';
 import { groupForPath } from '../endpoint-groups';
-import { IDEMPOTENT_OPERATIONS, OPERATIONS, type Answer, type Operation, type QueryParameter } from './operations';
+import type { Answer, Operation, QueryParameter } from './operation-kit';
+import { IDEMPOTENT_OPERATIONS, OPERATIONS } from './operations';
 
 type Json = Record<string, unknown>;
 

@@ -29,48 +29,13 @@ import { createSchema as promptCreate, runSchema as promptRun, updateSchema as p
 import { rerankBodySchema } from '../../functions/rerank/schema';
 import { FILE_PURPOSES, MAX_EXPIRY_SECONDS, MIN_EXPIRY_SECONDS } from '../../functions/files/types';
 import { gatewayConfigSchema } from '../../functions/shared/gateway-config';
-import type { Access, HttpMethod } from '../../functions/shared/http/types';
+import { body, op, page, workspaceId, type Operation, type QueryParameter } from './operation-kit';
 import { INDEXED_METADATA_KEYS } from '../../functions/shared/tables';
 import { GRANULARITIES } from '../../functions/spend/periods';
-
-export interface QueryParameter {
-  name: string;
-  description: string;
-  type: 'string' | 'integer' | 'boolean';
-  enum?: readonly string[];
-}
-
-/** What a successful call answers. */
-export type Answer =
-  | 'object' // one JSON object
-  | 'list' // `{object: "list", data, first_id, last_id, has_more}`
-  | 'deleted' // `{id, object, deleted: true}`
-  | 'stream' // JSON, or server-sent events with `stream: true`
-  | 'passthrough' // the provider's answer, unchanged
-  | 'bytes'; // a file's stored bytes
-
-export interface Operation {
-  method: HttpMethod;
-  /** As in the route table; a final `{proxy+}` matches the rest of the path. */
-  path: string;
-  access: Access;
-  summary: string;
-  description?: string;
-  /** A named JSON body (a component schema), or a body the gateway passes through unread. */
-  body?: { name: string; schema: zm.ZodMiniType } | { passthrough: string } | { form: Record<string, unknown> };
-  query?: readonly QueryParameter[];
-  answer: Answer;
-}
 
 /** The configs API validates `config` against the gateway config schema in a second step. */
 const configBody = (schema: typeof configCreate | typeof configUpdate) => zm.extend(schema, { config: zm.optional(gatewayConfigSchema) });
 
-const page: QueryParameter[] = [
-  { name: 'limit', type: 'integer', description: 'Page size, 1-100 (default 20).' },
-  { name: 'order', type: 'string', enum: ['asc', 'desc'], description: 'Sort order by creation time.' },
-  { name: 'after', type: 'string', description: 'Cursor: an object id; the page starts after it.' },
-  { name: 'before', type: 'string', description: 'Cursor: an object id; the page ends before it.' },
-];
 /** `POST /v1/files`: the multipart form functions/files/upload.ts reads. */
 const fileUploadForm = {
   type: 'object',
@@ -82,22 +47,6 @@ const fileUploadForm = {
     'expires_after[seconds]': { type: 'integer', minimum: MIN_EXPIRY_SECONDS, maximum: MAX_EXPIRY_SECONDS },
   },
 };
-
-const workspaceId: QueryParameter = {
-  name: 'workspace_id',
-  type: 'string',
-  description: "Another workspace of the key's organisation (admin keys); default the key's own.",
-};
-
-const op = (method: HttpMethod, path: string, access: Access, summary: string, answer: Answer, rest: Partial<Operation> = {}): Operation => ({
-  method,
-  path,
-  access,
-  summary,
-  answer,
-  ...rest,
-});
-const body = (name: string, schema: zm.ZodMiniType) => ({ body: { name, schema } });
 
 /** The six operations of a kind of policy (functions/policies/routes.ts serves them alike). */
 function policyOperations(
