@@ -12,9 +12,10 @@ import { config } from '../shared/config';
 import { log } from '../shared/telemetry/logger';
 import { connect, ProviderRejected, rejection, send, sendOk, type ProviderConnection } from './providers/client';
 import type { ProviderEvent, ProviderJobState } from './providers/types';
-import { addEvent, addProviderEvent, getJob, updateJob } from './store';
+import { addEvent, addProviderEvent, getJob, hasProviderEvent, updateJob } from './store';
 import { ACTIVE_STATUSES, isTerminal, type JobError, type JobRecord, type JobStatus } from './types';
-import type { FineTuneStepEvent, FineTuneStepResult } from './workflow';
+import { sendMessage } from '../shared/workflows/sqs';
+import { continuationName, type FineTuneStepEvent, type FineTuneStepResult, type StartJobMessage } from './workflow';
 
 const now = () => Math.floor(Date.now() / 1000);
 const END: FineTuneStepResult = { next: 'end' };
@@ -38,7 +39,10 @@ export async function runStep(event: FineTuneStepEvent): Promise<FineTuneStepRes
     case 'submit':
       return guarded(job, submit);
     case 'poll':
-      return guarded(job, poll);
+      return counted(await guarded(job, poll), event.step?.polls ?? 0);
+    case 'continue':
+      if (!isTerminal(job.status)) await continueInNewExecution(job, event.execution ?? job.id);
+      return END;
     case 'fail':
       await failJob(job, {
         code: 'workflow_error',
@@ -58,6 +62,30 @@ async function guarded(job: JobRecord, step: (job: JobRecord) => Promise<FineTun
     await failJob(job, { code: err.code, message: err.message, param: err.param });
     return END;
   }
+}
+
+/**
+ * One more poll made by this execution: past FINE_TUNING_POLLS_PER_EXECUTION the workflow
+ * hands the job to a new execution instead of waiting again, so no execution reaches Step
+ * Functions' history limit however long the provider trains.
+ */
+function counted(result: FineTuneStepResult, pollsBefore: number): FineTuneStepResult {
+  if (result.next !== 'wait') return result;
+  const polls = pollsBefore + 1;
+  return polls >= config().fineTuningPollsPerExecution ? { next: 'continue' } : { ...result, polls };
+}
+
+/**
+ * Queue the job's next execution (the start consumer starts it by name; a worker invoked
+ * by the state machine may not start the machine itself: a dependency cycle in CDK). The
+ * name is the idempotency key, so a retried task or a redelivered message starts one.
+ */
+async function continueInNewExecution(job: JobRecord, execution: string): Promise<void> {
+  const queueUrl = config().fineTuningQueueUrl;
+  if (!queueUrl) throw new Error('FINE_TUNING_QUEUE_URL is not set');
+  const message: StartJobMessage = { workspaceId: job.workspace_id, jobId: job.id, execution: continuationName(execution) };
+  await sendMessage(queueUrl, message);
+  log.info('fine-tuning job continues in a new execution', { job_id: job.id, from: execution, to: message.execution });
 }
 
 function describeTaskError(error: FineTuneStepEvent['error']): string {
@@ -184,9 +212,20 @@ async function poll(job: JobRecord): Promise<FineTuneStepResult> {
   return apply(provider, job, state);
 }
 
+/**
+ * Record the provider's events not seen before, oldest first. A poll lists the newest 100,
+ * most of them recorded at earlier polls: walking back from the newest to the first one
+ * already recorded costs a read or two, where writing each (a conditional transaction)
+ * would cost four write units per listed event and poll. Events are written oldest first,
+ * so a poll that dies midway leaves a recorded prefix, never a gap.
+ */
 async function recordProviderEvents(job: JobRecord, events: ProviderEvent[]): Promise<void> {
-  const ordered = [...events].sort((a, b) => a.createdAt - b.createdAt);
-  for (const e of ordered) {
+  const fresh: ProviderEvent[] = [];
+  for (const e of [...events].sort((a, b) => b.createdAt - a.createdAt)) {
+    if (await hasProviderEvent(job.workspace_id, job.id, e.id)) break;
+    fresh.push(e);
+  }
+  for (const e of fresh.reverse()) {
     await addProviderEvent(job.workspace_id, job.id, e.id, {
       created_at: e.createdAt,
       level: e.level,

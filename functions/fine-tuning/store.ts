@@ -125,6 +125,11 @@ export async function addProviderEvent(workspaceId: string, jobId: string, provi
   ]);
 }
 
+/** Whether a provider's event was recorded (its marker exists): one read. */
+export async function hasProviderEvent(workspaceId: string, jobId: string, providerEventId: string): Promise<boolean> {
+  return (await getItem('jobs', { pk: eventsPartition(workspaceId, jobId), sk: providerEventMarker(jobId, providerEventId) })) !== undefined;
+}
+
 /** Newest first, OpenAI's order for job events; `after` is the last event id already seen. */
 export async function listEvents(workspaceId: string, jobId: string, page: { limit: number; after?: string }): Promise<Page<FineTuningJobEvent>> {
   const result = await listPage<Stored<FineTuningJobEvent>>(

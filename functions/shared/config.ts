@@ -106,6 +106,12 @@ const schema = z.object({
   RUN_EXECUTOR_LEASE_MS: intFromEnv(10_000, 2_000),
   FINE_TUNING_STATE_MACHINE_ARN: z.optional(z.string()),
   FINE_TUNING_POLL_SECONDS: intFromEnv(60, 1),
+  /**
+   * Polls one fine-tuning execution makes before a new execution takes over: a poll costs
+   * about 9 history events (Wait, Task, Choice), so 1,500 stay well under Step Functions'
+   * 25,000-event history limit even with retries (infra/workflows/fine-tuning.ts).
+   */
+  FINE_TUNING_POLLS_PER_EXECUTION: intFromEnv(1500, 1),
   /** Queue of new fine-tuning jobs; its consumer starts one execution per job. */
   FINE_TUNING_QUEUE_URL: z.optional(z.string()),
   /**
@@ -150,6 +156,7 @@ export interface GatewayConfig {
   runExecutorLeaseMs: number;
   fineTuningStateMachineArn: string | undefined;
   fineTuningPollSeconds: number;
+  fineTuningPollsPerExecution: number;
   fineTuningQueueUrl: string | undefined;
   serviceName: string;
   /** CloudWatch namespace of the per-request EMF metrics. */
@@ -199,6 +206,7 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     runExecutorLeaseMs: e.RUN_EXECUTOR_LEASE_MS,
     fineTuningStateMachineArn: e.FINE_TUNING_STATE_MACHINE_ARN,
     fineTuningPollSeconds: e.FINE_TUNING_POLL_SECONDS,
+    fineTuningPollsPerExecution: e.FINE_TUNING_POLLS_PER_EXECUTION,
     fineTuningQueueUrl: e.FINE_TUNING_QUEUE_URL,
     serviceName: e.SERVICE_NAME,
     metricsNamespace: e.POWERTOOLS_METRICS_NAMESPACE,

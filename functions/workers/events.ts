@@ -29,12 +29,14 @@ export const runStepEvent: ZodMiniType<RunStepEvent> = z.looseObject({
 const jobReferenceShape = { workspaceId: z.string(), jobId: z.string() };
 
 export const fineTuningExecutionInput: ZodMiniType<FineTuningExecutionInput> = z.looseObject(jobReferenceShape);
-export const startJobMessage: ZodMiniType<StartJobMessage> = fineTuningExecutionInput;
+export const startJobMessage: ZodMiniType<StartJobMessage> = z.looseObject({ ...jobReferenceShape, execution: z.optional(z.string()) });
 
 export const fineTuneStepEvent: ZodMiniType<FineTuneStepEvent> = z.looseObject({
   ...jobReferenceShape,
   action: z.enum(FINE_TUNE_ACTIONS),
   error: caughtError,
+  step: z.optional(z.looseObject({ polls: z.optional(z.number()) })),
+  execution: z.optional(z.string()),
 });
 
 /** EventBridge "Step Functions Execution Status Change": the fields the finalizers read. */

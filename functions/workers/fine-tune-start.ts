@@ -10,8 +10,8 @@ import { parseEvent } from '../shared/workflows/events';
 import { startJobMessage } from './events';
 
 /**
- * Consumer of the fine-tuning jobs queue: one execution per job, named after the job, so a
- * redelivered message starts nothing new. A job cancelled before its turn is not started; a malformed message is dropped (logged).
+ * Consumer of the fine-tuning jobs queue: one execution per message, named after the job (or,
+ * for a continuation, the name the message gives), so a redelivered message starts nothing new. A job cancelled before its turn is not started; a malformed message is dropped (logged).
  */
 const consume = createQueueConsumer(async (body) => {
   const msg = parseEvent(startJobMessage, body, 'fine-tune-start');
@@ -20,8 +20,9 @@ const consume = createQueueConsumer(async (body) => {
   const machine = config().fineTuningStateMachineArn;
   if (!machine) throw new Error('FINE_TUNING_STATE_MACHINE_ARN is not set');
   const input: FineTuningExecutionInput = { workspaceId: msg.workspaceId, jobId: msg.jobId };
-  const started = await startExecution(machine, msg.jobId, input);
-  log.info('fine-tuning execution started', { job_id: msg.jobId, created: started.created });
+  const name = msg.execution ?? msg.jobId;
+  const started = await startExecution(machine, name, input);
+  log.info('fine-tuning execution started', { job_id: msg.jobId, execution: name, created: started.created });
 });
 
 export const handler = (event: SQSEvent): Promise<SQSBatchResponse> => consume(event);

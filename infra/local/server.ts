@@ -49,6 +49,8 @@ export interface LocalGatewayOptions {
    * workflows move along (default GATEWAY_WORKFLOW_MAX_WAIT_MS, else 2000).
    */
   workflowMaxWaitMs?: number;
+  /** History events a local execution may have before it fails (default AWS's 25,000; tests lower it). */
+  workflowHistoryLimit?: number;
   /**
    * Multi-concurrency mode (GATEWAY_WORKER_THREADS): the endpoint functions run in this many
    * worker threads, each with its own copy of every handler module and many invocations at
@@ -169,6 +171,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     const stepFunctions = await startLocalStepFunctions({
       maxWaitMs: options.workflowMaxWaitMs ?? (Number(process.env.GATEWAY_WORKFLOW_MAX_WAIT_MS) || 2000),
       dataDir: dir ? join(dir, 'stepfunctions') : null,
+      ...(options.workflowHistoryLimit ? { historyLimit: options.workflowHistoryLimit } : {}),
     });
     stops.push(stepFunctions.stop);
     // With a data folder the queues are journaled: queued runs survive a crash (sqs-journal.ts).

@@ -2,9 +2,16 @@
  * The fine-tuning job lifecycle (issue «Fine-tuning jobs» item 2, infra/workflows/README.md).
  *
  *   Validate ──> Submit ──> WaitForProgress <──> Poll ──> Done
- *      │            │                              │
+ *      │            │                              │  └──> Continue ──> Continued
  *      └────────────┴──────────> Done <────────────┘   (job terminal: failed, cancelled, succeeded)
  *   any task error after its retries ──> MarkFailed ──> Failed
+ *
+ * Continue: a standard execution fails at 25,000 history events, about 2,700 polls (some
+ * 46 hours at one a minute), while providers may train for days. Each Poll passes its
+ * count along (`$.step.polls`); after FINE_TUNING_POLLS_PER_EXECUTION the step answers
+ * `continue`, and the Continue task queues the job's next execution (named
+ * `<jobId>--<n>`, started by the start consumer), and this one succeeds. The job's state
+ * is all in DynamoDB, so the next execution's Validate finds it submitted and polls on.
  *
  * The job's status lives in DynamoDB (jobs table); every task is one action of the
  * `fine-tune-step` worker (functions/workers/fine-tune-step.ts), which reads the job, acts,
@@ -32,10 +39,10 @@ const PROVIDER_RETRY: Retrier = {
 
 const jobRef = (action: FineTuneAction): JsonObject => ({ action, 'workspaceId.$': '$.workspaceId', 'jobId.$': '$.jobId' });
 
-const step = (action: FineTuneAction, next: string) =>
+const step = (action: FineTuneAction, next: string, extra: JsonObject = {}) =>
   lambdaTask({
     worker: FINE_TUNE_STEP_WORKER,
-    parameters: jobRef(action),
+    parameters: { ...jobRef(action), ...extra },
     // A provider call or two plus a few DynamoDB writes; generous for slow provider APIs.
     timeoutSeconds: 180,
     resultPath: '$.step',
@@ -55,8 +62,11 @@ export function fineTuningDefinition(): StateMachineDefinition {
       Submit: step('submit', 'AfterSubmit'),
       AfterSubmit: choiceOn('$.step.next', { wait: 'WaitForProgress' }, 'Done'),
       WaitForProgress: waitSeconds({ secondsPath: '$.step.waitSeconds', next: 'Poll' }),
-      Poll: step('poll', 'AfterPoll'),
-      AfterPoll: choiceOn('$.step.next', { wait: 'WaitForProgress' }, 'Done'),
+      // The previous step's result rides along: its `polls` (absent after Validate/Submit = 0).
+      Poll: step('poll', 'AfterPoll', { 'step.$': '$.step' }),
+      AfterPoll: choiceOn('$.step.next', { wait: 'WaitForProgress', continue: 'Continue' }, 'Done'),
+      Continue: step('continue', 'Continued', { 'execution.$': '$$.Execution.Name' }),
+      Continued: succeed('The job continues in a new execution (history limit).'),
       MarkFailed: lambdaTask({
         worker: FINE_TUNE_STEP_WORKER,
         parameters: { ...jobRef('fail'), 'error.$': '$.error' },

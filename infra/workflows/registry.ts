@@ -168,7 +168,8 @@ export const QUEUES: readonly QueueSpec[] = [
     batchSize: 5,
     maxReceiveCount: 5,
     visibilityTimeoutSeconds: 180,
-    producers: ['api:fine-tuning'],
+    // The API queues new jobs; the step worker queues a job's next execution (history limit).
+    producers: ['api:fine-tuning', `worker:${FINE_TUNE_STEP_WORKER}`],
   },
   {
     // One message per new run; group = thread id (a thread's commands in order), dedup id = run id.

@@ -318,3 +318,81 @@ describe('local Step Functions API', () => {
     }
   });
 });
+
+describe('the history limit', () => {
+  // A loop of Task (5 events as AWS counts them), Choice (2) and Wait (2): 9 a round.
+  const loopDefinition = (): StateMachineDefinition => ({
+    StartAt: 'Count',
+    TimeoutSeconds: 600,
+    States: {
+      Count: lambdaTask({
+        worker: 'test-step',
+        parameters: { 'value.$': '$.value', 'execution.$': '$$.Execution.Name' },
+        timeoutSeconds: 30,
+        resultPath: '$.step',
+        next: 'Route',
+      }),
+      Route: choiceOn('$.step.next', { wait: 'Pause' }, 'Done'),
+      Pause: waitSeconds({ seconds: 1, next: 'Count' }),
+      Done: succeed(),
+    },
+  });
+  const rounds = new Map<string, number>();
+  const loopHandlers: Record<string, WorkerHandler> = {
+    async 'test-step'(event) {
+      const { value, execution } = event as { value: string; execution: string };
+      const n = (rounds.get(execution) ?? 0) + 1;
+      rounds.set(execution, n);
+      return { next: n < Number(value) ? 'wait' : 'done' };
+    },
+    'test-finalizer': handlers['test-finalizer']!,
+  };
+  let looper: LocalStepFunctions;
+  let c: SFNClient;
+
+  beforeAll(async () => {
+    looper = await startLocalStepFunctions({
+      machines: [{ ...machine, name: 'looper', envVar: 'LOOPER_ARN', definition: loopDefinition }],
+      workers,
+      loadWorker: async (spec) => loopHandlers[spec.name]!,
+      maxWaitMs: 1,
+      historyLimit: 200,
+      report: () => undefined,
+    });
+    c = new SFNClient({ region: 'us-east-1', endpoint: looper.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  });
+  afterAll(async () => {
+    c?.destroy();
+    await looper?.stop();
+  });
+  afterEach(() => {
+    finalized.length = 0;
+  });
+
+  const run = async (name: string, roundsWanted: number) => {
+    const started = await c.send(
+      new StartExecutionCommand({ stateMachineArn: looper.arns.looper, name, input: JSON.stringify({ value: String(roundsWanted) }) }),
+    );
+    return until(async () => {
+      const d = await c.send(new DescribeExecutionCommand({ executionArn: started.executionArn }));
+      return d.status === 'RUNNING' ? undefined : d;
+    });
+  };
+
+  it('lets an execution under the limit finish', async () => {
+    // 20 rounds: ~180 events with the execution's own, under 200.
+    expect((await run('short-loop', 20)).status).toBe('SUCCEEDED');
+    expect(rounds.get('short-loop')).toBe(20);
+  });
+
+  it('fails an execution whose history passes the limit, as AWS does, and tells the finalizer', async () => {
+    const done = await run('long-loop', 1000);
+    expect(done).toMatchObject({ status: 'FAILED', error: 'States.Runtime' });
+    expect(done.cause).toContain('200 events');
+    // It stopped within a round of the limit: 200 / 9 = 22 rounds.
+    expect(rounds.get('long-loop')).toBeGreaterThanOrEqual(21);
+    expect(rounds.get('long-loop')).toBeLessThanOrEqual(24);
+    await until(() => finalized.length === 1);
+    expect(finalized[0]).toMatchObject({ status: 'FAILED', name: 'long-loop', error: 'States.Runtime' });
+  });
+});

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
-import { ExecutionAbortedError, ExecutionError, ExecutionTimeoutError } from 'aws-local-stepfunctions';
+import { ExecutionAbortedError, ExecutionError, ExecutionTimeoutError, type StateMachine } from 'aws-local-stepfunctions';
 import { stateMachineName, type WorkerSpec } from '../../workflows/registry';
 import { lambdaContext } from '../lambda-context';
 import { executionArn, functionName, type LocalMachine, type LocalPlacement } from './machines';
@@ -26,6 +26,10 @@ export interface Execution {
   controller: AbortController;
   abortRun?: () => void;
   done?: Promise<void>;
+  /** History events so far, counted as AWS counts them (see historyWeight). */
+  historyEvents: number;
+  /** Set when the count passed the limit: the run was aborted to fail the execution. */
+  historyExceeded?: boolean;
 }
 
 /** The library's marker properties: a stopped execution's errors are neither retried nor caught. */
@@ -47,6 +51,30 @@ export interface ExecutionsOptions {
   /** Where running executions are kept across restarts, or null (in memory). */
   file: ExecutionFile | null;
   report: (message: string, detail?: unknown) => void;
+  /** History events an execution may have before it fails (AWS: 25,000). */
+  historyLimit?: number;
+}
+
+/** One event of the library's log (its type is not exported). */
+type EventLog = ReturnType<StateMachine['run']>['eventLogs'] extends AsyncGenerator<infer E> ? E : never;
+
+/** Step Functions' limit on one standard execution's history. */
+export const AWS_HISTORY_LIMIT = 25_000;
+
+/**
+ * The events AWS records for one of the library's events: a state's entry and exit are one
+ * each; a Task state also records TaskScheduled, TaskStarted and TaskSucceeded (or Failed),
+ * three more for each attempt (a retry is a new attempt).
+ */
+function historyWeight(event: EventLog): number {
+  switch (event.type) {
+    case 'StateEntered':
+      return event.state.type === 'Task' ? 4 : 1;
+    case 'StateRetried':
+      return 3;
+    default:
+      return 1;
+  }
 }
 
 const TOKEN_SENTINEL_PREFIX = 'local-task-token-placeholder:';
@@ -110,7 +138,16 @@ export class Executions {
   }
 
   start(machine: LocalMachine, name: string, input: string, startDate = new Date()): Execution {
-    const exec: Execution = { arn: this.arnOf(machine, name), name, machine, input, status: 'RUNNING', startDate, controller: new AbortController() };
+    const exec: Execution = {
+      arn: this.arnOf(machine, name),
+      name,
+      machine,
+      input,
+      status: 'RUNNING',
+      startDate,
+      controller: new AbortController(),
+      historyEvents: 0,
+    };
     this.byArn.set(exec.arn, exec);
     this.run(exec);
     this.persist();
@@ -246,15 +283,41 @@ export class Executions {
     };
     const handle = m.runner.run(JSON.parse(exec.input), { overrides: overrides as never, context });
     exec.abortRun = handle.abort;
+    void this.countHistory(exec, handle.eventLogs);
     exec.done = handle.result.then(
       (output) => this.finish(exec, 'SUCCEEDED', { output: JSON.stringify(output ?? null) }),
       (err: unknown) => {
+        if (exec.historyExceeded) {
+          const limit = this.opts.historyLimit ?? AWS_HISTORY_LIMIT;
+          return this.finish(exec, 'FAILED', { error: 'States.Runtime', cause: `The execution's history reached ${limit} events, the Step Functions limit.` });
+        }
         if (err instanceof ExecutionAbortedError) return this.finish(exec, 'ABORTED', {});
         if (err instanceof ExecutionTimeoutError) return this.finish(exec, 'TIMED_OUT', { error: 'States.Timeout', cause: 'The execution timed out.' });
         const cause = err instanceof ExecutionError ? (err.cause as Error | undefined) : (err as Error);
         return this.finish(exec, 'FAILED', { error: cause?.name ?? 'States.Runtime', cause: cause?.message ?? String(err) });
       },
     );
+  }
+
+  /**
+   * Reads the run's events as they come (the library queues them until read, so an unread
+   * log grows with every state) and fails the execution past the history limit, as AWS does.
+   */
+  private async countHistory(exec: Execution, events: AsyncGenerator<EventLog>): Promise<void> {
+    const limit = this.opts.historyLimit ?? AWS_HISTORY_LIMIT;
+    try {
+      for await (const event of events) {
+        exec.historyEvents += historyWeight(event);
+        if (exec.historyEvents > limit && exec.status === 'RUNNING' && !exec.historyExceeded) {
+          exec.historyExceeded = true;
+          exec.controller.abort();
+          exec.abortRun?.();
+          return;
+        }
+      }
+    } catch (err) {
+      this.opts.report(`could not read the events of ${exec.arn}`, { error: (err as Error).message });
+    }
   }
 
   private async finish(exec: Execution, status: Status, fields: { output?: string; error?: string; cause?: string }): Promise<void> {

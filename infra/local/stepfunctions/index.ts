@@ -25,6 +25,8 @@ import { TaskTokens } from './task-tokens';
  *   task-timeout timer armed after abort() otherwise (the process would not exit).
  * - Executions end FAILED / TIMED_OUT / ABORTED notify the machine's finalizer worker with
  *   the EventBridge "Step Functions Execution Status Change" event, as the CDK rule does.
+ * - An execution fails (States.Runtime) when its history passes 25,000 events, counted as AWS
+ *   counts them (executions.ts), so workflows that loop must continue in a new execution.
  * - With `dataDir`, running executions are saved and re-run from the start after a restart
  *   (workers are written to be re-entrant; persistence.ts).
  */
@@ -40,6 +42,8 @@ export interface LocalStepFunctionsOptions {
   maxWaitMs?: number;
   /** Folder to keep running executions in across restarts, or null (in memory). */
   dataDir?: string | null;
+  /** History events an execution may have before it fails (default 25,000, AWS's limit). */
+  historyLimit?: number;
   /** Physical-name stage (default `local`). */
   stage?: string;
   region?: string;
@@ -75,7 +79,15 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsOptions
     machines.set(machine.arn, machine);
   }
   const tokens = new TaskTokens();
-  const executions = new Executions({ placement, workers, ...(options.loadWorker ? { loadWorker: options.loadWorker } : {}), tokens, file, report });
+  const executions = new Executions({
+    placement,
+    workers,
+    ...(options.loadWorker ? { loadWorker: options.loadWorker } : {}),
+    ...(options.historyLimit ? { historyLimit: options.historyLimit } : {}),
+    tokens,
+    file,
+    report,
+  });
 
   const server = await startAwsJsonServer({
     targetPrefix: 'AWSStepFunctions.',
