@@ -16,7 +16,8 @@ import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
-import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { FilterPattern, LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { TableName } from '../../functions/shared/tables';
 import { ENDPOINT_GROUPS, FALLBACK_GROUP, type EndpointGroup } from '../endpoint-groups';
@@ -33,6 +34,8 @@ export interface ApiStackProps extends StackProps {
   memorySize: number;
   /** Per-group memory (MB) of on-demand functions, overriding `memorySize`. */
   memorySizes?: Readonly<Record<string, number>>;
+  /** Per-group reserved concurrency of on-demand functions. */
+  reservedConcurrency?: Readonly<Record<string, number>>;
   /** Default on-demand; `managed-instances` needs `managedInstances`. */
   capacity?: CapacityMode;
   managedInstances?: ManagedInstancesOptions;
@@ -65,6 +68,13 @@ function grantFiles(fn: EndpointFunction, files: ApiStackProps['files'], stage: 
 /** Default stage throttling (all methods); per-key limits are the gateway's own policies. */
 export const STAGE_THROTTLING = { rateLimit: 1000, burstLimit: 2000 } as const;
 
+/**
+ * The custom metric counting requests API Gateway itself throttled (stage or account limit;
+ * the 429 the THROTTLED gateway response gives), from the access log: API Gateway publishes
+ * no throttle metric of its own. The observability stack alarms on it.
+ */
+export const apiThrottledMetric = (stage: string) => ({ namespace: `AiGateway/${stage}`, metricName: 'ApiThrottled' }) as const;
+
 export interface ApiRoute {
   /** Resource path, e.g. `/v1/prompts/{proxy+}`. */
   path: string;
@@ -73,10 +83,19 @@ export interface ApiRoute {
 }
 
 /** API Gateway's own errors (throttling, oversize bodies, timeouts) in the OpenAI error shape. */
-const GATEWAY_ERRORS: ReadonlyArray<{ id: string; type: ResponseType; status?: string; errorType: string; code?: string; message?: string }> = [
+const GATEWAY_ERRORS: ReadonlyArray<{
+  id: string;
+  type: ResponseType;
+  status?: string;
+  errorType: string;
+  code?: string;
+  message?: string;
+  /** Tells the OpenAI and Anthropic SDKs whether to retry (they honour `x-should-retry`). */
+  retry?: boolean;
+}> = [
   { id: 'Default4xx', type: ResponseType.DEFAULT_4XX, errorType: 'invalid_request_error' },
   { id: 'Default5xx', type: ResponseType.DEFAULT_5XX, errorType: 'server_error' },
-  { id: 'Throttled', type: ResponseType.THROTTLED, status: '429', errorType: 'rate_limit_error' },
+  { id: 'Throttled', type: ResponseType.THROTTLED, status: '429', errorType: 'rate_limit_error', retry: true },
   // The code the functions (and the local runtime) give the same refusal.
   { id: 'RequestTooLarge', type: ResponseType.REQUEST_TOO_LARGE, status: '413', errorType: 'invalid_request_error', code: 'payload_too_large' },
   { id: 'IntegrationTimeout', type: ResponseType.INTEGRATION_TIMEOUT, status: '504', errorType: 'timeout_error' },
@@ -110,6 +129,12 @@ export class ApiStack extends Stack {
     }
     const managed = props.capacity === 'managed-instances' ? props.managedInstances : undefined;
     if (props.capacity === 'managed-instances' && !managed) throw new Error(`capacity 'managed-instances' needs its managedInstances settings.`);
+    for (const name of Object.keys(props.reservedConcurrency ?? {})) {
+      if (!known.has(name)) throw new Error(`Context 'reservedConcurrency' names '${name}', which is not an endpoint group (${[...known].join(', ')}).`);
+      if (managed?.groups.includes(name)) {
+        throw new Error(`Context 'reservedConcurrency' names '${name}', which runs on Managed Instances: its concurrency is set by its execution environments instead.`);
+      }
+    }
     for (const name of managed?.groups ?? []) {
       if (!known.has(name)) throw new Error(`Context 'managedInstanceGroups' names '${name}', which is not an endpoint group (${[...known].join(', ')}).`);
     }
@@ -122,6 +147,14 @@ export class ApiStack extends Stack {
     }
 
     const accessLogs = new LogGroup(this, 'AccessLogs', { retention: props.logRetentionDays });
+    const throttled = apiThrottledMetric(props.stage);
+    accessLogs.addMetricFilter('ThrottledRequests', {
+      metricNamespace: throttled.namespace,
+      metricName: throttled.metricName,
+      filterPattern: FilterPattern.stringValue('$.errorType', '=', 'THROTTLED'),
+      metricValue: '1',
+      defaultValue: 0,
+    });
     this.restApi = new RestApi(this, 'Api', {
       restApiName: `ai-gateway-${props.stage}`,
       description: `AI gateway (${props.stage}): OpenAI-compatible endpoint in front of every model provider`,
@@ -167,6 +200,7 @@ export class ApiStack extends Stack {
       this.restApi.addGatewayResponse(e.id, {
         type: e.type,
         ...(e.status ? { statusCode: e.status } : {}),
+        ...(e.retry !== undefined ? { responseHeaders: { 'x-should-retry': `'${e.retry}'` } } : {}),
         templates: {
           'application/json': `{"error":{"message":${e.message ?? '$context.error.messageString'},"type":"${e.errorType}","param":null,"code":${e.code ? `"${e.code}"` : 'null'}}}`,
         },
@@ -194,6 +228,8 @@ export class ApiStack extends Stack {
         providerCredentialsKey: props.providerCredentialsKey,
       });
       functions[group.name] = fn;
+      const reserved = props.reservedConcurrency?.[group.name];
+      if (reserved !== undefined) (fn.function.node.defaultChild as CfnFunction).reservedConcurrentExecutions = reserved;
       if (accessFor(group.name).filesBucket) grantFiles(fn, props.files, props.stage);
       if (onManagedInstances) this.managedCapacity!.attach(fn.function);
       const integration = new LambdaIntegration(fn.function, {

@@ -4,12 +4,11 @@ import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { CfnQueue } from 'aws-cdk-lib/aws-sqs';
 import type { CfnStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { GSI1 } from '../../functions/shared/tables';
-import { TABLE_SPECS } from '../tables';
+import { indexesOf, TABLE_SPECS } from '../tables';
 import { ApiStack } from './api-stack';
 import { BootstrapStack } from './bootstrap-stack';
 import { DataStack } from './data-stack';
-import { ObservabilityStack, type MonitoredFunction } from './observability-stack';
+import { ObservabilityStack, THRESHOLDS, type MonitoredFunction } from './observability-stack';
 import type { GatewayAppOptions } from './options';
 import { WorkflowsStack } from './workflows-stack';
 
@@ -57,6 +56,7 @@ export function buildApp(app: App, options: GatewayAppOptions): GatewayStacks {
     stage,
     memorySize: options.memorySize,
     ...(options.memorySizes ? { memorySizes: options.memorySizes } : {}),
+    ...(options.reservedConcurrency ? { reservedConcurrency: options.reservedConcurrency } : {}),
     capacity: options.capacity ?? 'on-demand',
     ...(options.managedInstances ? { managedInstances: options.managedInstances } : {}),
     logRetentionDays: options.logRetentionDays,
@@ -121,7 +121,8 @@ export function buildApp(app: App, options: GatewayAppOptions): GatewayStacks {
         required(fixedName((m.node.defaultChild as CfnStateMachine).stateMachineName), `state machine ${name}`),
       ]),
     ),
-    tables: TABLE_SPECS.map((t) => ({ name: t.name, tableName: data.tables[t.name].tableName, ...(t.gsi1 ? { indexName: GSI1 } : {}) })),
+    tables: TABLE_SPECS.map((t) => ({ name: t.name, tableName: data.tables[t.name].tableName, indexNames: indexesOf(t).map((i) => i.name) })),
+    accountConcurrency: options.accountConcurrency ?? THRESHOLDS.defaultAccountConcurrency,
     ...(options.alarmEmail ? { alarmEmail: options.alarmEmail } : {}),
     ...(options.alarmTopicArn ? { alarmTopicArn: options.alarmTopicArn } : {}),
     budgetAlarm: options.budgetAlarm === true,

@@ -19,6 +19,7 @@ import { Key } from 'aws-cdk-lib/aws-kms';
 import { Topic, type ITopic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
+import { apiThrottledMetric, STAGE_THROTTLING } from './api-stack';
 import { pascal } from './names';
 
 /** EMF namespace of functions/shared/telemetry/metrics.ts (POWERTOOLS_METRICS_NAMESPACE on every function). */
@@ -54,6 +55,10 @@ export const THRESHOLDS = {
    * killed (a stream cut off, a task retried).
    */
   durationShareOfTimeout: 0.8,
+  /** Share of a quota (account concurrency, KMS request rate) at which its alarm fires. */
+  quotaShare: 0.8,
+  /** Lambda's default concurrent-executions quota per account and Region. */
+  defaultAccountConcurrency: 1000,
 } as const;
 
 const PERIOD = Duration.minutes(5);
@@ -70,8 +75,8 @@ export interface MonitoredFunction {
 export interface MonitoredTable {
   name: string;
   tableName: string;
-  /** Global secondary index whose throttles count too. */
-  indexName?: string;
+  /** Global secondary indexes whose throttles count too (the first with the table's alarm, the others each their own). */
+  indexNames: readonly string[];
 }
 
 export interface ObservabilityStackProps extends StackProps {
@@ -91,6 +96,8 @@ export interface ObservabilityStackProps extends StackProps {
   alarmTopicArn?: string;
   /** Alarm when any budget crosses an alert threshold (the `BudgetThresholdCrossed` EMF metric). */
   budgetAlarm?: boolean;
+  /** The account's Lambda concurrent-executions quota: the alarm fires at THRESHOLDS.quotaShare of it. */
+  accountConcurrency: number;
 }
 
 /**
@@ -100,8 +107,10 @@ export interface ObservabilityStackProps extends StackProps {
  * - every function: Errors (handlers answer every request themselves, so an invocation error
  *   is a crash or a timeout), Throttles, and p99 Duration near the timeout;
  * - every dead-letter queue: any visible message;
- * - every state machine: failed and timed-out executions;
- * - every table: throttle events (reads and writes, table and index).
+ * - every state machine: failed, timed-out and throttled executions;
+ * - every table: throttle events (reads and writes, table and every index);
+ * - quotas: the account's Lambda concurrency and KMS request rate near their quotas, and
+ *   requests API Gateway throttled (stage or account limit).
  * The dashboard shows those figures plus the gateway's EMF metrics by route and provider.
  *
  * Alarms and widgets only need names. Resources with fixed names (workers, queues, state
@@ -282,36 +291,88 @@ export class ObservabilityStack extends Stack {
     for (const name of Object.keys(props.stateMachines)) {
       alarm(`${pascal(name)}FailedAlarm`, `sfn-failed-${name}`, `${name} executions failed`, executions(name, 'ExecutionsFailed'), 1);
       alarm(`${pascal(name)}TimedOutAlarm`, `sfn-timed-out-${name}`, `${name} executions timed out`, executions(name, 'ExecutionsTimedOut'), 1);
+      alarm(
+        `${pascal(name)}ThrottledAlarm`,
+        `sfn-throttled-${name}`,
+        `${name} executions were throttled (StartExecution or state-transition quota)`,
+        executions(name, 'ExecutionThrottled'),
+        1,
+      );
     }
+
+    // ---- quotas -----------------------------------------------------------------------------
+    const concurrencyLimit = Math.floor(props.accountConcurrency * THRESHOLDS.quotaShare);
+    alarm(
+      'AccountConcurrencyAlarm',
+      'lambda-account-concurrency',
+      `the account's Lambda concurrent executions reached ${THRESHOLDS.quotaShare * 100}% of its ${props.accountConcurrency} quota (context accountConcurrency) in 3 one-minute periods: every function of the account shares it; raise the quota (Service Quotas, L-B99A9384) before requests are throttled`,
+      metric('AWS/Lambda', 'ConcurrentExecutions', {}, 'Maximum', undefined, Duration.minutes(1)),
+      concurrencyLimit,
+      { evaluationPeriods: 3 },
+    );
+    const throttled = apiThrottledMetric(props.stage);
+    alarm(
+      'ApiThrottledAlarm',
+      'api-throttled',
+      `API Gateway throttled requests (429 before any function ran): the stage's ${STAGE_THROTTLING.rateLimit} req/s (burst ${STAGE_THROTTLING.burstLimit}) or the account's Regional limit binds`,
+      metric(throttled.namespace, throttled.metricName, {}, 'Sum'),
+      1,
+    );
+    const kmsCalls = metric('AWS/Usage', 'CallCount', { Service: 'KMS', Type: 'API', Resource: 'CryptographicOperationsSymmetric', Class: 'None' }, 'Sum', undefined, Duration.minutes(1));
+    alarm(
+      'KmsQuotaAlarm',
+      'kms-request-rate',
+      `symmetric KMS requests (provider credentials, files, logs) reached ${THRESHOLDS.quotaShare * 100}% of the account's per-second quota in a minute`,
+      new MathExpression({
+        expression: '100 * (calls / 60) / SERVICE_QUOTA(calls)',
+        usingMetrics: { calls: kmsCalls },
+        label: 'KMS symmetric requests (% of quota)',
+        period: Duration.minutes(1),
+      }),
+      THRESHOLDS.quotaShare * 100,
+    );
 
     // ---- tables -----------------------------------------------------------------------------
     const throttleExpressions: Record<string, MathExpression> = {};
-    for (const { name, tableName, indexName } of props.tables) {
+    for (const { name, tableName, indexNames } of props.tables) {
       const m = (metricName: string, index?: string) =>
         metric('AWS/DynamoDB', metricName, { TableName: tableName, ...(index ? { GlobalSecondaryIndexName: index } : {}) }, 'Sum');
       // Ids are unique across tables: the dashboard graphs all tables' expressions together.
       const key = name.replace(/[^a-zA-Z0-9]/g, '').toLowerCase();
-      const usingMetrics: Record<string, IMetric> = { [`${key}Reads`]: m('ReadThrottleEvents'), [`${key}Writes`]: m('WriteThrottleEvents') };
-      if (indexName) {
-        usingMetrics[`${key}IndexReads`] = m('ReadThrottleEvents', indexName);
-        usingMetrics[`${key}IndexWrites`] = m('WriteThrottleEvents', indexName);
-      }
-      const expression = new MathExpression({
-        expression: Object.keys(usingMetrics)
-          .map((k) => `FILL(${k}, 0)`)
-          .join(' + '),
-        usingMetrics,
-        label: name,
-        period: PERIOD,
-      });
-      throttleExpressions[name] = expression;
+      const throttles = (index?: string): Record<string, IMetric> => {
+        const id = `${key}${index ? pascal(index).replace(/[^a-zA-Z0-9]/g, '') : ''}`;
+        return { [`${id}Reads`]: m('ReadThrottleEvents', index), [`${id}Writes`]: m('WriteThrottleEvents', index) };
+      };
+      const sum = (usingMetrics: Record<string, IMetric>, label: string) =>
+        new MathExpression({
+          expression: Object.keys(usingMetrics)
+            .map((k) => `FILL(${k}, 0)`)
+            .join(' + '),
+          usingMetrics,
+          label,
+          period: PERIOD,
+        });
+      // An alarm's expression may use at most 10 metrics: the table and its first index
+      // share one alarm, every further index (the request log's meta_* indexes) has its own.
+      const [first, ...others] = indexNames;
+      const tableMetrics = { ...throttles(), ...(first ? throttles(first) : {}) };
+      throttleExpressions[name] = sum({ ...tableMetrics, ...Object.assign({}, ...others.map((i) => throttles(i))) }, name);
       alarm(
         `${pascal(name)}TableThrottlesAlarm`,
         `dynamodb-throttles-${name}`,
-        `requests to the ${name} table were throttled (read or write, table or index)`,
-        expression,
+        `requests to the ${name} table were throttled (read or write, table${first ? ` or index ${first}` : ''})`,
+        sum(tableMetrics, name),
         1,
       );
+      for (const index of others) {
+        alarm(
+          `${pascal(name)}${pascal(index)}ThrottlesAlarm`,
+          `dynamodb-throttles-${name}-${index}`,
+          `requests to the ${index} index of the ${name} table were throttled (a hot index value, e.g. one metadata value on most requests)`,
+          sum(throttles(index), `${name} ${index}`),
+          1,
+        );
+      }
     }
     this.alarms = alarms;
 

@@ -41,6 +41,17 @@ export interface GatewayAppOptions {
   alarmTopicArn?: string;
   /** An alarm (to the alarm topic) whenever a budget crosses an alert threshold: `-c budgetAlarm=true`. */
   budgetAlarm?: boolean;
+  /**
+   * The account's Lambda concurrent-executions quota in this Region (default 1,000): the
+   * concurrency alarm fires at 80 % of it. Raise the quota first, then this value.
+   */
+  accountConcurrency?: number;
+  /**
+   * Reserved concurrency per on-demand endpoint group (context
+   * `reservedConcurrency=gateway:800,admin:20`): a group keeps that many environments for
+   * itself and can use no more, so a flood on one group cannot starve the others.
+   */
+  reservedConcurrency?: Readonly<Record<string, number>>;
 }
 
 export type CapacityMode = 'on-demand' | 'managed-instances';
@@ -114,6 +125,8 @@ export function resolveOptions(raw: {
   capacity?: unknown;
   managedInstances?: Record<string, unknown>;
   budgetAlarm?: unknown;
+  accountConcurrency?: unknown;
+  reservedConcurrency?: unknown;
 }): GatewayAppOptions {
   const stage = String(raw.stage ?? DEFAULT_OPTIONS.stage);
   if (!STAGE.test(stage)) {
@@ -140,7 +153,9 @@ export function resolveOptions(raw: {
       `Context 'alarmTopicArn' must be the ARN of a standard (not FIFO) SNS topic, arn:aws:sns:<region>:<account>:<name>; got '${alarmTopicArn}'.`,
     );
   }
-  const memorySizes = resolveMemorySizes(raw.memorySizes);
+  const memorySizes = groupNumbers('memorySizes', raw.memorySizes, (name, v) => MB(name, v, 128));
+  const reservedConcurrency = groupNumbers('reservedConcurrency', raw.reservedConcurrency, (name, v) => count(name, v, 1, 100_000));
+  const accountConcurrency = raw.accountConcurrency === undefined ? undefined : count('accountConcurrency', raw.accountConcurrency, 10, 1_000_000);
   const capacity = String(raw.capacity ?? DEFAULT_OPTIONS.capacity);
   if (capacity !== 'on-demand' && capacity !== 'managed-instances') {
     throw new Error(`Context 'capacity' must be 'on-demand' or 'managed-instances'; got '${capacity}'.`);
@@ -156,8 +171,16 @@ export function resolveOptions(raw: {
     ...(alarmEmail !== undefined ? { alarmEmail } : {}),
     ...(alarmTopicArn !== undefined ? { alarmTopicArn } : {}),
     ...(raw.budgetAlarm === true || raw.budgetAlarm === 'true' ? { budgetAlarm: true } : {}),
+    ...(accountConcurrency !== undefined ? { accountConcurrency } : {}),
+    ...(reservedConcurrency ? { reservedConcurrency } : {}),
   };
 }
+
+const count = (name: string, value: unknown, min: number, max: number): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`Context '${name}' must be an integer between ${min} and ${max}; got '${String(value)}'.`);
+  return n;
+};
 
 /** Unset, empty and whitespace-only context values all mean "not given". */
 function optionalString(value: unknown): string | undefined {
@@ -174,8 +197,11 @@ const MB = (name: string, value: unknown, min: number): number => {
   return n;
 };
 
-/** `policies:512,guardrails:512` (the CLI's form) or an object; group names are checked by the API stack. */
-function resolveMemorySizes(value: unknown): Record<string, number> | undefined {
+/**
+ * A number per endpoint group: `policies:512,guardrails:512` (the CLI's form) or an object;
+ * group names are checked by the API stack.
+ */
+function groupNumbers(option: string, value: unknown, check: (name: string, value: unknown) => number): Record<string, number> | undefined {
   if (value === undefined || value === null || value === '') return undefined;
   const entries =
     typeof value === 'object'
@@ -184,9 +210,9 @@ function resolveMemorySizes(value: unknown): Record<string, number> | undefined 
           .split(',')
           .map((pair) => pair.split(':').map((x) => x.trim()) as [string, string?]);
   const out: Record<string, number> = {};
-  for (const [group, mb] of entries) {
-    if (!group || mb === undefined) throw new Error(`Context 'memorySizes' must look like 'gateway:1024,policies:512'; got '${String(value)}'.`);
-    out[group] = MB(`memorySizes.${group}`, mb, 128);
+  for (const [group, n] of entries) {
+    if (!group || n === undefined) throw new Error(`Context '${option}' must look like 'gateway:1024,policies:512'; got '${String(value)}'.`);
+    out[group] = check(`${option}.${group}`, n);
   }
   return out;
 }
@@ -278,7 +304,7 @@ export function resolveManagedInstances(raw: Record<string, unknown>): ManagedIn
  * settings (`managedInstanceGroups`, `instanceTypes`, `managedInstanceMemorySize`,
  * `memoryGiBPerVCpu`, `perExecutionEnvironmentMaxConcurrency`, `minExecutionEnvironments`,
  * `maxExecutionEnvironments`, `maxVCpuCount`, `vpcId`, `subnetIds`, `securityGroupIds`,
- * `natGateways`, `maxAzs`) and `budgetAlarm`.
+ * `natGateways`, `maxAzs`), `budgetAlarm`, `accountConcurrency` and `reservedConcurrency`.
  */
 export function optionsFromContext(app: App): GatewayAppOptions {
   const ctx = (key: string): unknown => app.node.tryGetContext(key);
@@ -287,6 +313,8 @@ export function optionsFromContext(app: App): GatewayAppOptions {
     logRetentionDays: ctx('logRetentionDays'),
     memorySize: ctx('memorySize'),
     memorySizes: ctx('memorySizes'),
+    reservedConcurrency: ctx('reservedConcurrency'),
+    accountConcurrency: ctx('accountConcurrency'),
     nag: ctx('nag'),
     alarmEmail: ctx('alarmEmail'),
     alarmTopicArn: ctx('alarmTopicArn'),

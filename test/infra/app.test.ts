@@ -238,6 +238,8 @@ describe('API stack: REST API', () => {
     api.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
       ResponseType: 'THROTTLED',
       StatusCode: '429',
+      // The SDKs retry a 429 anyway; the header says so explicitly, as the functions' own 429s do.
+      ResponseParameters: { 'gatewayresponse.header.x-should-retry': "'true'" },
       ResponseTemplates: { 'application/json': Match.stringLikeRegexp('"type":"rate_limit_error","param":null,"code":null') },
     });
     // A body over 10 MB never reaches a function: API Gateway's 413 carries the functions' code.

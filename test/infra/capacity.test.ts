@@ -41,7 +41,7 @@ let managed: Synth;
 let existingVpc: Synth;
 
 beforeAll(() => {
-  onDemand = synth({ ...BASE, ...resolveOptions({ ...BASE, memorySizes: 'policies:512,guardrails:256' }) });
+  onDemand = synth({ ...BASE, ...resolveOptions({ ...BASE, memorySizes: 'policies:512,guardrails:256', reservedConcurrency: 'gateway:800,admin:20' }) });
   managed = synth(resolveOptions({ ...BASE, capacity: 'managed-instances', managedInstances: {} }));
   existingVpc = synth(
     resolveOptions({
@@ -106,6 +106,10 @@ describe('capacity options', () => {
     expect(mi({ minExecutionEnvironments: '5', maxExecutionEnvironments: '2' })).toThrow(/'maxExecutionEnvironments'/);
     expect(() => resolveOptions({ memorySizes: 'gateway' })).toThrow(/'memorySizes'/);
     expect(() => resolveOptions({ memorySizes: 'gateway:64' })).toThrow(/'memorySizes.gateway'/);
+    expect(() => resolveOptions({ reservedConcurrency: 'gateway:0' })).toThrow(/'reservedConcurrency.gateway'/);
+    expect(() => resolveOptions({ reservedConcurrency: 'gateway' })).toThrow(/'reservedConcurrency'/);
+    expect(() => resolveOptions({ accountConcurrency: '5' })).toThrow(/'accountConcurrency'/);
+    expect(resolveOptions({ accountConcurrency: '3000' }).accountConcurrency).toBe(3000);
   });
 
   it('refuses group names that are not endpoint groups', () => {
@@ -120,6 +124,19 @@ describe('capacity options', () => {
         nag: false,
       }),
     ).toThrow(/'managedInstanceGroups' names 'chat'/);
+    expect(() => buildApp(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), { ...BASE, reservedConcurrency: { chat: 5 }, nag: false })).toThrow(
+      /'reservedConcurrency' names 'chat'/,
+    );
+    // A group on Managed Instances scales by execution environments, not reserved concurrency.
+    expect(() =>
+      buildApp(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), {
+        ...BASE,
+        capacity: 'managed-instances',
+        managedInstances: DEFAULT_MANAGED_INSTANCES,
+        reservedConcurrency: { gateway: 100 },
+        nag: false,
+      }),
+    ).toThrow(/'reservedConcurrency' names 'gateway', which runs on Managed Instances/);
   });
 });
 
@@ -132,6 +149,13 @@ describe('on-demand (default)', () => {
     onDemand.api.resourceCountIs('AWS::Lambda::Function', ENDPOINT_GROUPS.length);
     onDemand.api.resourceCountIs('AWS::IAM::Role', ENDPOINT_GROUPS.length);
     for (const group of ENDPOINT_GROUPS) expect(functionProps(onDemand, group.name).CapacityProviderConfig, group.name).toBeUndefined();
+  });
+
+  it('reserves concurrency for the groups reservedConcurrency names, and none for the others', () => {
+    for (const group of ENDPOINT_GROUPS) {
+      const expected = group.name === 'gateway' ? 800 : group.name === 'admin' ? 20 : undefined;
+      expect(functionProps(onDemand, group.name).ReservedConcurrentExecutions, group.name).toBe(expected);
+    }
   });
 
   it('gives each group its memorySizes entry and the rest memorySize', () => {

@@ -4,7 +4,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, resolveOptions, type GatewayStacks } from '../../infra/stacks/index';
 import { EMF_METRICS, METRICS_NAMESPACE, ObservabilityStack, THRESHOLDS } from '../../infra/stacks/observability-stack';
-import { TABLE_SPECS } from '../../infra/tables';
+import { indexesOf, TABLE_SPECS } from '../../infra/tables';
 import { ENDPOINT_GROUPS } from '../../infra/endpoint-groups';
 import { deadLetterQueueName, QUEUES, STATE_MACHINES, stateMachineName, WORKERS } from '../../infra/workflows/registry';
 
@@ -54,10 +54,12 @@ const expectWeakRef = (value: unknown, stack: Stack, element: unknown) => {
 };
 
 describe('observability stack: alarms', () => {
-  it('has one alarm per signal: API 5XX rate, 3 per function, 1 per DLQ, 2 per state machine, 1 per table', () => {
+  it('has one alarm per signal: API 5XX rate, 3 per function, 1 per DLQ, 3 per state machine, 1 per table and index beyond the first, 3 quotas', () => {
     const functions = Object.keys(stacks.api.functions).length + Object.keys(stacks.workflows.workers).length;
     expect(functions).toBe(ENDPOINT_GROUPS.length + WORKERS.length);
-    const expected = 1 + 3 * functions + QUEUES.length + 2 * STATE_MACHINES.length + TABLE_SPECS.length;
+    const extraIndexes = TABLE_SPECS.reduce((n, t) => n + Math.max(0, indexesOf(t).length - 1), 0);
+    expect(extraIndexes).toBeGreaterThanOrEqual(4); // the request log's meta_* indexes
+    const expected = 1 + 3 * functions + QUEUES.length + 3 * STATE_MACHINES.length + TABLE_SPECS.length + extraIndexes + 3;
     obs.resourceCountIs('AWS::CloudWatch::Alarm', expected);
     expect(stacks.observability.alarms).toHaveLength(expected);
     expect(new Set(alarms().map((a) => a.AlarmName)).size).toBe(expected);
@@ -132,11 +134,12 @@ describe('observability stack: alarms', () => {
     }
   });
 
-  it('alarms on failed and timed-out executions of every state machine', () => {
+  it('alarms on failed, timed-out and throttled executions of every state machine', () => {
     for (const m of STATE_MACHINES) {
       for (const [kind, metric] of [
         ['failed', 'ExecutionsFailed'],
         ['timed-out', 'ExecutionsTimedOut'],
+        ['throttled', 'ExecutionThrottled'],
       ] as const) {
         const a = alarmNamed(`sfn-${kind}-${m.name}`);
         expect(a).toMatchObject({ Namespace: 'AWS/States', MetricName: metric, Statistic: 'Sum', Threshold: 1 });
@@ -164,7 +167,38 @@ describe('observability stack: alarms', () => {
         if (d.GlobalSecondaryIndexName) expect(d.GlobalSecondaryIndexName).toBe('gsi1');
       }
       expect(metrics.find((m) => m.Expression)!.Expression).toMatch(/^FILL\(\w+, 0\)( \+ FILL\(\w+, 0\))+$/);
+      // Every further index (an alarm may use at most 10 metrics) has an alarm of its own.
+      for (const index of indexesOf(spec).slice(1)) {
+        const ia = alarmNamed(`dynamodb-throttles-${spec.name}-${index.name}`);
+        const indexStats = (ia.Metrics as Json[]).filter((m) => m.MetricStat).map((m) => m.MetricStat.Metric);
+        expect(indexStats.map((st) => st.MetricName).sort()).toEqual(['ReadThrottleEvents', 'WriteThrottleEvents']);
+        for (const st of indexStats) expect(dims(st).GlobalSecondaryIndexName).toBe(index.name);
+      }
     }
+  });
+
+  it("alarms at 80% of the account's Lambda concurrency, on API Gateway throttling and on the KMS request rate", () => {
+    const concurrency = alarmNamed('lambda-account-concurrency');
+    expect(concurrency).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'ConcurrentExecutions', Statistic: 'Maximum', Period: 60, EvaluationPeriods: 3 });
+    expect(concurrency.Threshold).toBe(THRESHOLDS.defaultAccountConcurrency * THRESHOLDS.quotaShare);
+    expect(concurrency.Dimensions ?? []).toEqual([]);
+    const raised = Template.fromStack(buildApp(skipBundling(), { ...OPTIONS, nag: false, accountConcurrency: 5000 }).observability);
+    raised.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: 'ai-gateway-test-lambda-account-concurrency', Threshold: 4000 });
+
+    // API Gateway publishes no throttle metric: a filter on the access log counts THROTTLED answers.
+    expect(alarmNamed('api-throttled')).toMatchObject({ Namespace: 'AiGateway/test', MetricName: 'ApiThrottled', Threshold: 1 });
+    api.hasResourceProperties('AWS::Logs::MetricFilter', {
+      FilterPattern: '{ $.errorType = "THROTTLED" }',
+      MetricTransformations: [{ MetricNamespace: 'AiGateway/test', MetricName: 'ApiThrottled', MetricValue: '1', DefaultValue: 0 }],
+    });
+
+    const kms = alarmNamed('kms-request-rate');
+    const expression = (kms.Metrics as Json[]).find((m) => m.Expression)!.Expression as string;
+    expect(expression).toContain('SERVICE_QUOTA(calls)');
+    const usage = (kms.Metrics as Json[]).find((m) => m.MetricStat)!.MetricStat.Metric;
+    expect(usage).toMatchObject({ Namespace: 'AWS/Usage', MetricName: 'CallCount' });
+    expect(dims(usage)).toEqual({ Service: 'KMS', Type: 'API', Resource: 'CryptographicOperationsSymmetric', Class: 'None' });
+    expect(kms.Threshold).toBe(THRESHOLDS.quotaShare * 100);
   });
 });
 
@@ -204,14 +238,15 @@ describe('observability stack: topic', () => {
       functions: [{ name: 'gateway', functionName: 'fn-gateway', timeout: Duration.minutes(15) }],
       deadLetterQueues: { jobs: 'jobs-dlq' },
       stateMachines: { jobs: 'ai-gateway-x-jobs' },
-      tables: [{ name: 'control', tableName: 'control-table', indexName: 'gsi1' }],
+      tables: [{ name: 'control', tableName: 'control-table', indexNames: ['gsi1'] }],
       alarmTopicArn: arn,
+      accountConcurrency: 1000,
       alarmEmail: 'ops@example.com',
     });
     const t = Template.fromStack(stack);
     t.resourceCountIs('AWS::SNS::Topic', 0);
     t.resourceCountIs('AWS::KMS::Key', 0);
-    t.resourceCountIs('AWS::CloudWatch::Alarm', 1 + 3 + 1 + 2 + 1);
+    t.resourceCountIs('AWS::CloudWatch::Alarm', 1 + 3 + 1 + 3 + 1 + 3);
     t.allResourcesProperties('AWS::CloudWatch::Alarm', { AlarmActions: [arn], OKActions: [arn] });
     t.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com', TopicArn: arn });
   });
@@ -228,9 +263,10 @@ describe('observability stack: topic', () => {
           stateMachines: {},
           tables: [],
           budgetAlarm,
+          accountConcurrency: 1000,
         }),
       );
-    build(false).resourceCountIs('AWS::CloudWatch::Alarm', 1);
+    build(false).resourceCountIs('AWS::CloudWatch::Alarm', 1 + 3);
     build(true).hasResourceProperties('AWS::CloudWatch::Alarm', {
       AlarmName: 'ai-gateway-x-budget-threshold-crossed',
       MetricName: 'BudgetThresholdCrossed',
