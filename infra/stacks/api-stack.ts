@@ -132,7 +132,9 @@ export class ApiStack extends Stack {
     for (const name of Object.keys(props.reservedConcurrency ?? {})) {
       if (!known.has(name)) throw new Error(`Context 'reservedConcurrency' names '${name}', which is not an endpoint group (${[...known].join(', ')}).`);
       if (managed?.groups.includes(name)) {
-        throw new Error(`Context 'reservedConcurrency' names '${name}', which runs on Managed Instances: its concurrency is set by its execution environments instead.`);
+        throw new Error(
+          `Context 'reservedConcurrency' names '${name}', which runs on Managed Instances: its concurrency is set by its execution environments instead.`,
+        );
       }
     }
     for (const name of managed?.groups ?? []) {

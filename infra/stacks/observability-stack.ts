@@ -318,7 +318,14 @@ export class ObservabilityStack extends Stack {
       metric(throttled.namespace, throttled.metricName, {}, 'Sum'),
       1,
     );
-    const kmsCalls = metric('AWS/Usage', 'CallCount', { Service: 'KMS', Type: 'API', Resource: 'CryptographicOperationsSymmetric', Class: 'None' }, 'Sum', undefined, Duration.minutes(1));
+    const kmsCalls = metric(
+      'AWS/Usage',
+      'CallCount',
+      { Service: 'KMS', Type: 'API', Resource: 'CryptographicOperationsSymmetric', Class: 'None' },
+      'Sum',
+      undefined,
+      Duration.minutes(1),
+    );
     alarm(
       'KmsQuotaAlarm',
       'kms-request-rate',
