@@ -66,6 +66,8 @@ export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   'fine-tuning': {
     tables: { control: 'read', policies: 'read', usage: 'readWrite', cache: 'readWrite', logs: 'readWrite', jobs: 'readWrite', idempotency: 'readWrite' },
     providerCredentials: 'read',
+    // A job on a file of the gateway's Files API reads its bytes to copy them to the provider.
+    filesBucket: 'readWrite',
   },
   // File metadata lives in the jobs table (FILE# items), the bytes in the data stack's files
   // bucket (granted by the API stack). A raw provider key and paths the group lacks go through
