@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import OpenAI, { BadRequestError, NotFoundError, toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
@@ -195,6 +197,35 @@ describe('cancel', () => {
     expect(late.status).toBe(400);
     expect(errorOf(late)).toMatchObject({ param: 'upload_id', code: 'upload_not_pending' });
     await expect(openai.uploads.cancel(upload.id)).rejects.toBeInstanceOf(BadRequestError);
+  });
+});
+
+describe('expiry', () => {
+  it('an upload an hour old is expired: it takes no parts and cannot be completed; its records carry a DynamoDB TTL', async () => {
+    const upload = await newUpload(5);
+    const part = await addPart(upload.id, Buffer.from('12345'));
+    const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1', endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB }));
+    const key = { pk: `WS#${gw.workspaceId}`, sk: `UPLOAD#${upload.id}` };
+    try {
+      const item = (await ddb.send(new GetCommand({ TableName: process.env.TABLE_JOBS, Key: key }))).Item;
+      expect(item?.ttl).toBe(upload.expires_at + 86400);
+      // An hour later (moved back rather than waited for).
+      await ddb.send(
+        new UpdateCommand({
+          TableName: process.env.TABLE_JOBS,
+          Key: key,
+          UpdateExpression: 'SET expires_at = :past',
+          ExpressionAttributeValues: { ':past': Math.floor(Date.now() / 1000) - 1 },
+        }),
+      );
+    } finally {
+      ddb.destroy();
+    }
+    const late = await call(gw, 'POST', `/v1/uploads/${upload.id}/complete`, { body: { part_ids: [part.id] } });
+    expect(late.status, late.text).toBe(400);
+    expect(errorOf(late)).toMatchObject({ param: 'upload_id', code: 'upload_not_pending' });
+    expect(errorOf(late).message).toMatch(/expired/);
+    await expect(addPart(upload.id, Buffer.from('x'))).rejects.toBeInstanceOf(BadRequestError);
   });
 });
 
