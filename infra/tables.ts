@@ -23,7 +23,7 @@ const PURPOSES: Record<TableName, { gsi1: boolean; ttl: boolean; purpose: string
   control: { gsi1: true, ttl: false, purpose: 'organisations, workspaces, API keys (hashed), managed providers (encrypted), configs, assistants' },
   prompts: { gsi1: true, ttl: false, purpose: 'prompt templates, immutable versions, the published pointer' },
   threads: { gsi1: true, ttl: false, purpose: 'threads, messages, runs and run steps' },
-  jobs: { gsi1: true, ttl: false, purpose: 'fine-tuning jobs and their events; file metadata (the bytes are in the files bucket)' },
+  jobs: { gsi1: true, ttl: true, purpose: 'fine-tuning jobs and events; file and upload metadata (bytes in the files bucket; expired ones leave by TTL)' },
   guardrails: { gsi1: true, ttl: false, purpose: 'guardrails and their versions' },
   policies: { gsi1: true, ttl: false, purpose: 'rate-limit policies' },
   usage: { gsi1: false, ttl: true, purpose: 'rate-limit counters per bucket and window; hourly spend counters per workspace and dimension' },

@@ -4,7 +4,7 @@
  * tag); locally fauxqs's S3, reached through AWS_ENDPOINT_URL_S3 with path-style URLs.
  */
 import type { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, NoSuchKey, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { config } from '../shared/config';
 
@@ -75,4 +75,12 @@ export async function getFile(key: string): Promise<{ body: Readable; bytes?: nu
 
 export async function deleteFile(key: string): Promise<void> {
   await s3().send(new DeleteObjectCommand({ Bucket: bucket(), Key: key }));
+}
+
+/** Deletes objects by key, a thousand a request (S3's limit); keys already gone are no error. */
+export async function deleteFiles(keys: readonly string[]): Promise<void> {
+  for (let i = 0; i < keys.length; i += 1000) {
+    const batch = keys.slice(i, i + 1000).map((Key) => ({ Key }));
+    await s3().send(new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: batch, Quiet: true } }));
+  }
 }

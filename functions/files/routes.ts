@@ -1,6 +1,7 @@
 /**
  * OpenAI's Files API on S3 (docs/files.md): upload, list, retrieve, content (streamed from
- * S3), delete. Files belong to the API key's workspace; another workspace's file is a 404.
+ * S3), delete; and its Uploads API for files above the 10 MB request cap (./uploads.ts).
+ * Files belong to the API key's workspace; another workspace's file is a 404.
  */
 import { notFound } from '../shared/errors';
 import { listObject, pageFromQuery } from '../shared/http/list';
@@ -11,6 +12,8 @@ import { deleteFile, getFile } from './bucket';
 import { deleteFileRecord, getFileRecord, listFileRecords } from './store';
 import { FILE_ID, FILE_PURPOSES, toFileObject, type FileRecord } from './types';
 import { uploadFile } from './upload';
+import { addPart, cancel, complete, createUpload } from './uploads';
+import { idempotency } from '../shared/http/idempotency';
 
 const missing = (id: string) => notFound(`No such File object: ${id.slice(0, 64)}`, 'file_id');
 
@@ -64,4 +67,9 @@ export const filesRoutes: Route[] = [
   { method: 'GET', path: '/v1/files/{file_id}', access: 'gateway', name: 'files.retrieve', handler: retrieve },
   { method: 'GET', path: '/v1/files/{file_id}/content', access: 'gateway', name: 'files.content', handler: content },
   { method: 'DELETE', path: '/v1/files/{file_id}', access: 'gateway', name: 'files.delete', handler: remove },
+  // Uploads (./uploads.ts): a part honours Idempotency-Key itself, by the hash of its `data`.
+  { method: 'POST', path: '/v1/uploads', access: 'gateway', name: 'uploads.create', use: [idempotency], handler: createUpload },
+  { method: 'POST', path: '/v1/uploads/{upload_id}/parts', access: 'gateway', name: 'uploads.parts.create', handler: addPart },
+  { method: 'POST', path: '/v1/uploads/{upload_id}/complete', access: 'gateway', name: 'uploads.complete', handler: complete },
+  { method: 'POST', path: '/v1/uploads/{upload_id}/cancel', access: 'gateway', name: 'uploads.cancel', handler: cancel },
 ];

@@ -4,8 +4,8 @@
  *   file  pk WS#<workspace>  sk FILE#<file-id>   (ids are time-ordered)
  *
  * The item is written only after its bytes are whole in S3 (./upload.ts), so a record never
- * points at a partial object. An expired file reads as absent before S3's lifecycle and
- * the cleanup remove it.
+ * points at a partial object. An expired file reads as absent at once; DynamoDB's TTL removes
+ * its record (within days) and S3's lifecycle its bytes (within a day).
  */
 import { listPage, type Page, type PageRequest } from '../shared/db/list';
 import { deleteItem, getItem, putNew } from '../shared/db/ops';
@@ -16,11 +16,16 @@ const FILE_PREFIX = 'FILE#';
 
 const fileKey = (workspaceId: string, fileId: string) => ({ pk: `WS#${workspaceId}`, sk: `${FILE_PREFIX}${fileId}` });
 
-type Stored = FileRecord & { pk: string; sk: string };
+type Stored = FileRecord & { pk: string; sk: string; ttl?: number };
 
 function strip(item: Stored): FileRecord {
-  const { pk: _pk, sk: _sk, ...rest } = item;
+  const { pk: _pk, sk: _sk, ttl: _ttl, ...rest } = item;
   return rest;
+}
+
+/** The item of a file record: an expiring file carries `ttl`, so DynamoDB deletes the record after `expires_at`. */
+export function fileItem(record: FileRecord): Stored & Record<string, unknown> {
+  return { ...fileKey(record.workspace_id, record.id), ...record, ...(record.expires_at === null ? {} : { ttl: record.expires_at }) };
 }
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -29,7 +34,7 @@ const isExpired = (r: FileRecord, now = nowSeconds()) => r.expires_at !== null &
 export const newFileId = () => `file-${timeOrderedId()}`;
 
 export async function createFileRecord(record: FileRecord): Promise<boolean> {
-  return putNew('jobs', { ...fileKey(record.workspace_id, record.id), ...record });
+  return putNew('jobs', fileItem(record));
 }
 
 export async function getFileRecord(workspaceId: string, fileId: string): Promise<FileRecord | undefined> {

@@ -17,6 +17,7 @@ import { badRequest, conflict, final, notFound, serverError } from '../shared/er
 import { log, type LogContext } from '../shared/telemetry/logger';
 import { executionArn, stopExecution } from '../shared/workflows/sfn';
 import { sendMessage } from '../shared/workflows/sqs';
+import { handGatewayFiles } from './gateway-files';
 import { fineTuningAdapter } from './providers/index';
 import { addEvent, createJob, getJob, newJobId, updateJob } from './store';
 import type { CreateJobInput } from './schema';
@@ -58,6 +59,8 @@ export async function createFineTuningJob(n: NewJob): Promise<JobRecord> {
     integrations: input.integrations,
   });
   if (problem) throw badRequest(problem.message, problem.param, 'invalid_value');
+  const files = { training_file: input.training_file, validation_file: input.validation_file };
+  const handed = await handGatewayFiles(n.workspaceId, n.providerSlug, input.method.type, files);
 
   const ts = now();
   const hyperparameters = input.method.type === 'supervised' ? input.method.supervised.hyperparameters : input.method.dpo.hyperparameters;
@@ -88,14 +91,15 @@ export async function createFineTuningJob(n: NewJob): Promise<JobRecord> {
     workspace_id: n.workspaceId,
     provider_slug: n.providerSlug,
     provider_kind: n.providerKind,
+    ...(handed.training_file !== files.training_file && handed.training_file ? { provider_training_file: handed.training_file } : {}),
+    ...(handed.validation_file !== files.validation_file && handed.validation_file ? { provider_validation_file: handed.validation_file } : {}),
     updated_at: ts,
   };
   if (!(await createJob(record))) throw serverError();
   await addEvent(n.workspaceId, id, { level: 'info', message: `Created fine-tuning job: ${id}`, type: 'message', data: {} });
-  const files = [input.training_file, input.validation_file].filter(Boolean).join(', ');
   await addEvent(n.workspaceId, id, {
     level: 'info',
-    message: `Validating ${input.validation_file ? 'files' : 'training file'}: ${files}`,
+    message: `Validating ${input.validation_file ? 'files' : 'training file'}: ${[input.training_file, input.validation_file].filter(Boolean).join(', ')}`,
     type: 'message',
     data: {},
   });

@@ -109,8 +109,8 @@ async function validate(job: JobRecord): Promise<FineTuneStepResult> {
   if (job.provider_job_id) return waitForProgress();
   const provider = await connect(job.workspace_id, job.provider_slug);
   for (const [field, fileId] of [
-    ['training_file', job.training_file],
-    ['validation_file', job.validation_file],
+    ['training_file', job.provider_training_file ?? job.training_file],
+    ['validation_file', job.provider_validation_file ?? job.validation_file],
   ] as const) {
     if (!fileId) continue;
     const problem = await checkFile(provider, fileId);
@@ -158,8 +158,8 @@ async function submit(job: JobRecord): Promise<FineTuneStepResult> {
   const { request, warnings } = provider.adapter.createJob(provider.endpoint, {
     gatewayJobId: job.id,
     model: job.model,
-    trainingFile: job.training_file,
-    validationFile: job.validation_file,
+    trainingFile: job.provider_training_file ?? job.training_file,
+    validationFile: job.provider_validation_file ?? job.validation_file,
     suffix: job.user_provided_suffix,
     seed: job.seed,
     method: job.method,

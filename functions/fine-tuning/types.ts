@@ -83,6 +83,9 @@ export interface JobRecord extends Omit<FineTuningJob, 'object'> {
   provider_kind: FineTuningProviderKind;
   /** Job id at the provider, once submitted. */
   provider_job_id?: string;
+  /** The provider's copies of gateway files (./gateway-files.ts), when the job names any. */
+  provider_training_file?: string;
+  provider_validation_file?: string;
   /** The provider's own status word, last seen. */
   provider_status?: string;
   /** Set by the submit step before it calls the provider (serialises with cancel). */

@@ -3,7 +3,8 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 /**
  * Local S3 for the Files API: fauxqs (started by ./sqs.ts) serves S3 on the same loopback
  * endpoint as SQS. This creates the files bucket there and returns the settings that point
- * functions/files at it. fauxqs keeps objects in memory: files live as long as the process.
+ * functions/files at it. With a data folder the objects are kept on disk (./s3-store.ts) and
+ * survive a restart; without one (`GATEWAY_DATA_DIR=memory`) they live as long as the process.
  */
 export const LOCAL_FILES_BUCKET = 'gateway-files';
 

@@ -174,8 +174,13 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
       ...(options.workflowHistoryLimit ? { historyLimit: options.workflowHistoryLimit } : {}),
     });
     stops.push(stepFunctions.stop);
-    // With a data folder the queues are journaled: queued runs survive a crash (sqs-journal.ts).
-    const sqs = await startLocalSqs({ deferConsumers: true, journalFile: dir ? join(dir, 'sqs', 'journal.jsonl') : null });
+    // With a data folder the queues are journaled: queued runs survive a crash (sqs-journal.ts);
+    // and the files bucket's objects are kept on disk (s3-store.ts).
+    const sqs = await startLocalSqs({
+      deferConsumers: true,
+      journalFile: dir ? join(dir, 'sqs', 'journal.jsonl') : null,
+      s3DataDir: dir ? join(dir, 's3') : null,
+    });
     stops.push(sqs.stop);
     const s3 = await createLocalFilesBucket(sqs.endpoint);
     aborted();

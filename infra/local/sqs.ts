@@ -11,8 +11,9 @@ import {
   type MessageAttributeValue,
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { buildApp } from 'fauxqs';
+import { buildApp, type BuildAppOptions } from 'fauxqs';
 import { lambdaContext } from './lambda-context';
+import { persistentS3Store } from './s3-store';
 import { QueueJournal, type JournalMessage } from './sqs-journal';
 import { deadLetterQueueName, QUEUES, queueName, WORKERS, type QueueSpec, type WorkerSpec } from '../workflows/registry';
 
@@ -47,6 +48,8 @@ export interface LocalSqsOptions {
   region?: string;
   /** Journal that makes the queues survive a crash (sqs-journal.ts), or null (memory only). */
   journalFile?: string | null;
+  /** Folder that keeps the S3 emulator's objects across restarts (./s3-store.ts), or null (memory only). */
+  s3DataDir?: string | null;
   report?: (message: string, detail?: unknown) => void;
 }
 
@@ -121,7 +124,9 @@ export async function startLocalSqs(options: LocalSqsOptions = {}): Promise<Loca
   const loadConsumer = options.loadConsumer ?? importConsumer;
 
   // buildApp rather than startFauxqs: that one listens on 0.0.0.0; this stays on loopback.
-  const app = buildApp({ logger: false, defaultRegion: region });
+  // The other stores are fauxqs's own (each store it is not given, it makes).
+  const stores = options.s3DataDir ? ({ s3Store: await persistentS3Store(options.s3DataDir) } as BuildAppOptions['stores']) : undefined;
+  const app = buildApp({ logger: false, defaultRegion: region, stores });
   const journal = options.journalFile ? new QueueJournal(options.journalFile) : null;
   /** Registry name of each main queue by physical name (the journal's queues; filled once created). */
   const journaled = new Map<string, string>();

@@ -28,6 +28,7 @@ import { createOverrideSchema as priceCreate, updateOverrideSchema as priceUpdat
 import { createSchema as promptCreate, runSchema as promptRun, updateSchema as promptUpdate } from '../../functions/prompts/schemas';
 import { rerankBodySchema } from '../../functions/rerank/schema';
 import { FILE_PURPOSES, MAX_EXPIRY_SECONDS, MIN_EXPIRY_SECONDS } from '../../functions/files/types';
+import { completeUploadSchema as uploadComplete, createUploadSchema as uploadCreate, MAX_PART_BYTES } from '../../functions/files/upload-input';
 import { gatewayConfigSchema } from '../../functions/shared/gateway-config';
 import { body, op, page, workspaceId, type Operation, type QueryParameter } from './operation-kit';
 import { INDEXED_METADATA_KEYS } from '../../functions/shared/tables';
@@ -45,6 +46,15 @@ const fileUploadForm = {
     purpose: { type: 'string', enum: FILE_PURPOSES },
     'expires_after[anchor]': { type: 'string', enum: ['created_at'] },
     'expires_after[seconds]': { type: 'integer', minimum: MIN_EXPIRY_SECONDS, maximum: MAX_EXPIRY_SECONDS },
+  },
+};
+
+/** `POST /v1/uploads/{upload_id}/parts`: one part, up to MAX_PART_BYTES (functions/files/upload-input.ts). */
+const uploadPartForm = {
+  type: 'object',
+  required: ['data'],
+  properties: {
+    data: { type: 'string', format: 'binary', description: `The part's bytes, at most ${MAX_PART_BYTES} (the 10 MiB request cap less the form's framing).` },
   },
 };
 
@@ -106,6 +116,7 @@ export const IDEMPOTENT_OPERATIONS: ReadonlySet<string> = new Set([
   'POST /v1/threads/runs',
   'POST /v1/threads/{thread_id}/runs',
   'POST /v1/fine_tuning/jobs',
+  'POST /v1/uploads',
 ]);
 
 export const OPERATIONS: readonly Operation[] = [
@@ -355,6 +366,10 @@ export const OPERATIONS: readonly Operation[] = [
   op('GET', '/v1/files/{file_id}', 'gateway', 'Retrieve a file', 'object'),
   op('GET', '/v1/files/{file_id}/content', 'gateway', "Retrieve a file's content", 'bytes'),
   op('DELETE', '/v1/files/{file_id}', 'gateway', 'Delete a file', 'deleted'),
+  op('POST', '/v1/uploads', 'gateway', 'Create an upload (a file above the 10 MB request cap, in parts)', 'object', body('UploadCreate', uploadCreate)),
+  op('POST', '/v1/uploads/{upload_id}/parts', 'gateway', 'Add a part to an upload', 'object', { body: { form: uploadPartForm } }),
+  op('POST', '/v1/uploads/{upload_id}/complete', 'gateway', 'Complete an upload (creates the file)', 'object', body('UploadComplete', uploadComplete)),
+  op('POST', '/v1/uploads/{upload_id}/cancel', 'gateway', 'Cancel an upload', 'object'),
 
   // fine-tuning
   op('POST', '/v1/fine_tuning/jobs', 'gateway', 'Create a fine-tuning job', 'object', body('FineTuningJobCreate', createJobSchema)),

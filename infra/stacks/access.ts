@@ -43,7 +43,7 @@ export const PIPELINE_TABLES: Partial<Record<TableName, TableAccess>> = {
   logs: 'readWrite',
 };
 
-/** Every endpoint group but files has POSTs that create objects or call a model: each honours `Idempotency-Key` (table idempotency). */
+/** Every endpoint group has POSTs that create objects or call a model: each honours `Idempotency-Key` (table idempotency). */
 export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   // Workspaces, API keys, managed providers (stores credentials), configs; reads the request
   // log (GET /v1/logs) and the spend counters (GET /v1/analytics/spend). It never writes a
@@ -66,13 +66,16 @@ export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   'fine-tuning': {
     tables: { control: 'read', policies: 'read', usage: 'readWrite', cache: 'readWrite', logs: 'readWrite', jobs: 'readWrite', idempotency: 'readWrite' },
     providerCredentials: 'read',
+    // A job on a file of the gateway's Files API reads its bytes to copy them to the provider.
+    filesBucket: 'readWrite',
   },
   // File metadata lives in the jobs table (FILE# items), the bytes in the data stack's files
   // bucket (granted by the API stack). A raw provider key and paths the group lacks go through
-  // the generic proxy to the provider's own Files API, as on fine-tuning. No idempotency
-  // table: an upload's multipart body never matches the raw-body fingerprint (docs/files.md).
+  // the generic proxy to the provider's own Files API, as on fine-tuning. The idempotency
+  // table serves `POST /v1/uploads` (a multipart `POST /v1/files` body never matches the
+  // raw-body fingerprint; an upload part keeps its key in the jobs table; docs/files.md).
   files: {
-    tables: { control: 'read', policies: 'read', usage: 'readWrite', cache: 'readWrite', logs: 'readWrite', jobs: 'readWrite' },
+    tables: { control: 'read', policies: 'read', usage: 'readWrite', cache: 'readWrite', logs: 'readWrite', jobs: 'readWrite', idempotency: 'readWrite' },
     providerCredentials: 'read',
     filesBucket: 'readWrite',
   },

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import OpenAI, { NotFoundError, toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
@@ -245,5 +247,45 @@ describe('an upload S3 refuses', () => {
       process.env.FILES_BUCKET = bucket;
     }
     expect((await client().files.list()).data.map((f) => f.id)).toEqual(listBefore);
+  });
+});
+
+describe('expiry', () => {
+  it('an expiring file carries a DynamoDB TTL at expires_at; once past it, every read answers 404 and the list leaves it out', async () => {
+    const openai = client();
+    const file = await openai.files.create({
+      file: await toFile(Buffer.from('short-lived'), 'short.txt'),
+      purpose: 'user_data',
+      expires_after: { anchor: 'created_at', seconds: 3600 },
+    });
+    const kept = await openai.files.create({ file: await toFile(Buffer.from('kept'), 'kept.txt'), purpose: 'user_data' });
+    const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1', endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB }));
+    const key = (id: string) => ({ pk: `WS#${gw.workspaceId}`, sk: `FILE#${id}` });
+    try {
+      const item = (await ddb.send(new GetCommand({ TableName: process.env.TABLE_JOBS, Key: key(file.id) }))).Item;
+      expect(item?.ttl).toBe(file.expires_at);
+      const keptItem = (await ddb.send(new GetCommand({ TableName: process.env.TABLE_JOBS, Key: key(kept.id) }))).Item;
+      expect(keptItem).toBeDefined();
+      expect(keptItem!.ttl).toBeUndefined();
+
+      // An hour later (moved back rather than waited for): the file is gone to every reader.
+      await ddb.send(
+        new UpdateCommand({
+          TableName: process.env.TABLE_JOBS,
+          Key: key(file.id),
+          UpdateExpression: 'SET expires_at = :past, #ttl = :past',
+          ExpressionAttributeNames: { '#ttl': 'ttl' },
+          ExpressionAttributeValues: { ':past': Math.floor(Date.now() / 1000) - 1 },
+        }),
+      );
+    } finally {
+      ddb.destroy();
+    }
+    await expect(openai.files.retrieve(file.id)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(openai.files.content(file.id)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(openai.files.delete(file.id)).rejects.toBeInstanceOf(NotFoundError);
+    const listed = (await openai.files.list()).data.map((f) => f.id);
+    expect(listed).not.toContain(file.id);
+    expect(listed).toContain(kept.id);
   });
 });

@@ -558,3 +558,71 @@ describe('list and isolation', () => {
     }
   });
 });
+
+// ---- files of the gateway's own Files API ----------------------------------------------------
+
+describe("a job on a file of the gateway's Files API", () => {
+  const chatLine = (q: string) =>
+    JSON.stringify({
+      messages: [
+        { role: 'user', content: q },
+        { role: 'assistant', content: `answer to ${q}` },
+      ],
+    });
+  const upload = async (text: string, filename: string, purpose: 'fine-tune' | 'batch' = 'fine-tune', key = gw.adminKey) =>
+    client(key).files.create({ file: new File([text], filename), purpose } as never);
+
+  it('hands the provider its own copy and trains on it; the job names the gateway file', async () => {
+    const text = `${chatLine('a')}\n${chatLine('b')}\n`;
+    const file = await upload(text, 'gateway-train.jsonl');
+    expect(file.id).toMatch(/^file-[0-9a-z]{26}$/);
+    const model = 'gpt-4o-mini-ft-hold-queued-gateway-file';
+    const created = valid(await client().fineTuning.jobs.create({ model, training_file: file.id }));
+    expect(created.training_file).toBe(file.id);
+
+    const copy = [...fake.files.values()].find((f) => f.filename === 'gateway-train.jsonl');
+    expect(copy).toMatchObject({ bytes: Buffer.byteLength(text), purpose: 'fine-tune' });
+    await waitFor(() => providerJob(model) !== undefined);
+    expect(providerJob(model)!.body.training_file).toBe(copy!.id);
+    expect(valid(await client().fineTuning.jobs.retrieve(created.id)).training_file).toBe(file.id);
+  });
+
+  it('refuses a bad line (named), a file of another purpose, an unknown id and another workspace’s file, naming the field', async () => {
+    const create = (body: Record<string, unknown>, key = gw.adminKey) =>
+      call(gw, 'POST', '/v1/fine_tuning/jobs', { key, headers: { 'x-gateway-provider': '@ft-openai' }, body: { model: 'gpt-4o-mini', ...body } });
+    const uploadsBefore = fake.files.size;
+
+    const bad = await upload(`${chatLine('a')}\n${JSON.stringify({ messages: [{ role: 'user', content: 'no answer' }] })}\n`, 'bad.jsonl');
+    const badLine = await create({ training_file: bad.id });
+    expect(badLine.status, badLine.text).toBe(400);
+    expect(errorOf(badLine)).toMatchObject({ param: 'training_file', code: 'invalid_training_file' });
+    expect(errorOf(badLine).message).toMatch(/line 2 has no assistant message/);
+
+    const good = await upload(`${chatLine('a')}\n`, 'good.jsonl');
+    const notJson = await upload(`${chatLine('a')}\n{oops\n`, 'oops.jsonl');
+    const badValidation = await create({ training_file: good.id, validation_file: notJson.id });
+    expect(badValidation.status).toBe(400);
+    expect(errorOf(badValidation)).toMatchObject({ param: 'validation_file', code: 'invalid_validation_file' });
+    expect(errorOf(badValidation).message).toMatch(/line 2 is not valid JSON/);
+
+    const batch = await upload(
+      `${JSON.stringify({ custom_id: 'x', method: 'POST', url: '/v1/chat/completions', body: { model: 'm', messages: [] } })}\n`,
+      'batch.jsonl',
+      'batch',
+    );
+    const wrongPurpose = await create({ training_file: batch.id });
+    expect(wrongPurpose.status).toBe(400);
+    expect(errorOf(wrongPurpose).param).toBe('training_file');
+
+    const unknown = await create({ training_file: 'file-00000000000000000000000000' });
+    expect(unknown.status).toBe(404);
+    expect(errorOf(unknown).param).toBe('training_file');
+
+    const theirs = await create({ training_file: good.id }, other.key);
+    expect(theirs.status, theirs.text).toBe(404);
+    expect(errorOf(theirs).param).toBe('training_file');
+
+    // Nothing reached the provider for any of them (the good training file waits on its validation file).
+    expect(fake.files.size).toBe(uploadsBefore);
+  });
+});

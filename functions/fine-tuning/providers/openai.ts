@@ -6,7 +6,7 @@
  * - Azure files report `status: error` when processing failed (not trainable).
  */
 import type { JobStatus } from '../types';
-import { arr, failure, get, hyperparametersOf, int, level, obj, post, seg, str, unixSeconds } from './shape';
+import { arr, failure, get, hyperparametersOf, int, level, obj, post, postForm, seg, str, unixSeconds } from './shape';
 import type { Endpoint, FineTuningAdapter, JobSpec, ProviderEvent, ProviderJobState } from './types';
 
 const STATUS: Record<string, JobStatus> = {
@@ -91,6 +91,7 @@ export function openAIStyleAdapter(o: OpenAIStyleOptions): FineTuningAdapter {
     name: o.name,
     methods: ['supervised', 'dpo'],
     retrieveFile: (e, fileId) => get(`${e.base}/files/${seg(fileId)}${o.query(e)}`, e),
+    uploadFile: (e, file) => postForm(`${e.base}/files${o.query(e)}`, { purpose: 'fine-tune' }, { field: 'file', ...file }, e),
     parseFile(body) {
       const f = obj(body);
       if (o.azure && f.status === 'error')

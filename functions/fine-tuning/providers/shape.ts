@@ -1,5 +1,5 @@
 /** Small helpers shared by the fine-tuning adapters: requests and tolerant field readers. */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { buildHeaders } from '../../providers/_shared/openai-shape';
 import { escapesBase } from '../../shared/path-segment';
 import type { UpstreamRequest } from '../../providers/types';
@@ -16,6 +16,22 @@ export function post(url: string, body: unknown, e: Endpoint): UpstreamRequest {
     method: 'POST',
     headers: buildHeaders({ 'content-type': 'application/json', accept: 'application/json', ...e.auth }, e.target),
     body: body === undefined ? undefined : JSON.stringify(body),
+  };
+}
+
+/** A `multipart/form-data` POST of text fields and one file part, built whole (a provider's Files API upload). */
+export function postForm(url: string, fields: Record<string, string>, file: { field: string; filename: string; bytes: Buffer }, e: Endpoint): UpstreamRequest {
+  const boundary = `----gateway-${randomUUID()}`;
+  const quoted = (v: string) => v.replace(/["\r\n]/g, '_');
+  const head = [
+    ...Object.entries(fields).map(([name, value]) => `--${boundary}\r\ncontent-disposition: form-data; name="${quoted(name)}"\r\n\r\n${value}\r\n`),
+    `--${boundary}\r\ncontent-disposition: form-data; name="${quoted(file.field)}"; filename="${quoted(file.filename)}"\r\ncontent-type: application/jsonl\r\n\r\n`,
+  ].join('');
+  return {
+    url,
+    method: 'POST',
+    headers: buildHeaders({ 'content-type': `multipart/form-data; boundary=${boundary}`, accept: 'application/json', ...e.auth }, e.target),
+    body: Buffer.concat([Buffer.from(head), file.bytes, Buffer.from(`\r\n--${boundary}--\r\n`)]),
   };
 }
 

@@ -81,6 +81,11 @@ export interface FineTuningAdapter {
   retrieveFile(e: Endpoint, fileId: string): UpstreamRequest;
   /** Reads the file object; absent: any 2xx means usable. */
   parseFile?(body: unknown): FileCheck;
+  /**
+   * Uploads a training/validation file to the provider's Files API (the provider's copy of a
+   * file of the gateway's own Files API); absent: the provider cannot take one that way.
+   */
+  uploadFile?(e: Endpoint, file: { filename: string; bytes: Buffer }): UpstreamRequest;
   createJob(e: Endpoint, spec: JobSpec): CreateRequest;
   /**
    * Providers that keep the gateway's job id on their job (OpenAI's `metadata`): the
