@@ -81,7 +81,13 @@ describe('a key limited to some MCP servers and tools (allowed_mcp)', () => {
   it('gives a whole server when the entry names no tools; the server allowed_tools still apply', async () => {
     const key = await newKey({ allowed_mcp: [{ server: 'secure' }, { server: 'tools', tools: null }] });
     const client = await connect('/v1/mcp', key);
-    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['secure__whoami', 'tools__echo', 'tools__fail', 'tools__large', 'tools__stall']);
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual([
+      'secure__whoami',
+      'tools__echo',
+      'tools__fail',
+      'tools__large',
+      'tools__stall',
+    ]);
     expect(textOf(await client.callTool({ name: 'secure__whoami' }))).toBe('secure ok');
     expect((await rpcError(client.callTool({ name: 'tools__hidden' }))).message).toContain('allowed_tools');
     await client.close();
