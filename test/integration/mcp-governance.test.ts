@@ -120,3 +120,121 @@ describe('a key limited to some MCP servers and tools (allowed_mcp)', () => {
     expect(errorOf(notList).param).toBe('allowed_mcp');
   });
 });
+
+describe('rate-limit policies that count tool calls', () => {
+  it('refuses the call over the limit with the retry-after, counting only matching calls', async () => {
+    const created = await call(gw, 'POST', '/v1/api-keys', { body: { name: 'limited', scopes: ['gateway'] } });
+    const keyId = created.body.id as string;
+    const policy = await call(gw, 'POST', '/v1/policies/rate-limits', {
+      body: {
+        name: 'three echoes',
+        type: 'tool_calls',
+        unit: 'rph',
+        value: 3,
+        conditions: [
+          { key: 'api_key', value: keyId },
+          { key: 'mcp_server', value: 'tools' },
+          { key: 'mcp_tool', value: 'echo' },
+        ],
+      },
+    });
+    expect(policy.status, policy.text).toBe(200);
+    // A requests policy of 1 for the same key: tool calls are not model requests, it never counts them.
+    const requests = await call(gw, 'POST', '/v1/policies/rate-limits', {
+      body: { type: 'requests', unit: 'rph', value: 1, conditions: [{ key: 'api_key', value: keyId }] },
+    });
+    expect(requests.status).toBe(200);
+
+    const client = await connect('/v1/mcp', created.body.secret as string);
+    for (let i = 0; i < 3; i++) expect(textOf(await client.callTool({ name: 'tools__echo', arguments: { text: `n${i}` } }))).toBe(`echo: n${i}`);
+    const refused = await rpcError(client.callTool({ name: 'tools__echo', arguments: { text: 'one too many' } }));
+    expect(refused.code).toBe(-32029);
+    expect(refused.message).toContain("policy 'three echoes'");
+    expect(refused.message).toContain('3 tool calls per hour');
+    const data = refused.data as { retry_after: number; headers: Record<string, string>; code: string };
+    expect(data.code).toBe('rate_limit_exceeded');
+    expect(data.retry_after).toBeGreaterThan(0);
+    expect(data.retry_after).toBeLessThanOrEqual(3600);
+    expect(data.headers['x-ratelimit-limit-tool-calls']).toBe('3');
+    expect(data.headers['x-ratelimit-remaining-tool-calls']).toBe('0');
+    // Other tools and servers are not counted by the policy's conditions.
+    for (let i = 0; i < 4; i++) expect((await client.callTool({ name: 'tools__fail' })).isError).toBe(true);
+    expect(textOf(await client.callTool({ name: 'secure__whoami' }))).toBe('secure ok');
+    await client.close();
+    // Another key is not limited by this key's policy.
+    const other = await connect('/v1/mcp/tools', await newKey());
+    expect(textOf(await other.callTool({ name: 'echo', arguments: { text: 'free' } }))).toBe('echo: free');
+    await other.close();
+  });
+
+  it('validates the new type and condition keys', async () => {
+    const bad = await call(gw, 'POST', '/v1/policies/rate-limits', {
+      body: { type: 'tool_calls', unit: 'rpm', value: 1, conditions: [{ key: 'mcp_toolz', value: 'x' }] },
+    });
+    expect(bad.status).toBe(400);
+    expect(errorOf(bad).param).toBe('conditions[0].key');
+    expect(errorOf(bad).message).toContain('mcp_server');
+  });
+});
+
+describe('guardrails on tool calls', () => {
+  let key: string;
+  let argsGuardrail: string;
+  let configId: string;
+  beforeAll(async () => {
+    const args = await call(gw, 'POST', '/v1/guardrails', {
+      body: {
+        name: 'No forbidden arguments',
+        checks: [{ id: 'default.regexMatch', parameters: { rule: 'forbidden', not: true } }],
+        actions: { onFail: 'block', deny: true },
+      },
+    });
+    const results = await call(gw, 'POST', '/v1/guardrails', {
+      body: {
+        name: 'No leaked results',
+        checks: [{ id: 'default.regexMatch', parameters: { rule: 'echo: leak', not: true } }],
+        actions: { onFail: 'block', deny: true },
+      },
+    });
+    expect(args.status, args.text).toBe(200);
+    expect(results.status, results.text).toBe(200);
+    const config = await call(gw, 'POST', '/v1/configs', {
+      body: { name: 'guarded tools', config: { provider: 'openai', input_guardrails: [args.body.id], output_guardrails: [results.body.slug] } },
+    });
+    expect(config.status, config.text).toBe(200);
+    key = await newKey({ default_config: config.body.id });
+    configId = config.body.id;
+    argsGuardrail = args.body.id;
+  });
+
+  it('blocks a call whose arguments fail an input guardrail, before the server is called', async () => {
+    const client = await connect('/v1/mcp', key);
+    expect(textOf(await client.callTool({ name: 'tools__echo', arguments: { text: 'fine' } }))).toBe('echo: fine');
+    const blocked = await rpcError(client.callTool({ name: 'tools__echo', arguments: { text: 'a forbidden word' } }));
+    expect(blocked.code).toBe(-32046);
+    expect(blocked.message).toContain("arguments were blocked by guardrail '");
+    const data = blocked.data as { guardrail: string; code: string };
+    expect(data.code).toBe('guardrail_blocked');
+    expect(data.guardrail).toBe(argsGuardrail);
+    await client.close();
+  });
+
+  it('blocks a result that fails an output guardrail', async () => {
+    const client = await connect('/v1/mcp/tools', key);
+    const blocked = await rpcError(client.callTool({ name: 'echo', arguments: { text: 'leak' } }));
+    expect(blocked.code).toBe(-32046);
+    expect(blocked.message).toContain("result was blocked by guardrail '");
+    await client.close();
+  });
+
+  it('applies the guardrails of a config sent in x-gateway-config too', async () => {
+    const client = await connect('/v1/mcp', await newKey(), { 'x-gateway-config': configId });
+    expect((await rpcError(client.callTool({ name: 'tools__echo', arguments: { text: 'forbidden' } }))).code).toBe(-32046);
+    await client.close();
+    const unknown = await connect('/v1/mcp', await newKey(), { 'x-gateway-config': 'no-such-config' });
+    const err = await rpcError(unknown.callTool({ name: 'tools__echo', arguments: { text: 'x' } }));
+    expect(err.code).toBe(ErrorCode.InvalidParams);
+    expect(err.message).toContain("No saved config 'no-such-config'");
+    await unknown.close();
+  });
+});
