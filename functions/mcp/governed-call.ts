@@ -187,8 +187,6 @@ export async function governedToolCall(call: ToolCall): Promise<CallToolResult> 
   facts.extra = extra;
   let upstreamStarted: number | undefined;
   try {
-    const refused = refusalOf(req.auth, server, tool);
-    if (refused) throw refused;
     const metadata = (() => {
       try {
         return parseGatewayOptions(req.headers).metadata;
@@ -197,6 +195,8 @@ export async function governedToolCall(call: ToolCall): Promise<CallToolResult> 
       }
     })();
     facts.metadata = metadata;
+    const refused = refusalOf(req.auth, server, tool);
+    if (refused) throw refused;
 
     await enforceRateLimits({
       workspaceId: req.auth.workspaceId,

@@ -4,7 +4,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { startFakeMcp, type FakeMcp } from '../support/fake-mcp';
-import { call, errorOf, startTestGateway } from '../support/gateway';
+import { call, errorOf, logsOf, startTestGateway } from '../support/gateway';
 
 /**
  * Governance of tool traffic through the SDK's client on /v1/mcp and /v1/mcp/{slug}: key
@@ -236,5 +236,74 @@ describe('guardrails on tool calls', () => {
     expect(err.code).toBe(ErrorCode.InvalidParams);
     expect(err.message).toContain("No saved config 'no-such-config'");
     await unknown.close();
+  });
+});
+
+describe('the request log of tool calls', () => {
+  it('records every tools/call with its server, tool, outcome, sizes, metadata and trace id, filterable', async () => {
+    const created = await call(gw, 'POST', '/v1/api-keys', { body: { name: 'logged', scopes: ['gateway'], allowed_mcp: [{ server: 'tools' }] } });
+    const trace = `trace-mcp-${Date.now()}`;
+    const client = await connect('/v1/mcp', created.body.secret as string, {
+      'x-gateway-trace-id': trace,
+      'x-gateway-metadata': JSON.stringify({ _user: `u-${trace}`, team: 'agents' }),
+    });
+    expect(textOf(await client.callTool({ name: 'tools__echo', arguments: { text: 'logged' } }))).toBe('echo: logged');
+    expect((await client.callTool({ name: 'tools__fail' })).isError).toBe(true);
+    await rpcError(client.callTool({ name: 'secure__whoami' }));
+    await client.close();
+
+    const logs = await logsOf(gw, `trace_id=${trace}&kind=mcp`, 3);
+    expect(logs.status).toBe(200);
+    const records = logs.body.data as Array<Record<string, unknown>>;
+    expect(records).toHaveLength(3);
+    const echo = records.find((r) => r.mcp_tool === 'echo')!;
+    expect(echo).toMatchObject({
+      kind: 'mcp',
+      route: 'mcp.tools.call',
+      path: '/v1/mcp',
+      trace_id: trace,
+      api_key_id: created.body.id,
+      mcp_server: 'tools',
+      mcp_status: 'ok',
+      is_error: false,
+      status: 200,
+      request_bytes: JSON.stringify({ text: 'logged' }).length,
+      metadata: { _user: `u-${trace}`, team: 'agents' },
+      cost_usd: 0,
+    });
+    expect(echo.response_bytes).toBeGreaterThan(10);
+    expect(echo.latency_ms).toEqual(expect.any(Number));
+    expect(echo.upstream_latency_ms).toEqual(expect.any(Number));
+    // Neither arguments nor results are stored.
+    expect(JSON.stringify(echo)).not.toContain('echo: logged');
+    expect(records.find((r) => r.mcp_tool === 'fail')).toMatchObject({ mcp_status: 'error', is_error: true, status: 200 });
+    expect(records.find((r) => r.mcp_server === 'secure')).toMatchObject({
+      mcp_tool: 'whoami',
+      mcp_status: 'refused',
+      status: 403,
+      metadata: { _user: `u-${trace}` },
+    });
+
+    const byTool = await logsOf(gw, `trace_id=${trace}&mcp_server=tools&mcp_tool=fail`);
+    expect((byTool.body.data as Array<{ mcp_tool: string }>).map((r) => r.mcp_tool)).toEqual(['fail']);
+    const refused = await logsOf(gw, `metadata._user=u-${trace}&mcp_status=refused`);
+    expect((refused.body.data as Array<{ mcp_server: string }>).map((r) => r.mcp_server)).toEqual(['secure']);
+  });
+
+  it("records a slow server's timeout within its timeout_ms", async () => {
+    const trace = `trace-stall-${Date.now()}`;
+    const client = await connect('/v1/mcp/tools', await newKey(), { 'x-gateway-trace-id': trace });
+    const started = Date.now();
+    const stalled = await rpcError(client.callTool({ name: 'stall' }, undefined, { timeout: 20_000 }));
+    expect(stalled.code).toBe(ErrorCode.RequestTimeout);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await client.close();
+    const logs = await logsOf(gw, `trace_id=${trace}&kind=mcp`);
+    expect(logs.body.data).toHaveLength(1);
+    const record = logs.body.data[0] as Record<string, unknown>;
+    expect(record).toMatchObject({ mcp_server: 'tools', mcp_tool: 'stall', mcp_status: 'timeout', status: 504, response_bytes: null });
+    expect(record.error).toContain('did not answer within 1000 ms');
+    expect(record.upstream_latency_ms as number).toBeGreaterThanOrEqual(900);
+    expect(record.latency_ms as number).toBeLessThan(5_000);
   });
 });
