@@ -167,6 +167,24 @@ describe('rate-limit policies that count tool calls', () => {
     await other.close();
   });
 
+  it('admits exactly the limit of concurrent calls (the counters are conditional writes)', async () => {
+    const created = await call(gw, 'POST', '/v1/api-keys', { body: { name: 'racing', scopes: ['gateway'] } });
+    const policy = await call(gw, 'POST', '/v1/policies/rate-limits', {
+      body: { type: 'tool_calls', unit: 'rph', value: 5, conditions: [{ key: 'api_key', value: created.body.id }] },
+    });
+    expect(policy.status).toBe(200);
+    const clients = await Promise.all(Array.from({ length: 4 }, () => connect('/v1/mcp', created.body.secret as string)));
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 12 }, (_, i) =>
+        clients[i % clients.length]!.callTool({ name: 'tools__echo', arguments: { text: `r${i}` } }, undefined, { timeout: 30_000 }),
+      ),
+    );
+    const refusals = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected').map((o) => (o.reason as McpError).code);
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(5);
+    expect(refusals).toEqual(Array.from({ length: 7 }, () => -32029));
+    await Promise.all(clients.map((c) => c.close()));
+  });
+
   it('validates the new type and condition keys', async () => {
     const bad = await call(gw, 'POST', '/v1/policies/rate-limits', {
       body: { type: 'tool_calls', unit: 'rpm', value: 1, conditions: [{ key: 'mcp_toolz', value: 'x' }] },
@@ -207,7 +225,7 @@ describe('guardrails on tool calls', () => {
     argsGuardrail = args.body.id;
   });
 
-  it('blocks a call whose arguments fail an input guardrail, before the server is called', async () => {
+  it('blocks a call whose arguments fail an input guardrail', async () => {
     const client = await connect('/v1/mcp', key);
     expect(textOf(await client.callTool({ name: 'tools__echo', arguments: { text: 'fine' } }))).toBe('echo: fine');
     const blocked = await rpcError(client.callTool({ name: 'tools__echo', arguments: { text: 'a forbidden word' } }));
