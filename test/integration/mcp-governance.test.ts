@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { startFakeMcp, type FakeMcp } from '../support/fake-mcp';
 import { call, errorOf, logsOf, startTestGateway } from '../support/gateway';
@@ -24,7 +24,8 @@ async function newKey(body: Record<string, unknown> = {}): Promise<string> {
 
 beforeAll(async () => {
   fake = await startFakeMcp(64 * 1024);
-  gw = await startTestGateway();
+  // Metrics on (off by default in tests): the EMF test reads them.
+  gw = await startTestGateway({ env: { POWERTOOLS_METRICS_DISABLED: 'false' } });
   const servers = [
     { slug: 'tools', url: `${fake.url}/tools`, timeout_ms: 1000, allowed_tools: ['echo', 'fail', 'stall', 'large'] },
     { slug: 'secure', url: `${fake.url}/secure`, auth: { type: 'headers', headers: { 'x-api-token': fake.headerToken } } },
@@ -323,5 +324,38 @@ describe('the request log of tool calls', () => {
     expect(record.error).toContain('did not answer within 1000 ms');
     expect(record.upstream_latency_ms as number).toBeGreaterThanOrEqual(900);
     expect(record.latency_ms as number).toBeLessThan(5_000);
+  });
+});
+
+describe('EMF metrics of tool calls', () => {
+  it('counts calls, errors and latency per server', async () => {
+    let out = '';
+    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      out += String(chunk);
+      return true;
+    });
+    try {
+      const client = await connect('/v1/mcp', await newKey());
+      await client.callTool({ name: 'secure__whoami' });
+      await client.callTool({ name: 'secure__whoami' });
+      await client.callTool({ name: 'tools__fail' });
+      await client.close();
+      type Emf = Record<string, unknown> & { mcp_server?: string };
+      const of = (server: string, name: string): number[] =>
+        out
+          .split('\n')
+          .filter((l) => l.includes('"CloudWatchMetrics"') && l.includes('"ToolCalls"'))
+          .map((l) => JSON.parse(l) as Emf)
+          .filter((d) => d.mcp_server === server)
+          .flatMap((d) => (d[name] === undefined ? [] : Array.isArray(d[name]) ? (d[name] as number[]) : [d[name] as number]));
+      for (let i = 0; i < 50 && (of('secure', 'ToolCalls').length < 2 || of('tools', 'ToolCalls').length < 1); i++)
+        await new Promise((r) => setTimeout(r, 100));
+      expect(of('secure', 'ToolCalls')).toEqual([1, 1]);
+      expect(of('secure', 'ToolErrors')).toEqual([0, 0]);
+      expect(of('secure', 'ToolLatency')).toHaveLength(2);
+      expect(of('tools', 'ToolErrors')).toEqual([1]);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
