@@ -17,7 +17,7 @@ import { notFound } from '../shared/errors';
 import type { GatewayRequest, HttpResponse } from '../shared/http/types';
 import { log } from '../shared/telemetry/logger';
 import { allMcpServers, resolveMcpServer, type McpServerWithSecrets } from './store';
-import { governedToolCall, mayCall, mayUseServer, serverRefusal } from './governed-call';
+import { governedToolCall, mayCall, mayUseServer, serverRefusal, toolCallHeaders } from './governed-call';
 import { withUpstream } from './upstream';
 
 /**
@@ -137,7 +137,7 @@ async function serve(req: GatewayRequest, server: Server): Promise<HttpResponse>
     });
     const response = await transport.handleRequest(request);
     const body = Buffer.from(await response.arrayBuffer());
-    return { statusCode: response.status, headers: Object.fromEntries(response.headers.entries()), body };
+    return { statusCode: response.status, headers: { ...Object.fromEntries(response.headers.entries()), ...toolCallHeaders(req) }, body };
   } finally {
     await server.close();
   }

@@ -7,6 +7,7 @@ import type { GuardrailOutcome, HookResult } from '../guardrails/evaluate';
 import { enforceRateLimits } from '../policies/limiter';
 import { GatewayError } from '../shared/errors';
 import type { AuthContext, CallerRequest } from '../shared/http/types';
+import type { RequestContext } from '../shared/telemetry/context';
 import { log } from '../shared/telemetry/logger';
 import { writeToolCallMetrics } from '../shared/telemetry/metrics';
 import type { RequestFacts } from '../spend/request-record';
@@ -41,6 +42,15 @@ export const TOOL_CALL_ROUTE = 'mcp.tools.call';
 export type ToolCallStatus = 'ok' | 'error' | 'refused' | 'timeout';
 
 const loadEvaluator = () => import('../guardrails/evaluate');
+
+/** The `x-ratelimit-*-tool-calls` (and `retry-after`) of a request's tool calls, for its HTTP answer. */
+const limitHeaders = new WeakMap<RequestContext, Record<string, string>>();
+
+/**
+ * The rate-limit headers the request's tool calls got (the last call's), to add to the
+ * HTTP answer where the transport allows, as a model request's answer carries them.
+ */
+export const toolCallHeaders = (req: CallerRequest): Record<string, string> => limitHeaders.get(req.context) ?? {};
 
 // ---- allow-lists -------------------------------------------------------------------------
 
@@ -198,7 +208,7 @@ export async function governedToolCall(call: ToolCall): Promise<CallToolResult> 
     const refused = refusalOf(req.auth, server, tool);
     if (refused) throw refused;
 
-    await enforceRateLimits({
+    const grant = await enforceRateLimits({
       workspaceId: req.auth.workspaceId,
       organisationId: req.auth.organisationId,
       apiKeyId: req.auth.keyId,
@@ -208,10 +218,12 @@ export async function governedToolCall(call: ToolCall): Promise<CallToolResult> 
     }).catch((err: unknown) => {
       if (err instanceof GatewayError && err.status === 429) {
         facts.rateLimited = true;
+        limitHeaders.set(req.context, err.headers);
         throw rateLimited(err);
       }
       throw err;
     });
+    if (Object.keys(grant.headers).length) limitHeaders.set(req.context, grant.headers);
 
     const guardrails = await guardrailsOf(req).catch((err: unknown) => {
       throw asRpcError(err);

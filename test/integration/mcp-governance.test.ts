@@ -186,6 +186,35 @@ describe('rate-limit policies that count tool calls', () => {
     await Promise.all(clients.map((c) => c.close()));
   });
 
+  it("puts the policy's headers on the HTTP answer, as on a model request", async () => {
+    const created = await call(gw, 'POST', '/v1/api-keys', { body: { name: 'headers', scopes: ['gateway'] } });
+    const policy = await call(gw, 'POST', '/v1/policies/rate-limits', {
+      body: { type: 'tool_calls', unit: 'rph', value: 1, conditions: [{ key: 'api_key', value: created.body.id }] },
+    });
+    expect(policy.status).toBe(200);
+    const toolCall = () =>
+      fetch(`${gw.url}/v1/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${created.body.secret}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-06-18',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'tools__echo', arguments: { text: 'h' } } }),
+      });
+    const admitted = await toolCall();
+    expect(admitted.status).toBe(200);
+    expect(((await admitted.json()) as { result: unknown }).result).toBeDefined();
+    expect(admitted.headers.get('x-ratelimit-limit-tool-calls')).toBe('1');
+    expect(admitted.headers.get('x-ratelimit-remaining-tool-calls')).toBe('0');
+    const refused = await toolCall();
+    expect(refused.status).toBe(200);
+    expect(((await refused.json()) as { error: { code: number } }).error.code).toBe(-32029);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(refused.headers.get('x-ratelimit-remaining-tool-calls')).toBe('0');
+  });
+
   it('validates the new type and condition keys', async () => {
     const bad = await call(gw, 'POST', '/v1/policies/rate-limits', {
       body: { type: 'tool_calls', unit: 'rpm', value: 1, conditions: [{ key: 'mcp_toolz', value: 'x' }] },
