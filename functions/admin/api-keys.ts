@@ -20,6 +20,29 @@ const SCOPES = ['admin', 'gateway'] as const;
 /** A saved config's id or slug, or a config object; null clears it. */
 const defaultConfigSchema = z.optional(z.nullable(z.union([z.string().check(z.minLength(1), z.maxLength(128)), z.looseObject({})])));
 
+/** At most this many servers in a key's MCP allow-list, and tools per server. */
+const MAX_MCP_ALLOWANCES = 100;
+const MAX_MCP_TOOLS = 200;
+/** A registered MCP server's slug (functions/mcp/store.ts). */
+const MCP_SLUG = /^[a-z0-9][a-z0-9-]{0,63}$/;
+
+/**
+ * The MCP servers (and, per server, tools) the key may list and call on /v1/mcp; null or
+ * absent: every server and tool of the workspace (each server's own allowed_tools apply too).
+ */
+const allowedMcpSchema = z.optional(
+  z.nullable(
+    z
+      .array(
+        z.strictObject({
+          server: z.string().check(z.regex(MCP_SLUG, 'expected an MCP server slug (lower-case letters, digits and dashes)')),
+          tools: z.optional(z.nullable(z.array(z.string().check(z.minLength(1), z.maxLength(128))).check(z.maxLength(MAX_MCP_TOOLS)))),
+        }),
+      )
+      .check(z.maxLength(MAX_MCP_ALLOWANCES)),
+  ),
+);
+
 const createSchema = z.strictObject({
   name: z.string().check(z.minLength(1), z.maxLength(128)),
   workspace_id: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
@@ -27,12 +50,26 @@ const createSchema = z.strictObject({
   scopes: z.optional(z.array(z.enum(SCOPES)).check(z.maxLength(SCOPES.length))),
   expires_at: z.optional(z.nullable(z.int().check(z.positive(), z.lte(MAX_UNIX_SECONDS, 'expected unix seconds')))),
   default_config: defaultConfigSchema,
+  allowed_mcp: allowedMcpSchema,
 });
 
 const updateSchema = z.strictObject({
   name: z.optional(z.string().check(z.minLength(1), z.maxLength(128))),
   default_config: defaultConfigSchema,
+  allowed_mcp: allowedMcpSchema,
 });
+
+/** A server named twice would make the allow-list ambiguous: 400 naming the second. */
+function checkAllowedMcp<T extends { server: string }>(entries: T[] | null | undefined): T[] | null | undefined {
+  const seen = new Set<string>();
+  entries?.forEach((entry, i) => {
+    if (seen.has(entry.server)) {
+      throw badRequest(`Invalid \`allowed_mcp[${i}].server\`: '${entry.server}' is listed twice.`, `allowed_mcp[${i}].server`, 'invalid_value');
+    }
+    seen.add(entry.server);
+  });
+  return entries;
+}
 
 /**
  * A key's default config as stored: a saved config reference must exist in the key's
@@ -109,6 +146,7 @@ async function create(req: GatewayRequest) {
     ...granted,
     expiresAt,
     defaultConfig: await storedDefaultConfig(body.default_config, workspaceId),
+    allowedMcp: checkAllowedMcp(body.allowed_mcp),
   });
   log.info(
     'api key created',
@@ -141,7 +179,11 @@ async function update(req: GatewayRequest) {
   const { workspaceId, id } = await findKey(req);
   const body = parseInput(updateSchema, req.json());
   await assertOutranks(req, workspaceId, id);
-  const changes = { name: body.name, default_config: await storedDefaultConfig(body.default_config, workspaceId) };
+  const changes = {
+    name: body.name,
+    default_config: await storedDefaultConfig(body.default_config, workspaceId),
+    allowed_mcp: checkAllowedMcp(body.allowed_mcp),
+  };
   const out = id.length <= MAX_ID_LENGTH ? await updateKey(workspaceId, id, changes) : {};
   if (out.revoked) throw badRequest(`API key '${id}' is revoked and cannot be changed.`, 'id', 'revoked_api_key');
   if (!out.key) throw notFound(`No API key '${id}' in this workspace.`, 'id');

@@ -66,7 +66,8 @@ function listSource(ws: string, traceId: string | undefined, filters: Array<[str
 
 /**
  * `GET /v1/logs`: newest first; filters trace_id, provider, model, status, from/to (Unix
- * seconds) and `metadata.<key>=<value>` (equality, all must hold).
+ * seconds), the MCP tool-call fields kind, mcp_server, mcp_tool, mcp_status and
+ * `metadata.<key>=<value>` (equality, all must hold).
  */
 async function list(req: GatewayRequest) {
   const q = req.query;
@@ -81,6 +82,8 @@ async function list(req: GatewayRequest) {
   };
   if (q.provider) filter('provider', '=', q.provider);
   if (q.model) filter('model', '=', q.model);
+  // Tool calls (docs/mcp.md): `kind=mcp`, and the server, tool and outcome of each call.
+  for (const attr of ['kind', 'mcp_server', 'mcp_tool', 'mcp_status'] as const) if (q[attr]) filter(attr, '=', q[attr]);
   if (q.status) filter('status', '=', queryInt(q.status, 'status', 100, 599, 0));
   if (q.from) filter('created_at', '>=', queryInt(q.from, 'from', 0, Number.MAX_SAFE_INTEGER, 0));
   if (q.to) filter('created_at', '<=', queryInt(q.to, 'to', 0, Number.MAX_SAFE_INTEGER, 0));

@@ -17,6 +17,7 @@ import { notFound } from '../shared/errors';
 import type { GatewayRequest, HttpResponse } from '../shared/http/types';
 import { log } from '../shared/telemetry/logger';
 import { allMcpServers, resolveMcpServer, type McpServerWithSecrets } from './store';
+import { governedToolCall, mayCall, mayUseServer, serverRefusal, toolCallHeaders } from './governed-call';
 import { withUpstream } from './upstream';
 
 /**
@@ -37,8 +38,6 @@ const SERVER_INFO = { name: 'ai-gateway', version: '1.0.0' };
 /** The request headers the transport reads; the rest (key, hop-by-hop) stay out. */
 const FORWARDED_HEADERS = ['content-type', 'accept', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
 
-const allowed = (server: McpServerWithSecrets, tool: string) => server.allowed_tools === null || server.allowed_tools.includes(tool);
-
 async function listAllTools(client: Client): Promise<Tool[]> {
   const tools: Tool[] = [];
   let cursor: string | undefined;
@@ -51,23 +50,6 @@ async function listAllTools(client: Client): Promise<Tool[]> {
   return tools;
 }
 
-function toolNotAllowed(server: McpServerWithSecrets, tool: string): McpError {
-  return new McpError(ErrorCode.InvalidParams, `Tool '${tool}' of MCP server '${server.slug}' is not in its allowed_tools.`);
-}
-
-async function callTool(req: GatewayRequest, server: McpServerWithSecrets, tool: string, args: Record<string, unknown> | undefined) {
-  if (!allowed(server, tool)) throw toolNotAllowed(server, tool);
-  const started = Date.now();
-  try {
-    const result = await withUpstream(server, (client) => client.callTool({ name: tool, arguments: args }, undefined, { timeout: server.timeout_ms }));
-    log.info('mcp tool call', { server: server.slug, tool, is_error: result.isError === true, latency_ms: Date.now() - started }, req.context);
-    return result;
-  } catch (err) {
-    log.warn('mcp tool call failed', { server: server.slug, tool, latency_ms: Date.now() - started, error: (err as Error).message }, req.context);
-    throw err;
-  }
-}
-
 /** Every workspace server's tools, each named `<slug>__<tool>`; a server that fails is left out (and logged). */
 function aggregateServer(req: GatewayRequest, servers: McpServerWithSecrets[]): Server {
   const server = new Server(SERVER_INFO, {
@@ -75,11 +57,12 @@ function aggregateServer(req: GatewayRequest, servers: McpServerWithSecrets[]): 
     instructions: 'Tools of the MCP servers registered in this gateway workspace, named <server slug>__<tool>.',
   });
   server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const usable = servers.filter((s) => mayUseServer(req.auth, s));
     const lists = await Promise.all(
-      servers.map(async (s) => {
+      usable.map(async (s) => {
         try {
           const tools = await withUpstream(s, (client) => listAllTools(client));
-          return tools.filter((t) => allowed(s, t.name)).map((t) => ({ ...t, name: `${s.slug}${TOOL_SEPARATOR}${t.name}` }));
+          return tools.filter((t) => mayCall(req.auth, s, t.name)).map((t) => ({ ...t, name: `${s.slug}${TOOL_SEPARATOR}${t.name}` }));
         } catch (err) {
           log.warn('mcp server left out of the tool list', { server: s.slug, error: (err as Error).message }, req.context);
           return [];
@@ -96,7 +79,7 @@ function aggregateServer(req: GatewayRequest, servers: McpServerWithSecrets[]): 
     if (!target) {
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool '${name}': expected <server slug>${TOOL_SEPARATOR}<tool> with a server of this workspace.`);
     }
-    return callTool(req, target, name.slice(at + TOOL_SEPARATOR.length), request.params.arguments);
+    return governedToolCall({ req, server: target, tool: name.slice(at + TOOL_SEPARATOR.length), arguments: request.params.arguments });
   });
   return server;
 }
@@ -107,13 +90,14 @@ function passthroughServer(req: GatewayRequest, target: McpServerWithSecrets): S
     { ...SERVER_INFO, name: `ai-gateway/${target.slug}` },
     { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: target.description ?? undefined },
   );
-  const upstream = <T>(work: (client: Client) => Promise<T>) => withUpstream(target, work);
+  const upstream = <T>(work: (client: Client) => Promise<T>) =>
+    mayUseServer(req.auth, target) ? withUpstream(target, work) : Promise.reject(serverRefusal(target));
   const timeout = { timeout: target.timeout_ms };
   server.setRequestHandler(ListToolsRequestSchema, async (r) => {
     const result = await upstream((c) => c.listTools(r.params, timeout));
-    return { ...result, tools: result.tools.filter((t) => allowed(target, t.name)) };
+    return { ...result, tools: result.tools.filter((t) => mayCall(req.auth, target, t.name)) };
   });
-  server.setRequestHandler(CallToolRequestSchema, (r) => callTool(req, target, r.params.name, r.params.arguments));
+  server.setRequestHandler(CallToolRequestSchema, (r) => governedToolCall({ req, server: target, tool: r.params.name, arguments: r.params.arguments }));
   server.setRequestHandler(ListResourcesRequestSchema, (r) => upstream((c) => c.listResources(r.params, timeout)));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, (r) => upstream((c) => c.listResourceTemplates(r.params, timeout)));
   server.setRequestHandler(ReadResourceRequestSchema, (r) => upstream((c) => c.readResource(r.params, timeout)));
@@ -153,7 +137,7 @@ async function serve(req: GatewayRequest, server: Server): Promise<HttpResponse>
     });
     const response = await transport.handleRequest(request);
     const body = Buffer.from(await response.arrayBuffer());
-    return { statusCode: response.status, headers: Object.fromEntries(response.headers.entries()), body };
+    return { statusCode: response.status, headers: { ...Object.fromEntries(response.headers.entries()), ...toolCallHeaders(req) }, body };
   } finally {
     await server.close();
   }

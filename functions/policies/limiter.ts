@@ -23,7 +23,7 @@ import { listRateLimitPolicies } from './read';
  *   bucket), so leaving a key out never escapes the limit.
  * - Windows: start = floor(now / unit) * unit (minute, hour, UTC day); counter items expire
  *   (TTL) a minute after their window ends.
- * - `requests`: conditional atomic increments per bucket, reserved in blocks by
+ * - `requests` and `tool_calls`: conditional atomic increments per bucket, reserved in blocks by
  *   `./reservations` (one round trip serves every request waiting in the container, and a
  *   busy container reserves a little ahead of demand). Concurrent reservations are
  *   serialised by DynamoDB, so never more than `value` are admitted per window, and
@@ -45,6 +45,11 @@ export interface LimitSubject {
   provider?: string;
   model?: string;
   metadata: Record<string, string>;
+  /**
+   * Set on an MCP tool call: only `tool_calls` policies count it (and only tool calls count
+   * for them); `mcp_server` and `mcp_tool` conditions match its server slug and tool name.
+   */
+  toolCall?: { server: string; tool: string };
   /** The request, for the trace id of a refusal's log line. */
   context?: LogContext;
 }
@@ -120,6 +125,10 @@ function subjectValue(subject: LimitSubject, key: string): string | undefined {
       return subject.provider;
     case 'model':
       return subject.model;
+    case 'mcp_server':
+      return subject.toolCall?.server;
+    case 'mcp_tool':
+      return subject.toolCall?.tool;
     default:
       if (!key.startsWith(METADATA_PREFIX)) return undefined;
       return Object.hasOwn(subject.metadata, key.slice(METADATA_PREFIX.length)) ? subject.metadata[key.slice(METADATA_PREFIX.length)] : undefined;
@@ -133,6 +142,12 @@ export function applies(policy: { conditions: ReadonlyArray<{ key: string; value
     return actual !== undefined && (c.value === WILDCARD || c.value === actual);
   });
 }
+
+/** A `tool_calls` policy counts tool calls only; `requests` and `tokens` policies count model requests only. */
+const countsFor = (policy: ActivePolicy, subject: LimitSubject): boolean => (policy.type === 'tool_calls') === (subject.toolCall !== undefined);
+
+/** Counted one by one with reservations (not read and added afterwards, like tokens). */
+const countsUnits = (type: PolicyType): boolean => type !== 'tokens';
 
 /** A bounded name for the request's `group_by` tuple: a hash of its values, or `all`. */
 export function groupOf(subject: LimitSubject, groupBy: readonly string[]): string {
@@ -173,10 +188,10 @@ interface Checked {
 }
 
 /**
- * How many whole units a window holds: requests are counted one by one, so a fractional
- * requests value admits its whole part (count + 1 <= value); tokens compare as they are.
+ * How many whole units a window holds: requests (and tool calls) are counted one by one, so
+ * a fractional value admits its whole part (count + 1 <= value); tokens compare as they are.
  */
-const capacityOf = (policy: ActivePolicy): number => (policy.type === 'requests' ? Math.floor(policy.value) : policy.value);
+const capacityOf = (policy: ActivePolicy): number => (countsUnits(policy.type) ? Math.floor(policy.value) : policy.value);
 
 async function countRequest(policy: ActivePolicy, pk: string, now: number): Promise<Checked> {
   const window = windowOf(pk, policy.type, policy.unit, now);
@@ -191,9 +206,9 @@ async function readTokens(policy: ActivePolicy, pk: string, now: number): Promis
   return { policy, pk, window, count, admitted: count < policy.value };
 }
 
-/** A requests policy's headers are unsuffixed (as they always were); a tokens policy's end in `-tokens`. */
+/** A requests policy's headers are unsuffixed (as they always were); a tokens policy's end in `-tokens`, a tool-calls policy's in `-tool-calls`. */
 function headersOf(type: PolicyType, limit: number, remaining: number, resetSeconds: number): Record<string, string> {
-  const suffix = type === 'tokens' ? '-tokens' : '';
+  const suffix = type === 'tokens' ? '-tokens' : type === 'tool_calls' ? '-tool-calls' : '';
   return {
     [`x-ratelimit-limit${suffix}`]: String(limit),
     [`x-ratelimit-remaining${suffix}`]: String(Math.max(0, remaining)),
@@ -211,7 +226,7 @@ const headersOfChecked = (c: Checked | undefined): Record<string, string> =>
 function exceeded(c: Checked): GatewayError {
   const { policy } = c;
   const label = policy.name ? `'${policy.name}' (${policy.id})` : policy.id;
-  const what = policy.type === 'requests' ? 'requests' : 'tokens';
+  const what = policy.type === 'tool_calls' ? 'tool calls' : policy.type;
   return new GatewayError(
     429,
     'rate_limit_error',
@@ -231,13 +246,13 @@ const settledValue = <T>(r: PromiseSettledResult<T>): T | undefined => (r.status
  * last. Storage errors propagate after undoing any increment already made.
  */
 export async function enforceRateLimits(subject: LimitSubject, now = Date.now()): Promise<RateLimitGrant> {
-  const matching = (await activePolicies(subject.workspaceId)).filter((p) => applies(p, subject));
+  const matching = (await activePolicies(subject.workspaceId)).filter((p) => countsFor(p, subject) && applies(p, subject));
   if (matching.length === 0) return { headers: {}, tokenBuckets: [] };
 
   const results = await Promise.allSettled(
     matching.map((policy) => {
       const pk = bucketPk(subject, policy);
-      return policy.type === 'requests' ? countRequest(policy, pk, now) : readTokens(policy, pk, now);
+      return countsUnits(policy.type) ? countRequest(policy, pk, now) : readTokens(policy, pk, now);
     }),
   );
   const checked = results.map(settledValue).filter((c): c is Checked => c !== undefined);
@@ -245,7 +260,7 @@ export async function enforceRateLimits(subject: LimitSubject, now = Date.now())
   const refused = checked.filter((c) => !c.admitted);
 
   if (failed || refused.length) {
-    for (const c of checked) if (c.admitted && c.policy.type === 'requests') returnUnit(c.window);
+    for (const c of checked) if (c.admitted && countsUnits(c.policy.type)) returnUnit(c.window);
     if (failed) throw failed.reason;
     const binding = refused.reduce((a, b) => (b.window.resetSeconds > a.window.resetSeconds ? b : a));
     log.debug('rate limit exceeded', { policy_id: binding.policy.id, type: binding.policy.type, unit: binding.policy.unit }, subject.context);
@@ -254,8 +269,9 @@ export async function enforceRateLimits(subject: LimitSubject, now = Date.now())
 
   const requests = checked.filter((c) => c.policy.type === 'requests');
   const tokens = checked.filter((c) => c.policy.type === 'tokens');
+  const toolCalls = checked.filter((c) => c.policy.type === 'tool_calls');
   return {
-    headers: { ...headersOfChecked(tightestOf(requests)), ...headersOfChecked(tightestOf(tokens)) },
+    headers: { ...headersOfChecked(tightestOf(requests)), ...headersOfChecked(tightestOf(tokens)), ...headersOfChecked(tightestOf(toolCalls)) },
     tokenBuckets: tokens.map((c) => ({ policyId: c.policy.id, pk: c.pk, type: c.policy.type, unit: c.policy.unit })),
   };
 }

@@ -2,12 +2,12 @@ import { badRequest } from '../shared/errors';
 import { z } from '../shared/validation';
 
 /**
- * Rate-limit policies: a `type` (requests or tokens) counted per `unit`
+ * Rate-limit policies: a `type` (model requests, their tokens, or MCP tool calls) counted per `unit`
  * (a fixed minute, hour or UTC day) up to `value`, applied to the requests whose
  * attributes match every condition, with one counter per distinct `group_by` tuple.
  */
 
-export const POLICY_TYPES = ['requests', 'tokens'] as const;
+export const POLICY_TYPES = ['requests', 'tokens', 'tool_calls'] as const;
 export const POLICY_UNITS = ['rpm', 'rph', 'rpd'] as const;
 export const POLICY_STATUSES = ['active', 'archived'] as const;
 
@@ -59,7 +59,7 @@ export const withObject = (policy: RateLimitPolicy): RateLimitPolicyObject => ({
 // ---- condition and group-by keys -------------------------------------------------------
 
 /** Attributes of a request a policy can match on or group by. */
-export const SUBJECT_KEYS = ['api_key', 'workspace_id', 'organisation_id', 'provider', 'model'] as const;
+export const SUBJECT_KEYS = ['api_key', 'workspace_id', 'organisation_id', 'provider', 'model', 'mcp_server', 'mcp_tool'] as const;
 export const METADATA_PREFIX = 'metadata.';
 /** Metadata keys are at most 64 characters. */
 export const MAX_METADATA_KEY_LENGTH = 64;
@@ -117,7 +117,7 @@ export const workspaceRef = z.optional(z.string().check(z.minLength(1), z.maxLen
 const fields = {
   ...commonFields,
   /**
-   * Requests or tokens per window, at least 1. Counters
+   * Requests, tokens or tool calls per window, at least 1. Counters
    * stay whole: a request is admitted while its count stays within the value, so a
    * requests policy of 2.5 admits 2 per window; a tokens policy admits while the tokens
    * used are below the value.

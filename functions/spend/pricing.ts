@@ -153,8 +153,8 @@ export async function priceRequest(input: PricingInput): Promise<RequestCost> {
   return priced ? { cost_usd: roundUsd(priced.usd), price_source: priced.source, pricing_unknown: false } : UNKNOWN;
 }
 
-/** Routes that never cost anything at the provider, whatever they answer. */
-const FREE_ROUTES = new Set(['models', 'messages.count_tokens', 'responses.input_tokens', 'gemini.count_tokens']);
+/** Routes that never cost anything at the provider, whatever they answer (an MCP tool call reaches no model). */
+const FREE_ROUTES = new Set(['models', 'messages.count_tokens', 'responses.input_tokens', 'gemini.count_tokens', 'mcp.tools.call']);
 
 /**
  * What a request cost, from its log facts: the provider's reported usage at the answering

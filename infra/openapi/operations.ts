@@ -223,6 +223,10 @@ export const OPERATIONS: readonly Operation[] = [
       { name: 'provider', type: 'string', description: 'Only this provider.' },
       { name: 'model', type: 'string', description: 'Only this model.' },
       { name: 'status', type: 'integer', description: 'Only this HTTP status.' },
+      { name: 'kind', type: 'string', description: '`mcp`: only MCP tool calls (docs/mcp.md).' },
+      { name: 'mcp_server', type: 'string', description: 'Only tool calls to this MCP server (slug).' },
+      { name: 'mcp_tool', type: 'string', description: 'Only calls of this tool (its name on its server).' },
+      { name: 'mcp_status', type: 'string', description: 'Only tool calls that ended so: `ok`, `error`, `refused` or `timeout`.' },
       { name: 'from', type: 'integer', description: 'Created at or after (Unix seconds).' },
       { name: 'to', type: 'integer', description: 'Created at or before (Unix seconds).' },
       ...INDEXED_METADATA_KEYS.map((key) => ({

@@ -90,7 +90,12 @@ export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   policies: { tables: { control: 'read', policies: 'readWrite', idempotency: 'readWrite' }, providerCredentials: 'none' },
   // MCP servers live in the control table; their header values and OAuth client secrets
   // are sealed with the provider-credentials key (encrypt on write, decrypt to call them).
-  mcp: { tables: { control: 'readWrite', idempotency: 'readWrite' }, providerCredentials: 'readWrite' },
+  // Tool calls are governed like model requests: rate-limit policies (counters in usage),
+  // guardrails, and a request-log record each (functions/mcp/governed-call.ts).
+  mcp: {
+    tables: { control: 'readWrite', policies: 'read', guardrails: 'read', usage: 'readWrite', logs: 'readWrite', idempotency: 'readWrite' },
+    providerCredentials: 'readWrite',
+  },
 };
 
 /** Item-level actions only: no Scan, no table management, no streams. */

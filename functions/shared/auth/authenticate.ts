@@ -85,5 +85,6 @@ export async function authenticate(headers: Record<string, string>, queryKey?: s
     role: record.effectiveRole,
     scopes: record.grantedScopes,
     defaultConfig: record.default_config ?? undefined,
+    ...(record.allowed_mcp ? { allowedMcp: record.allowed_mcp } : {}),
   };
 }

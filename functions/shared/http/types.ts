@@ -13,6 +13,15 @@ export type Role = 'viewer' | 'member' | 'workspace-admin' | 'org-admin';
 /** What a route needs: `gateway` (model traffic), or the role level that may use it (which roles each admits: functions/shared/auth/roles.ts). */
 export type Access = 'gateway' | Role;
 
+/**
+ * One entry of a key's MCP allow-list (`allowed_mcp`): a registered server's slug and, when
+ * given, the only tools of it the key may list and call (absent or null: all of them).
+ */
+export interface McpAllowance {
+  server: string;
+  tools?: string[] | null;
+}
+
 export interface AuthContext {
   keyId: string;
   workspaceId: string;
@@ -21,6 +30,8 @@ export interface AuthContext {
   scopes: readonly Scope[];
   /** The key's default config (a saved config's id or slug, or inline JSON), used when a request names no provider. */
   defaultConfig?: string;
+  /** The key's MCP allow-list; absent: every server and tool of the workspace. */
+  allowedMcp?: readonly McpAllowance[];
 }
 
 export interface GatewayRequest {

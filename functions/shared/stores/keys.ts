@@ -2,7 +2,7 @@ import { ddb, tableName } from '../db/client';
 import { getItem, putNew, updateItem } from '../db/ops';
 import { listPage, type Page, type PageRequest } from '../db/list';
 import { generateApiKey, hashApiKey } from '../auth/keys';
-import type { Role, Scope } from '../http/types';
+import type { McpAllowance, Role, Scope } from '../http/types';
 import { ID_PREFIX, newId } from '../ids';
 import { GSI1 } from '../tables';
 
@@ -22,6 +22,8 @@ export interface ApiKeyRecord {
   revoked_at: number | null;
   /** Used when a request names no provider: a saved config's id or slug, or inline config JSON. */
   default_config?: string | null;
+  /** The MCP servers and tools the key may use on /v1/mcp; null or absent: all of the workspace's. */
+  allowed_mcp?: McpAllowance[] | null;
 }
 
 type KeyItem = ApiKeyRecord & { pk: string; sk: string; gsi1pk: string; gsi1sk: string };
@@ -44,6 +46,7 @@ export function toPublicKey(item: ApiKeyRecord, role: Role): Omit<ApiKeyRecord, 
     created_at: item.created_at,
     revoked_at: item.revoked_at ?? null,
     default_config: item.default_config ?? null,
+    allowed_mcp: item.allowed_mcp ?? null,
   };
 }
 
@@ -55,6 +58,7 @@ export async function createApiKey(input: {
   scopes: Scope[];
   expiresAt: number | null;
   defaultConfig?: string | null;
+  allowedMcp?: McpAllowance[] | null;
   /** Register a caller-chosen secret (bootstrap with GATEWAY_ADMIN_KEY); normally generated. */
   secret?: string;
 }): Promise<{ record: ApiKeyRecord; secret: string }> {
@@ -72,6 +76,7 @@ export async function createApiKey(input: {
     created_at: Math.floor(Date.now() / 1000),
     revoked_at: null,
     default_config: input.defaultConfig ?? null,
+    allowed_mcp: input.allowedMcp ?? null,
   };
   const item: KeyItem = {
     pk: keyPk(hashApiKey(secret)),
@@ -118,11 +123,11 @@ export async function revokeKey(workspaceId: string, keyId: string): Promise<Api
   return updated ?? (await getItem<KeyItem>('control', { pk: found.pk, sk: found.sk }, true));
 }
 
-/** Change a key's name or default config; a revoked key cannot be changed. */
+/** Change a key's name, default config or MCP allow-list; a revoked key cannot be changed. */
 export async function updateKey(
   workspaceId: string,
   keyId: string,
-  changes: { name?: string; default_config?: string | null },
+  changes: { name?: string; default_config?: string | null; allowed_mcp?: McpAllowance[] | null },
 ): Promise<{ key?: ApiKeyRecord; revoked?: true }> {
   const found = await getKeyById(workspaceId, keyId);
   if (!found) return {};

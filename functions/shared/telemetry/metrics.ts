@@ -55,3 +55,13 @@ export function writeRequestTelemetry(message: string, fields: Record<string, un
   const text = infoLine(message, fields, ctx) + requestMetricsLine(m);
   if (text) process.stdout.write(text);
 }
+
+/** An MCP tool call's metrics, per server: `ToolCalls`, `ToolErrors` (an error, refusal or timeout, or a result with `isError`) and `ToolLatency`. */
+export function writeToolCallMetrics(m: { server: string; failed: boolean; latencyMs: number }): void {
+  const text = metricsLine([['service', 'mcp_server']], { service: SERVICE_NAME, mcp_server: m.server }, [
+    ['ToolCalls', MetricUnit.Count, 1],
+    ['ToolErrors', MetricUnit.Count, m.failed ? 1 : 0],
+    ['ToolLatency', MetricUnit.Milliseconds, m.latencyMs],
+  ]);
+  if (text) process.stdout.write(text);
+}
