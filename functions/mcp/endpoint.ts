@@ -16,14 +16,15 @@ import {
 import { notFound } from '../shared/errors';
 import type { GatewayRequest, HttpResponse } from '../shared/http/types';
 import { log } from '../shared/telemetry/logger';
+import { endSession, gate, jsonRpcErrorResponse, openSession } from './session-gate';
 import { allMcpServers, resolveMcpServer, type McpServerWithSecrets } from './store';
 import { withUpstream } from './upstream';
 
 /**
  * `/v1/mcp` and `/v1/mcp/{slug}`: the gateway as an MCP server over Streamable HTTP, run
  * with the SDK's web-standard transport in stateless mode: a fresh Server and transport per
- * HTTP request, so any container answers any request and nothing is kept between them
- * (docs/mcp.md says why). Loaded lazily by routes.ts: the SDK stays out of the cold start
+ * HTTP request, behind a session check against DynamoDB (session-gate.ts), so any
+ * container answers any request of a session (docs/mcp.md says why). Loaded lazily by routes.ts: the SDK stays out of the cold start
  * of the `/v1/mcp-servers` routes.
  */
 
@@ -122,35 +123,21 @@ function passthroughServer(req: GatewayRequest, target: McpServerWithSecrets): S
   return server;
 }
 
-/**
- * Stateless: no server-initiated stream (GET) and no session to end (DELETE); the spec lets
- * a server answer both with 405, which the SDK's client takes as "POST only".
- */
+/** GET where no server-initiated stream is offered: the spec lets a server answer 405, which the SDK's client takes as "no stream". */
 function methodNotAllowed(): HttpResponse {
-  return {
-    statusCode: 405,
-    headers: { allow: 'POST', 'content-type': 'application/json' },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC with POST.' },
-      id: null,
-    }),
-  };
+  return jsonRpcErrorResponse(405, -32000, 'Method not allowed: this MCP endpoint offers no server-sent stream; send JSON-RPC with POST.', {
+    allow: 'POST, DELETE',
+  });
 }
 
-/** Hand one HTTP request to a fresh stateless transport and return its answer. */
-async function serve(req: GatewayRequest, server: Server): Promise<HttpResponse> {
-  if (req.method !== 'POST') return methodNotAllowed();
+/** Hand one POST to a fresh stateless transport and return its (JSON) answer. */
+async function answerPost(req: GatewayRequest, server: Server): Promise<HttpResponse> {
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   try {
     const headers = new Headers();
     for (const name of FORWARDED_HEADERS) if (req.headers[name] !== undefined) headers.set(name, req.headers[name]);
-    const request = new Request(`http://gateway${req.path}`, {
-      method: req.method,
-      headers,
-      body: req.method === 'POST' ? new Uint8Array(req.body) : undefined,
-    });
+    const request = new Request(`http://gateway${req.path}`, { method: 'POST', headers, body: new Uint8Array(req.body) });
     const response = await transport.handleRequest(request);
     const body = Buffer.from(await response.arrayBuffer());
     return { statusCode: response.status, headers: Object.fromEntries(response.headers.entries()), body };
@@ -159,15 +146,29 @@ async function serve(req: GatewayRequest, server: Server): Promise<HttpResponse>
   }
 }
 
+/**
+ * The session check (session-gate.ts), then the SDK: a session is validated here against the
+ * sessions table and the request answered by a per-request SDK server in stateless mode,
+ * because the SDK keeps a session's state in its transport object, which another container
+ * (or a later Lambda invocation) does not have.
+ */
+async function serve(req: GatewayRequest, endpoint: string, server: () => Promise<Server>): Promise<HttpResponse> {
+  const checked = await gate(req, endpoint);
+  if (checked.kind === 'refused') return checked.response;
+  if (req.method === 'DELETE' && checked.kind === 'session') return endSession(checked.session);
+  const answer = await answerPost(req, await server());
+  return checked.kind === 'initialize' ? openSession(req, endpoint, checked.clientInfo, answer) : answer;
+}
+
 export async function serveAggregate(req: GatewayRequest): Promise<HttpResponse> {
-  if (req.method !== 'POST') return methodNotAllowed();
-  const servers = await allMcpServers(req.auth.workspaceId, MAX_AGGREGATED_SERVERS);
-  return serve(req, aggregateServer(req, servers));
+  if (req.method === 'GET') return methodNotAllowed();
+  return serve(req, '/v1/mcp', async () => aggregateServer(req, await allMcpServers(req.auth.workspaceId, MAX_AGGREGATED_SERVERS)));
 }
 
 export async function serveOne(req: GatewayRequest): Promise<HttpResponse> {
   const slug = req.params.slug!;
   const target = await resolveMcpServer(req.auth.workspaceId, slug);
   if (!target) throw notFound(`No MCP server '${slug.slice(0, 64)}' in this workspace.`, 'slug');
-  return serve(req, passthroughServer(req, target));
+  if (req.method === 'GET') return methodNotAllowed();
+  return serve(req, `/v1/mcp/${slug}`, async () => passthroughServer(req, target));
 }

@@ -87,7 +87,8 @@ export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   policies: { tables: { control: 'read', policies: 'readWrite', idempotency: 'readWrite' }, providerCredentials: 'none' },
   // MCP servers live in the control table; their header values and OAuth client secrets
   // are sealed with the provider-credentials key (encrypt on write, decrypt to call them).
-  mcp: { tables: { control: 'readWrite', idempotency: 'readWrite' }, providerCredentials: 'readWrite' },
+  // Sessions of /v1/mcp (Mcp-Session-Id) live in the sessions table.
+  mcp: { tables: { control: 'readWrite', idempotency: 'readWrite', sessions: 'readWrite' }, providerCredentials: 'readWrite' },
 };
 
 /** Item-level actions only: no Scan, no table management, no streams. */
