@@ -1,7 +1,11 @@
+import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
+  type CallToolRequest,
   CallToolRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
@@ -10,13 +14,18 @@ import {
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  type Progress,
   ReadResourceRequestSchema,
+  type ServerNotification,
+  type ServerRequest,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { notFound } from '../shared/errors';
 import type { GatewayRequest, HttpResponse } from '../shared/http/types';
 import { log } from '../shared/telemetry/logger';
+import { openNotificationStream } from './notification-stream';
 import { endSession, gate, jsonRpcErrorResponse, openSession } from './session-gate';
+import type { McpSession } from './sessions';
 import { allMcpServers, resolveMcpServer, type McpServerWithSecrets } from './store';
 import { withUpstream } from './upstream';
 
@@ -56,11 +65,33 @@ function toolNotAllowed(server: McpServerWithSecrets, tool: string): McpError {
   return new McpError(ErrorCode.InvalidParams, `Tool '${tool}' of MCP server '${server.slug}' is not in its allowed_tools.`);
 }
 
-async function callTool(req: GatewayRequest, server: McpServerWithSecrets, tool: string, args: Record<string, unknown> | undefined) {
+type ToolCallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/**
+ * When the caller asked for progress (a `progressToken`), the server's progress
+ * notifications go back to it under the caller's token, on the answer's event stream.
+ */
+function progressRelay(request: CallToolRequest, extra: ToolCallExtra): ((progress: Progress) => void) | undefined {
+  const progressToken = request.params._meta?.progressToken;
+  if (progressToken === undefined) return undefined;
+  return (progress) => {
+    void extra.sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken } }).catch(() => undefined);
+  };
+}
+
+async function callTool(
+  req: GatewayRequest,
+  server: McpServerWithSecrets,
+  tool: string,
+  args: Record<string, unknown> | undefined,
+  onprogress?: (progress: Progress) => void,
+) {
   if (!allowed(server, tool)) throw toolNotAllowed(server, tool);
   const started = Date.now();
   try {
-    const result = await withUpstream(server, (client) => client.callTool({ name: tool, arguments: args }, undefined, { timeout: server.timeout_ms }));
+    const result = await withUpstream(server, (client) =>
+      client.callTool({ name: tool, arguments: args }, undefined, { timeout: server.timeout_ms, ...(onprogress ? { onprogress } : {}) }),
+    );
     log.info('mcp tool call', { server: server.slug, tool, is_error: result.isError === true, latency_ms: Date.now() - started }, req.context);
     return result;
   } catch (err) {
@@ -89,7 +120,7 @@ function aggregateServer(req: GatewayRequest, servers: McpServerWithSecrets[]): 
     );
     return { tools: lists.flat() };
   });
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const name = request.params.name;
     const at = name.indexOf(TOOL_SEPARATOR);
     const slug = at > 0 ? name.slice(0, at) : '';
@@ -97,7 +128,7 @@ function aggregateServer(req: GatewayRequest, servers: McpServerWithSecrets[]): 
     if (!target) {
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool '${name}': expected <server slug>${TOOL_SEPARATOR}<tool> with a server of this workspace.`);
     }
-    return callTool(req, target, name.slice(at + TOOL_SEPARATOR.length), request.params.arguments);
+    return callTool(req, target, name.slice(at + TOOL_SEPARATOR.length), request.params.arguments, progressRelay(request, extra));
   });
   return server;
 }
@@ -106,7 +137,11 @@ function aggregateServer(req: GatewayRequest, servers: McpServerWithSecrets[]): 
 function passthroughServer(req: GatewayRequest, target: McpServerWithSecrets): Server {
   const server = new Server(
     { ...SERVER_INFO, name: `ai-gateway/${target.slug}` },
-    { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: target.description ?? undefined },
+    {
+      // list_changed notifications of the server are relayed on the session's GET stream.
+      capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } },
+      instructions: target.description ?? undefined,
+    },
   );
   const upstream = <T>(work: (client: Client) => Promise<T>) => withUpstream(target, work);
   const timeout = { timeout: target.timeout_ms };
@@ -114,7 +149,7 @@ function passthroughServer(req: GatewayRequest, target: McpServerWithSecrets): S
     const result = await upstream((c) => c.listTools(r.params, timeout));
     return { ...result, tools: result.tools.filter((t) => allowed(target, t.name)) };
   });
-  server.setRequestHandler(CallToolRequestSchema, (r) => callTool(req, target, r.params.name, r.params.arguments));
+  server.setRequestHandler(CallToolRequestSchema, (r, extra) => callTool(req, target, r.params.name, r.params.arguments, progressRelay(r, extra)));
   server.setRequestHandler(ListResourcesRequestSchema, (r) => upstream((c) => c.listResources(r.params, timeout)));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, (r) => upstream((c) => c.listResourceTemplates(r.params, timeout)));
   server.setRequestHandler(ReadResourceRequestSchema, (r) => upstream((c) => c.readResource(r.params, timeout)));
@@ -123,26 +158,51 @@ function passthroughServer(req: GatewayRequest, target: McpServerWithSecrets): S
   return server;
 }
 
-/** GET where no server-initiated stream is offered: the spec lets a server answer 405, which the SDK's client takes as "no stream". */
+/** GET on `/v1/mcp`, where no server-initiated stream is offered: the spec lets a server answer 405, which the SDK's client takes as "no stream". */
 function methodNotAllowed(): HttpResponse {
   return jsonRpcErrorResponse(405, -32000, 'Method not allowed: this MCP endpoint offers no server-sent stream; send JSON-RPC with POST.', {
     allow: 'POST, DELETE',
   });
 }
 
-/** Hand one POST to a fresh stateless transport and return its (JSON) answer. */
+/**
+ * A tools/call with a progress token, from a caller that accepts SSE, is answered as an
+ * event stream (its progress notifications, then the result); everything else as JSON.
+ */
+function wantsEventStream(req: GatewayRequest): boolean {
+  if (!req.headers.accept?.includes('text/event-stream')) return false;
+  let message: unknown;
+  try {
+    message = req.json();
+  } catch {
+    return false; // the SDK answers the parse error
+  }
+  const call = message as { method?: unknown; params?: { _meta?: { progressToken?: unknown } } } | null;
+  return call?.method === 'tools/call' && call.params?._meta?.progressToken !== undefined;
+}
+
+/** Hand one POST to a fresh stateless transport and return its answer: JSON, or an event stream sent as it is written. */
 async function answerPost(req: GatewayRequest, server: Server): Promise<HttpResponse> {
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const streamed = wantsEventStream(req);
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streamed });
   await server.connect(transport);
+  let closeLater = false;
   try {
     const headers = new Headers();
     for (const name of FORWARDED_HEADERS) if (req.headers[name] !== undefined) headers.set(name, req.headers[name]);
     const request = new Request(`http://gateway${req.path}`, { method: 'POST', headers, body: new Uint8Array(req.body) });
     const response = await transport.handleRequest(request);
-    const body = Buffer.from(await response.arrayBuffer());
-    return { statusCode: response.status, headers: Object.fromEntries(response.headers.entries()), body };
+    const responseHeaders = Object.fromEntries(response.headers.entries());
+    if (streamed && response.body && response.headers.get('content-type')?.startsWith('text/event-stream')) {
+      // The transport ends the stream after the answer; the caller leaving cancels it.
+      const body = Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>);
+      body.once('close', () => void server.close());
+      closeLater = true;
+      return { statusCode: response.status, headers: responseHeaders, body };
+    }
+    return { statusCode: response.status, headers: responseHeaders, body: Buffer.from(await response.arrayBuffer()) };
   } finally {
-    await server.close();
+    if (!closeLater) await server.close();
   }
 }
 
@@ -152,10 +212,16 @@ async function answerPost(req: GatewayRequest, server: Server): Promise<HttpResp
  * because the SDK keeps a session's state in its transport object, which another container
  * (or a later Lambda invocation) does not have.
  */
-async function serve(req: GatewayRequest, endpoint: string, server: () => Promise<Server>): Promise<HttpResponse> {
+async function serve(
+  req: GatewayRequest,
+  endpoint: string,
+  server: () => Promise<Server>,
+  stream?: (session: McpSession) => Promise<HttpResponse>,
+): Promise<HttpResponse> {
   const checked = await gate(req, endpoint);
   if (checked.kind === 'refused') return checked.response;
   if (req.method === 'DELETE' && checked.kind === 'session') return endSession(checked.session);
+  if (req.method === 'GET' && checked.kind === 'session') return stream ? stream(checked.session) : methodNotAllowed();
   const answer = await answerPost(req, await server());
   return checked.kind === 'initialize' ? openSession(req, endpoint, checked.clientInfo, answer) : answer;
 }
@@ -169,6 +235,10 @@ export async function serveOne(req: GatewayRequest): Promise<HttpResponse> {
   const slug = req.params.slug!;
   const target = await resolveMcpServer(req.auth.workspaceId, slug);
   if (!target) throw notFound(`No MCP server '${slug.slice(0, 64)}' in this workspace.`, 'slug');
-  if (req.method === 'GET') return methodNotAllowed();
-  return serve(req, `/v1/mcp/${slug}`, async () => passthroughServer(req, target));
+  return serve(
+    req,
+    `/v1/mcp/${slug}`,
+    async () => passthroughServer(req, target),
+    (session) => openNotificationStream(req, target, session),
+  );
 }

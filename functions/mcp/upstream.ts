@@ -42,18 +42,20 @@ function capped(limit: number, onOverflow: () => void): Transform {
   });
 }
 
-function gatewayFetch(server: McpServerWithSecrets, extraHeaders: Record<string, string>, onOverflow: () => void): FetchLike {
+function gatewayFetch(server: McpServerWithSecrets, extraHeaders: Record<string, string>, options: ConnectOptions, onOverflow: () => void): FetchLike {
   return async (url, init) => {
     const method = (init?.method ?? 'GET').toUpperCase() as UpstreamRequest['method'];
     const body = typeof init?.body === 'string' ? init.body : undefined;
+    // GET is the server's event stream: quiet for long stretches when it is kept open.
+    const timeoutMs = method === 'GET' && options.streamTimeoutMs ? options.streamTimeoutMs : server.timeout_ms;
     const res = await sendUpstream({
       url: url.toString(),
       method,
       headers: { ...headerRecord(init?.headers), ...extraHeaders },
       body,
       signal: init?.signal ?? undefined,
-      timeoutMs: server.timeout_ms,
-      idleTimeoutMs: server.timeout_ms,
+      timeoutMs,
+      idleTimeoutMs: timeoutMs,
       param: 'url',
     });
     const headers = new Headers();
@@ -128,26 +130,52 @@ export function upstreamFailure(server: McpServerWithSecrets, err: unknown, over
   return new McpError(ErrorCode.InternalError, `${name} is not reachable or answered malformed JSON-RPC: ${message}`);
 }
 
-/**
- * Run `work` against a connected client of the server, then close it. Every failure
- * (connect, timeout, oversize, malformed answer) becomes a JSON-RPC error naming the server.
- */
-export async function withUpstream<T>(server: McpServerWithSecrets, work: (client: Client) => Promise<T>): Promise<T> {
+export interface UpstreamConnection {
+  client: Client;
+  /** Whether an answer went over MAX_MCP_RESPONSE_BYTES (the connection is then closed). */
+  overflowed(): boolean;
+}
+
+export interface ConnectOptions {
+  /**
+   * The limit on the server's own event stream (GET), for a connection kept open to relay
+   * its notifications; without it, that stream has the server's `timeout_ms` like every
+   * other exchange.
+   */
+  streamTimeoutMs?: number;
+}
+
+/** A connected client of the server; the caller closes it. Failures are JSON-RPC errors naming the server. */
+export async function connectUpstream(server: McpServerWithSecrets, options: ConnectOptions = {}): Promise<UpstreamConnection> {
   let overflowed = false;
   const client = new Client(gatewayClientInfo);
   try {
     const headers = await authHeaders(server);
     const transport = new StreamableHTTPClientTransport(new URL(server.url), {
-      fetch: gatewayFetch(server, headers, () => {
+      fetch: gatewayFetch(server, headers, options, () => {
         overflowed = true;
         // Pending requests would otherwise wait for their timeout.
         void client.close();
       }),
     });
     await client.connect(transport, { timeout: server.timeout_ms });
+    return { client, overflowed: () => overflowed };
+  } catch (err) {
+    await client.close().catch(() => undefined);
+    throw upstreamFailure(server, err, overflowed);
+  }
+}
+
+/**
+ * Run `work` against a connected client of the server, then close it. Every failure
+ * (connect, timeout, oversize, malformed answer) becomes a JSON-RPC error naming the server.
+ */
+export async function withUpstream<T>(server: McpServerWithSecrets, work: (client: Client) => Promise<T>): Promise<T> {
+  const { client, overflowed } = await connectUpstream(server);
+  try {
     return await work(client);
   } catch (err) {
-    throw upstreamFailure(server, err, overflowed);
+    throw upstreamFailure(server, err, overflowed());
   } finally {
     await client.close().catch(() => undefined);
   }
