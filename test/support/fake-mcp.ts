@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
@@ -15,7 +16,12 @@ import * as z from 'zod';
  * - `/oauth`: whoami, only with the bearer token `/token` hands out for client credentials;
  * - `/live`: stateful (sessions, each with its event stream): `announce` sends every session
  *   tools/list_changed, resources/updated and a log message; `slow` reports progress three
- *   times before it answers.
+ *   times before it answers;
+ * - `/legacy`: the older HTTP+SSE transport (2024-11-05) only, with the SDK's
+ *   SSEServerTransport (GET `/legacy` is the event stream, POST `/legacy/messages` takes
+ *   messages; a POST to `/legacy` is 405): echo;
+ * - `/legacy-elsewhere`: an HTTP+SSE event stream that announces a POST endpoint on another
+ *   origin (`elsewhereUrl`, which counts what reaches it).
  */
 export interface FakeMcp {
   url: string;
@@ -27,6 +33,9 @@ export interface FakeMcp {
   largeBytes: number;
   /** How many event streams (GET) of `/live` are open. */
   liveStreams(): number;
+  /** Another origin, and how many requests reached it. */
+  elsewhereUrl: string;
+  elsewhereHits(): number;
   close(): Promise<void>;
 }
 
@@ -119,6 +128,42 @@ async function serveLive(
   await session.transport.handleRequest(req, res, body);
 }
 
+function legacyServer(): McpServer {
+  const server = new McpServer({ name: 'fake-legacy', version: '1.0.0' });
+  server.registerTool('echo', { description: 'Echo the text', inputSchema: { text: z.string() } }, async ({ text }) => ({
+    content: [{ type: 'text', text: `legacy echo: ${text}` }],
+  }));
+  return server;
+}
+
+/** HTTP+SSE (2024-11-05): true when it took the request. */
+async function serveLegacy(req: http.IncomingMessage, res: http.ServerResponse, path: string, legacy: Map<string, SSEServerTransport>, elsewhere: string) {
+  if (path === '/legacy' && req.method === 'GET') {
+    const transport = new SSEServerTransport('/legacy/messages', res);
+    legacy.set(transport.sessionId, transport);
+    res.once('close', () => legacy.delete(transport.sessionId));
+    await legacyServer().connect(transport);
+    return true;
+  }
+  if (path === '/legacy/messages' && req.method === 'POST') {
+    const id = new URL(req.url ?? '', 'http://x').searchParams.get('sessionId') ?? '';
+    const transport = legacy.get(id);
+    if (!transport) res.writeHead(404).end('unknown session');
+    else await transport.handlePostMessage(req, res, JSON.parse(await readRaw(req)));
+    return true;
+  }
+  if (path === '/legacy' || path === '/legacy-elsewhere') {
+    if (req.method !== 'GET') {
+      res.writeHead(405, { allow: 'GET' }).end();
+      return true;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(`event: endpoint\ndata: ${elsewhere}/messages\n\n`);
+    return true;
+  }
+  return false;
+}
+
 async function readRaw(req: http.IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -133,6 +178,14 @@ export async function startFakeMcp(largeBytes = 5 * 1024 * 1024): Promise<FakeMc
   const stalls = new Set<() => void>();
   const liveSessions = new Map<string, { server: McpServer; transport: StreamableHTTPServerTransport }>();
   const streams = { open: 0 };
+  const legacy = new Map<string, SSEServerTransport>();
+  let elsewhereHits = 0;
+  const elsewhere = http.createServer((_req, res) => {
+    elsewhereHits++;
+    res.writeHead(500).end();
+  });
+  await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+  const elsewhereUrl = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}`;
 
   const server = http.createServer(async (req, res) => {
     const path = (req.url ?? '').split('?')[0];
@@ -146,6 +199,7 @@ export async function startFakeMcp(largeBytes = 5 * 1024 * 1024): Promise<FakeMc
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: accessToken, token_type: 'Bearer', expires_in: 3600 }));
       return;
     }
+    if (await serveLegacy(req, res, path ?? '', legacy, elsewhereUrl)) return;
     if (path === '/live') {
       await serveLive(req, res, liveSessions, streams);
       return;
@@ -175,10 +229,14 @@ export async function startFakeMcp(largeBytes = 5 * 1024 * 1024): Promise<FakeMc
     largeBytes,
     tokensIssued: () => issued,
     liveStreams: () => streams.open,
+    elsewhereUrl,
+    elsewhereHits: () => elsewhereHits,
     close: async () => {
       for (const release of stalls) release();
       for (const { transport } of liveSessions.values()) await transport.close();
       server.closeAllConnections();
+      elsewhere.closeAllConnections();
+      await new Promise<void>((resolve) => elsewhere.close(() => resolve()));
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
