@@ -43,7 +43,8 @@ export async function createSession(session: Omit<McpSession, 'created_at' | 'la
 
 /** The live session with this id, opened by this key on this endpoint; undefined when unknown, expired or someone else's. */
 export async function findSession(workspaceId: string, keyId: string, endpoint: string, id: string): Promise<McpSession | undefined> {
-  const item = await getItem<McpSession>('sessions', sessionKey(workspaceId, id));
+  // Strongly consistent: a session ended (or opened) by another container is seen at once.
+  const item = await getItem<McpSession>('sessions', sessionKey(workspaceId, id), true);
   const now = nowSeconds();
   if (!item || item.key_id !== keyId || item.endpoint !== endpoint || item.ttl <= now) return undefined;
   if (now - item.last_seen_at >= TOUCH_INTERVAL_SECONDS) {
