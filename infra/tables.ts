@@ -30,6 +30,7 @@ const PURPOSES: Record<TableName, { gsi1: boolean; ttl: boolean; purpose: string
   cache: { gsi1: false, ttl: true, purpose: 'cached provider responses' },
   logs: { gsi1: true, ttl: true, purpose: 'request log records (index by trace id and by the well-known metadata keys)' },
   idempotency: { gsi1: false, ttl: true, purpose: 'Idempotency-Key claims and the first answer to each key (24 hours)' },
+  sessions: { gsi1: false, ttl: true, purpose: 'MCP sessions (Mcp-Session-Id): the key that opened each, its protocol version, a sliding expiry' },
 };
 
 const INDEXES: Partial<Record<TableName, readonly IndexKeys[]>> = {

@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { parseGatewayOptions } from '../gateway/headers';
 import { openRequestLog } from '../gateway/request-log';
@@ -29,6 +29,8 @@ export interface ToolCall {
   /** The tool's name on its server (without the `<slug>__` prefix). */
   tool: string;
   arguments?: Record<string, unknown>;
+  /** The server's progress notifications, when the caller asked for them (a `progressToken`). */
+  onprogress?: (progress: Progress) => void;
 }
 
 /** JSON-RPC error codes of refusals, in the implementation-defined server-error range. */
@@ -251,7 +253,7 @@ export async function governedToolCall(call: ToolCall): Promise<CallToolResult> 
 
     upstreamStarted = Date.now();
     let result = (await withUpstream(server, (client) =>
-      client.callTool({ name: tool, arguments: args }, undefined, { timeout: server.timeout_ms }),
+      client.callTool({ name: tool, arguments: args }, undefined, { timeout: server.timeout_ms, ...(call.onprogress ? { onprogress: call.onprogress } : {}) }),
     )) as CallToolResult;
     facts.upstreamLatencyMs = Date.now() - upstreamStarted;
     extra.response_bytes = byteLength(result);

@@ -1,6 +1,7 @@
 import { Readable, Transform } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../shared/errors';
@@ -10,10 +11,14 @@ import type { McpServerWithSecrets } from './store';
 
 /**
  * The gateway as an MCP client of a registered server: the SDK's Client over its
- * StreamableHTTPClientTransport, whose `fetch` is the gateway's own outbound client (SSRF
+ * StreamableHTTPClientTransport (or its SSEClientTransport for servers that only speak the
+ * older HTTP+SSE transport), whose `fetch` is the gateway's own outbound client (SSRF
  * guard and GATEWAY_TRUSTED_HOSTS on every connection, no redirects followed, the server's
  * `timeout_ms` on every exchange) and whose answers are cut at MAX_MCP_RESPONSE_BYTES.
  */
+
+/** How many exchanges (each bounded by timeout_ms) an HTTP+SSE connection's event stream is given time for. */
+const SSE_EXCHANGES_PER_CONNECTION = 3;
 
 /** The largest answer (one HTTP response body) taken from an MCP server; more is refused, not buffered. */
 export const MAX_MCP_RESPONSE_BYTES = 4 * 1024 * 1024;
@@ -42,18 +47,20 @@ function capped(limit: number, onOverflow: () => void): Transform {
   });
 }
 
-function gatewayFetch(server: McpServerWithSecrets, extraHeaders: Record<string, string>, onOverflow: () => void): FetchLike {
+function gatewayFetch(server: McpServerWithSecrets, extraHeaders: Record<string, string>, options: ConnectOptions, onOverflow: () => void): FetchLike {
   return async (url, init) => {
     const method = (init?.method ?? 'GET').toUpperCase() as UpstreamRequest['method'];
     const body = typeof init?.body === 'string' ? init.body : undefined;
+    // GET is the server's event stream: quiet for long stretches when it is kept open.
+    const timeoutMs = method === 'GET' && options.streamTimeoutMs ? options.streamTimeoutMs : server.timeout_ms;
     const res = await sendUpstream({
       url: url.toString(),
       method,
       headers: { ...headerRecord(init?.headers), ...extraHeaders },
       body,
       signal: init?.signal ?? undefined,
-      timeoutMs: server.timeout_ms,
-      idleTimeoutMs: server.timeout_ms,
+      timeoutMs,
+      idleTimeoutMs: timeoutMs,
       param: 'url',
     });
     const headers = new Headers();
@@ -128,26 +135,102 @@ export function upstreamFailure(server: McpServerWithSecrets, err: unknown, over
   return new McpError(ErrorCode.InternalError, `${name} is not reachable or answered malformed JSON-RPC: ${message}`);
 }
 
+export interface UpstreamConnection {
+  client: Client;
+  /** Whether an answer went over MAX_MCP_RESPONSE_BYTES (the connection is then closed). */
+  overflowed(): boolean;
+}
+
+export interface ConnectOptions {
+  /**
+   * The limit on the server's own event stream (GET), for a connection kept open to relay
+   * its notifications; without it, that stream has the server's `timeout_ms` like every
+   * other exchange.
+   */
+  streamTimeoutMs?: number;
+}
+
+type TransportKind = 'streamable_http' | 'sse';
+
+/**
+ * The transport each server speaks, once a connection found out (per container). A server
+ * that answers Streamable HTTP's first POST with one of FALLBACK_STATUSES is tried with the
+ * older HTTP+SSE transport (2024-11-05), as the SDK's documentation describes.
+ */
+const transportOf = new Map<string, TransportKind>();
+const FALLBACK_STATUSES = new Set([400, 404, 405]);
+
+class ConnectFailure extends Error {
+  constructor(
+    readonly reason: unknown,
+    readonly overflowed: boolean,
+  ) {
+    super('connect failed');
+  }
+}
+
+async function connectWith(server: McpServerWithSecrets, kind: TransportKind, headers: Record<string, string>, options: ConnectOptions) {
+  let overflowed = false;
+  const client = new Client(gatewayClientInfo);
+  // Over HTTP+SSE every answer comes on the one event stream (GET) of the connection: it
+  // lives for the connection's exchanges (connect, list, call), each bounded by timeout_ms.
+  const streamTimeoutMs = options.streamTimeoutMs ?? (kind === 'sse' ? SSE_EXCHANGES_PER_CONNECTION * server.timeout_ms : undefined);
+  const fetch = gatewayFetch(server, headers, { streamTimeoutMs }, () => {
+    overflowed = true;
+    // Pending requests would otherwise wait for their timeout.
+    void client.close();
+  });
+  const url = new URL(server.url);
+  // The SSE transport refuses a POST endpoint the server announces on another origin; every
+  // request goes through gatewayFetch (SSRF rules, no redirects).
+  const transport = kind === 'sse' ? new SSEClientTransport(url, { fetch }) : new StreamableHTTPClientTransport(url, { fetch });
+  try {
+    await client.connect(transport, { timeout: server.timeout_ms });
+    return { client, overflowed: () => overflowed };
+  } catch (err) {
+    await client.close().catch(() => undefined);
+    throw new ConnectFailure(err, overflowed);
+  }
+}
+
+/** A connected client of the server; the caller closes it. Failures are JSON-RPC errors naming the server. */
+export async function connectUpstream(server: McpServerWithSecrets, options: ConnectOptions = {}): Promise<UpstreamConnection> {
+  const cacheKey = `${server.workspace_id}#${server.slug}#${server.version}`;
+  let headers: Record<string, string>;
+  try {
+    headers = await authHeaders(server);
+  } catch (err) {
+    throw upstreamFailure(server, err, false);
+  }
+  const known = transportOf.get(cacheKey);
+  try {
+    const connection = await connectWith(server, known ?? 'streamable_http', headers, options);
+    transportOf.set(cacheKey, known ?? 'streamable_http');
+    return connection;
+  } catch (failure) {
+    const { reason: cause, overflowed } = failure as ConnectFailure;
+    if (known || !(cause instanceof StreamableHTTPError) || !FALLBACK_STATUSES.has(cause.code ?? 0)) throw upstreamFailure(server, cause, overflowed);
+  }
+  try {
+    const connection = await connectWith(server, 'sse', headers, options);
+    transportOf.set(cacheKey, 'sse');
+    return connection;
+  } catch (failure) {
+    const { reason: cause, overflowed } = failure as ConnectFailure;
+    throw upstreamFailure(server, cause, overflowed);
+  }
+}
+
 /**
  * Run `work` against a connected client of the server, then close it. Every failure
  * (connect, timeout, oversize, malformed answer) becomes a JSON-RPC error naming the server.
  */
 export async function withUpstream<T>(server: McpServerWithSecrets, work: (client: Client) => Promise<T>): Promise<T> {
-  let overflowed = false;
-  const client = new Client(gatewayClientInfo);
+  const { client, overflowed } = await connectUpstream(server);
   try {
-    const headers = await authHeaders(server);
-    const transport = new StreamableHTTPClientTransport(new URL(server.url), {
-      fetch: gatewayFetch(server, headers, () => {
-        overflowed = true;
-        // Pending requests would otherwise wait for their timeout.
-        void client.close();
-      }),
-    });
-    await client.connect(transport, { timeout: server.timeout_ms });
     return await work(client);
   } catch (err) {
-    throw upstreamFailure(server, err, overflowed);
+    throw upstreamFailure(server, err, overflowed());
   } finally {
     await client.close().catch(() => undefined);
   }

@@ -3,7 +3,7 @@
  * physical names from `TABLE_<NAME>` environment variables; infra/tables.ts gives each
  * table its keys, indexes and TTL and is the one source for CDK and the local runtime.
  */
-export const TABLE_NAMES = ['control', 'prompts', 'threads', 'jobs', 'guardrails', 'policies', 'usage', 'cache', 'logs', 'idempotency'] as const;
+export const TABLE_NAMES = ['control', 'prompts', 'threads', 'jobs', 'guardrails', 'policies', 'usage', 'cache', 'logs', 'idempotency', 'sessions'] as const;
 
 export type TableName = (typeof TABLE_NAMES)[number];
 

@@ -291,12 +291,19 @@ export const OPERATIONS: readonly Operation[] = [
     const what =
       path === '/v1/mcp' ? "the workspace's MCP servers' tools, named `<slug>__<tool>`" : 'one registered MCP server as it is (tools, resources, prompts)';
     return [
-      op('POST', path, 'gateway', `MCP (Streamable HTTP, stateless): ${what}`, 'passthrough', {
+      op('POST', path, 'gateway', `MCP (Streamable HTTP): ${what}`, 'passthrough', {
         body: { passthrough: 'application/json' },
-        description: 'A JSON-RPC message of the Model Context Protocol, answered as JSON. See docs/mcp.md.',
+        description:
+          'A JSON-RPC message of the Model Context Protocol. `initialize` opens a session (`Mcp-Session-Id`); a tools/call with a progress token, from a client that accepts SSE, is answered as a server-sent stream. See docs/mcp.md.',
       }),
-      op('GET', path, 'gateway', 'MCP server-sent stream: not offered (405, the endpoint is stateless)', 'passthrough'),
-      op('DELETE', path, 'gateway', 'MCP session end: not offered (405, the endpoint is stateless)', 'passthrough'),
+      op(
+        'GET',
+        path,
+        'gateway',
+        path === '/v1/mcp' ? 'MCP server-sent stream: not offered (405)' : "MCP server-sent stream of a session: the server's notifications",
+        'passthrough',
+      ),
+      op('DELETE', path, 'gateway', 'End an MCP session (`Mcp-Session-Id`)', 'passthrough'),
     ];
   }),
 

@@ -91,9 +91,10 @@ export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   // MCP servers live in the control table; their header values and OAuth client secrets
   // are sealed with the provider-credentials key (encrypt on write, decrypt to call them).
   // Tool calls are governed like model requests: rate-limit policies (counters in usage),
-  // guardrails, and a request-log record each (functions/mcp/governed-call.ts).
+  // guardrails, and a request-log record each (functions/mcp/governed-call.ts). Sessions of
+  // /v1/mcp (Mcp-Session-Id) live in the sessions table.
   mcp: {
-    tables: { control: 'readWrite', policies: 'read', guardrails: 'read', usage: 'readWrite', logs: 'readWrite', idempotency: 'readWrite' },
+    tables: { control: 'readWrite', policies: 'read', guardrails: 'read', usage: 'readWrite', logs: 'readWrite', idempotency: 'readWrite', sessions: 'readWrite' },
     providerCredentials: 'readWrite',
   },
 };

@@ -105,7 +105,7 @@ describe('data stack', () => {
       TABLE_SPECS.filter((s) => s.ttlAttribute)
         .map((s) => s.name)
         .sort(),
-    ).toEqual(['cache', 'idempotency', 'jobs', 'logs', 'usage']);
+    ).toEqual(['cache', 'idempotency', 'jobs', 'logs', 'sessions', 'usage']);
   });
 
   it('has a rotating, retained KMS key with an alias for provider credentials', () => {
