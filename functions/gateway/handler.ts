@@ -14,14 +14,17 @@ const googleKernelError = (err: GatewayError) => googleErrorResponse(err);
 type Module = Record<string, (req: GatewayRequest) => Promise<HttpResponse>>;
 const lazy = (load: () => Promise<Module>, name: string) => (req: GatewayRequest) => load().then((m) => m[name]!(req));
 const audio = () => import('./audio') as Promise<Module>;
-const responsesApi = () => import('./openai-responses/route') as Promise<Module>;
+// The route module also exports helpers the MCP tool loop shares; only its handlers are looked up here.
+const responsesApi = () => import('./openai-responses/route') as unknown as Promise<Module>;
+/** `POST /v1/responses` goes through the MCP tool loop's door: requests with `mcp` tools the gateway runs stay there. */
+const responsesCreate = () => import('../mcp/tool-loop/route') as Promise<Module>;
 const models = () => import('./models') as Promise<Module>;
 const messagesApi = () => import('./messages') as Promise<Module>;
 const geminiApi = () => import('./gemini') as Promise<Module>;
 
 export const routes: Route[] = [
   { method: 'POST', path: '/v1/chat/completions', access: 'gateway', ...logged('chat.completions', idempotency), handler: chatCompletions },
-  { method: 'POST', path: '/v1/responses', access: 'gateway', ...logged('responses', idempotency), handler: lazy(responsesApi, 'createResponse') },
+  { method: 'POST', path: '/v1/responses', access: 'gateway', ...logged('responses', idempotency), handler: lazy(responsesCreate, 'createResponse') },
   {
     method: 'POST',
     path: '/v1/responses/input_tokens',
