@@ -28,12 +28,13 @@ import type {
   ResponsesStreamEvent,
 } from '../../formats/responses/types';
 import type { StreamFailure } from '../../formats/sse';
+import type { LoopSink } from './engine';
 
 const outputText = (text: string): OutputText => ({ type: 'output_text', text, annotations: [], logprobs: [] });
 
 type OpenText = { outputIndex: number; item: OutputMessage; text: string };
 
-export class McpResponseBuilder {
+export class McpResponseBuilder implements LoopSink<ResponsesStreamEvent> {
   readonly output: OutputItem[] = [];
   #seq = 0;
   #events: ResponsesStreamEvent[] = [];
@@ -93,10 +94,9 @@ export class McpResponseBuilder {
     };
   }
 
-  approvalRequest(label: string, name: string, args: string): McpApprovalRequestItem {
+  approvalRequest(label: string, name: string, args: string): void {
     const item: McpApprovalRequestItem = { id: newId('mcpr_'), type: 'mcp_approval_request', server_label: label, name, arguments: args };
     this.#done(this.#add(item));
-    return item;
   }
 
   functionCall(callId: string, name: string, args: string): void {

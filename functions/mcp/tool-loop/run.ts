@@ -9,7 +9,8 @@ import { json, mergeHeaders } from '../../shared/http/response';
 import { SSE_HEADERS } from '../../shared/http/sse';
 import type { GatewayRequest, HttpResponse } from '../../shared/http/types';
 import { parseInput } from '../../shared/validation';
-import { COMMITTED, McpToolLoop, TurnFailure, type LoopStep } from './loop';
+import { COMMITTED, TurnFailure, type LoopStep } from './engine';
+import { McpToolLoop } from './loop';
 
 const frames = (events: ResponsesStreamEvent[]) => events.map(sseFrame).join('');
 
@@ -38,13 +39,13 @@ export async function runMcpResponse(req: GatewayRequest): Promise<HttpResponse>
   if (!stream) {
     const response = loop.builder.response!;
     await keep(req, body, previous, response);
-    return json(loop.status, response, loop.headers);
+    return json(loop.loop.status, response, loop.loop.headers);
   }
 
   async function* sse(): AsyncGenerator<string, void, undefined> {
     yield frames(early);
     let kept = false;
-    const send = async (step: LoopStep) => {
+    const send = async (step: LoopStep<ResponsesStreamEvent>) => {
       if (step === COMMITTED) return '';
       // The completed response is stored before the caller sees it end.
       if (!kept && loop.builder.response) {
@@ -63,5 +64,5 @@ export async function runMcpResponse(req: GatewayRequest): Promise<HttpResponse>
       yield frames(loop.builder.drain());
     }
   }
-  return { statusCode: loop.status, headers: mergeHeaders(SSE_HEADERS, loop.headers), body: Readable.from(sse(), { objectMode: false }) };
+  return { statusCode: loop.loop.status, headers: mergeHeaders(SSE_HEADERS, loop.loop.headers), body: Readable.from(sse(), { objectMode: false }) };
 }
