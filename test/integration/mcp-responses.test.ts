@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
@@ -299,5 +300,62 @@ describe('on OpenAI itself', () => {
     expect(itemsOf(res.output).find((o) => o.type === 'mcp_call')).toMatchObject({ name: 'weather', status: 'completed', output: 'sunny in Kyiv' });
     expect(fakes.openai.count('/chat/completions')).toBe(2);
     expect(fakes.openai.count('/responses')).toBe(0);
+  });
+});
+
+describe("Anthropic's mcp_servers on /v1/messages, on an OpenAI-compatible provider", () => {
+  const anthropic = () =>
+    new Anthropic({
+      baseURL: gw.url,
+      apiKey: 'unused',
+      maxRetries: 0,
+      defaultHeaders: { 'x-gateway-api-key': gw.adminKey, 'x-gateway-provider': '@m-mistral' },
+    });
+  const servers = () => [{ type: 'url' as const, name: 'fake', url: `${mcp.url}/tools`, tool_configuration: { enabled: true, allowed_tools: ['weather'] } }];
+
+  it('runs the tool and answers with mcp_tool_use and mcp_tool_result blocks', async () => {
+    const message = await anthropic().beta.messages.create({
+      model: MODELS['m-mistral']!,
+      max_tokens: 200,
+      messages: [{ role: 'user', content: 'What is the weather in Madrid?' }],
+      mcp_servers: servers(),
+      betas: ['mcp-client-2025-04-04'],
+    });
+    const blocks = message.content as unknown as Item[];
+    expect(blocks.map((b) => b.type)).toEqual(['mcp_tool_use', 'mcp_tool_result', 'text']);
+    expect(blocks[0]).toMatchObject({ name: 'weather', server_name: 'fake', input: { location: 'Madrid' } });
+    expect(blocks[1]).toMatchObject({ tool_use_id: blocks[0]!.id, is_error: false, content: [{ type: 'text', text: 'sunny in Madrid' }] });
+    expect(blocks[2]).toMatchObject({ text: 'tool said: sunny in Madrid' });
+    expect(message.stop_reason).toBe('end_turn');
+    expect(fakes.openai.count('/chat/completions')).toBe(2);
+  });
+
+  it('streams the same blocks', async () => {
+    const stream = anthropic().beta.messages.stream({
+      model: MODELS['m-mistral']!,
+      max_tokens: 200,
+      messages: [{ role: 'user', content: 'What is the weather in Porto?' }],
+      mcp_servers: [{ type: 'url', name: 'fake', server: 'tools', tool_configuration: { allowed_tools: ['weather'] } } as never],
+      betas: ['mcp-client-2025-04-04'],
+    });
+    const final = await stream.finalMessage();
+    const blocks = final.content as unknown as Item[];
+    expect(blocks.map((b) => b.type)).toEqual(['mcp_tool_use', 'mcp_tool_result', 'text']);
+    expect(blocks[0]).toMatchObject({ name: 'weather', input: { location: 'Porto' } });
+    expect(blocks[2]).toMatchObject({ text: 'tool said: sunny in Porto' });
+  });
+
+  it("an unknown stored server is a 400 in Anthropic's shape naming the field", async () => {
+    const res = await call(gw, 'POST', '/v1/messages', {
+      headers: { 'x-gateway-provider': '@m-mistral' },
+      body: {
+        model: MODELS['m-mistral'],
+        max_tokens: 10,
+        messages: [{ role: 'user', content: 'hi' }],
+        mcp_servers: [{ type: 'url', name: 'x', server: 'nope' }],
+      },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining("No MCP server 'nope'") } });
   });
 });

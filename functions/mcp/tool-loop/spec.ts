@@ -64,11 +64,12 @@ function approvalOf(param: McpToolParam['require_approval']): ApprovalRule {
 }
 
 /** The request's MCP tools, resolved (a 400 naming the field for an unknown slug, a blocked URL or a bad entry). */
-export async function resolveMcpTools(workspaceId: string, tools: readonly unknown[]): Promise<McpToolSpec[]> {
+/** `field`: where the tools are in the request, for errors (`tools`; the Messages API's `mcp_servers`, translated). */
+export async function resolveMcpTools(workspaceId: string, tools: readonly unknown[], field = 'tools'): Promise<McpToolSpec[]> {
   const specs: McpToolSpec[] = [];
   for (const [index, raw] of tools.entries()) {
     if ((raw as { type?: unknown } | null)?.type !== 'mcp') continue;
-    const where = `tools[${index}]`;
+    const where = `${field}[${index}]`;
     const tool = parseInput(mcpToolSchema, raw, where);
     if (tool.connector_id !== undefined) {
       throw badRequest(
