@@ -20,12 +20,20 @@ const responsesApi = () => import('./openai-responses/route') as unknown as Prom
 const responsesCreate = () => import('../mcp/tool-loop/route') as Promise<Module>;
 /** `POST /v1/messages` likewise, for `mcp_servers` the gateway runs. */
 const messagesCreate = () => import('../mcp/tool-loop/messages-route') as Promise<Module>;
+/** Chat completions with `x-gateway-mcp-servers`: the tools of those stored MCP servers run server-side. */
+const chatWithMcp = lazy(() => import('../mcp/tool-loop/chat-run') as Promise<Module>, 'chatWithMcp');
 const models = () => import('./models') as Promise<Module>;
 const messagesApi = () => import('./messages') as unknown as Promise<Module>;
 const geminiApi = () => import('./gemini') as Promise<Module>;
 
 export const routes: Route[] = [
-  { method: 'POST', path: '/v1/chat/completions', access: 'gateway', ...logged('chat.completions', idempotency), handler: chatCompletions },
+  {
+    method: 'POST',
+    path: '/v1/chat/completions',
+    access: 'gateway',
+    ...logged('chat.completions', idempotency),
+    handler: (req) => (req.headers['x-gateway-mcp-servers'] ? chatWithMcp(req) : chatCompletions(req)),
+  },
   { method: 'POST', path: '/v1/responses', access: 'gateway', ...logged('responses', idempotency), handler: lazy(responsesCreate, 'createResponse') },
   {
     method: 'POST',

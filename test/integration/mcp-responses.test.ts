@@ -359,3 +359,36 @@ describe("Anthropic's mcp_servers on /v1/messages, on an OpenAI-compatible provi
     expect(res.body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining("No MCP server 'nope'") } });
   });
 });
+
+describe('chat completions with x-gateway-mcp-servers', () => {
+  const chatClient = () =>
+    new OpenAI({
+      baseURL: gw.baseUrl,
+      apiKey: 'unused',
+      maxRetries: 0,
+      defaultHeaders: { 'x-gateway-api-key': gw.adminKey, 'x-gateway-provider': '@m-claude', 'x-gateway-mcp-servers': 'tools' },
+    });
+
+  it("runs the stored servers' tools server-side and answers with the last turn, listing the calls", async () => {
+    const completion = await chatClient().chat.completions.create({
+      model: MODELS['m-claude']!,
+      messages: [{ role: 'user', content: 'What is the weather in Turin?' }],
+    });
+    expect(completion.choices[0]!.finish_reason).toBe('stop');
+    // The stored server offers all its tools; the fake model calls the first one, echo.
+    const calls = (completion as unknown as { mcp_calls: Item[] }).mcp_calls;
+    expect(calls).toEqual([{ server: 'tools', name: 'echo', arguments: expect.any(String), output: 'echo: echo: What is the weather in Turin?', error: null }]);
+    expect(completion.choices[0]!.message.content).toContain('tool said: echo: echo: What is the weather in Turin?');
+  });
+
+  it('streams the answer as chat chunks', async () => {
+    const stream = await chatClient().chat.completions.create({
+      model: MODELS['m-claude']!,
+      messages: [{ role: 'user', content: 'What is the weather in Genoa?' }],
+      stream: true,
+    });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toContain('tool said: echo: echo: What is the weather in Genoa?');
+  });
+});
