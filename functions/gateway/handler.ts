@@ -14,14 +14,27 @@ const googleKernelError = (err: GatewayError) => googleErrorResponse(err);
 type Module = Record<string, (req: GatewayRequest) => Promise<HttpResponse>>;
 const lazy = (load: () => Promise<Module>, name: string) => (req: GatewayRequest) => load().then((m) => m[name]!(req));
 const audio = () => import('./audio') as Promise<Module>;
-const responsesApi = () => import('./openai-responses/route') as Promise<Module>;
+// The route module also exports helpers the MCP tool loop shares; only its handlers are looked up here.
+const responsesApi = () => import('./openai-responses/route') as unknown as Promise<Module>;
+/** `POST /v1/responses` goes through the MCP tool loop's door: requests with `mcp` tools the gateway runs stay there. */
+const responsesCreate = () => import('../mcp/tool-loop/route') as Promise<Module>;
+/** `POST /v1/messages` likewise, for `mcp_servers` the gateway runs. */
+const messagesCreate = () => import('../mcp/tool-loop/messages-route') as Promise<Module>;
+/** Chat completions with `x-gateway-mcp-servers`: the tools of those stored MCP servers run server-side. */
+const chatWithMcp = lazy(() => import('../mcp/tool-loop/chat-run') as Promise<Module>, 'chatWithMcp');
 const models = () => import('./models') as Promise<Module>;
-const messagesApi = () => import('./messages') as Promise<Module>;
+const messagesApi = () => import('./messages') as unknown as Promise<Module>;
 const geminiApi = () => import('./gemini') as Promise<Module>;
 
 export const routes: Route[] = [
-  { method: 'POST', path: '/v1/chat/completions', access: 'gateway', ...logged('chat.completions', idempotency), handler: chatCompletions },
-  { method: 'POST', path: '/v1/responses', access: 'gateway', ...logged('responses', idempotency), handler: lazy(responsesApi, 'createResponse') },
+  {
+    method: 'POST',
+    path: '/v1/chat/completions',
+    access: 'gateway',
+    ...logged('chat.completions', idempotency),
+    handler: (req) => (req.headers['x-gateway-mcp-servers'] ? chatWithMcp(req) : chatCompletions(req)),
+  },
+  { method: 'POST', path: '/v1/responses', access: 'gateway', ...logged('responses', idempotency), handler: lazy(responsesCreate, 'createResponse') },
   {
     method: 'POST',
     path: '/v1/responses/input_tokens',
@@ -32,7 +45,7 @@ export const routes: Route[] = [
   { method: 'GET', path: '/v1/responses/{id}', access: 'gateway', name: 'responses.retrieve', handler: lazy(responsesApi, 'retrieveResponse') },
   { method: 'DELETE', path: '/v1/responses/{id}', access: 'gateway', name: 'responses.delete', handler: lazy(responsesApi, 'deleteStoredResponse') },
   { method: 'GET', path: '/v1/responses/{id}/input_items', access: 'gateway', name: 'responses.input_items', handler: lazy(responsesApi, 'listInputItems') },
-  { method: 'POST', path: '/v1/messages', access: 'gateway', name: 'messages', handler: lazy(messagesApi, 'messages') },
+  { method: 'POST', path: '/v1/messages', access: 'gateway', name: 'messages', handler: lazy(messagesCreate, 'messages') },
   { method: 'POST', path: '/v1/messages/count_tokens', access: 'gateway', name: 'messages.count_tokens', handler: lazy(messagesApi, 'countTokens') },
   // The Gemini API (v1beta, and v1 for a client set to it): `{model}:{action}` is one segment or more (a model id may hold '/').
   ...['/v1beta/models/{proxy+}', '/v1/models/{proxy+}'].map(

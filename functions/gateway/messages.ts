@@ -45,7 +45,7 @@ import { idempotency } from '../shared/http/idempotency';
 import { countChatTokens, TOKEN_COUNT_METHOD_HEADER } from './token-count';
 
 /** Middleware: any error the rest of the route throws is answered in Anthropic's shape. */
-const anthropicErrors: Middleware = async (req, next) => {
+export const anthropicErrors: Middleware = async (req, next) => {
   try {
     return await next();
   } catch (err) {
@@ -69,7 +69,7 @@ function allNodes(node: ConfigNode): ConfigNode[] {
  * The provider slugs the request can reach (each leaf of its config, managed providers
  * resolved), and whether any guardrail applies on the way.
  */
-async function reachable(req: GatewayRequest): Promise<{ providers: string[]; guarded: boolean }> {
+export async function reachable(req: GatewayRequest): Promise<{ providers: string[]; guarded: boolean }> {
   const { config } = await resolveConfig(req);
   const nodes = allNodes(config);
   const providers = await reachableProviders(req, config);
@@ -77,7 +77,7 @@ async function reachable(req: GatewayRequest): Promise<{ providers: string[]; gu
   return { providers, guarded };
 }
 
-const allAnthropic = (providers: string[]) => providers.every((p) => p === 'anthropic');
+export const allAnthropic = (providers: string[]) => providers.every((p) => p === 'anthropic');
 
 /** The JSON body when it is one (for limits, conditions and logs); Anthropic judges the rest itself. */
 function jsonBody(req: GatewayRequest): Record<string, unknown> {
@@ -121,7 +121,7 @@ async function native(req: GatewayRequest, log: RequestFacts, path: 'messages' |
 }
 
 /** A failed chat call in Anthropic's shape, with the provider's status and message. */
-async function failureResponse(failure: ChatFailure): Promise<HttpResponse> {
+export async function failureResponse(failure: ChatFailure): Promise<HttpResponse> {
   const d: Dispatched = failure.dispatched;
   const headers = gatewayHeaders(d);
   if (failure.error) return anthropicErrorResponse(failure.error, headers);
@@ -158,7 +158,7 @@ async function translated(req: GatewayRequest, log: RequestFacts): Promise<HttpR
  * With `x-gateway-api-key` sent, `x-api-key` is the provider's key, which is where Anthropic
  * clients put it; the gateway reads a provider key from `Authorization`, so it moves there.
  */
-function providerKeyFromXApiKey(req: GatewayRequest): GatewayRequest {
+export function providerKeyFromXApiKey(req: GatewayRequest): GatewayRequest {
   const { headers } = req;
   if (!headers['x-gateway-api-key'] || !headers['x-api-key'] || headers.authorization) return req;
   return { ...req, headers: { ...headers, authorization: `Bearer ${headers['x-api-key']}` } };

@@ -114,6 +114,29 @@ async function authHeaders(server: McpServerWithSecrets): Promise<Record<string,
   return {};
 }
 
+/**
+ * A server named by URL in a request (the Responses API's `server_url`) rather than stored:
+ * the same client path (SSRF guard, timeout, answer cap), with the request's headers sent
+ * as given. `label` names it in errors.
+ */
+export function adHocMcpServer(workspaceId: string, label: string, url: string, headers: Record<string, string>, timeoutMs: number): McpServerWithSecrets {
+  const now = Math.floor(Date.now() / 1000);
+  return {
+    id: `adhoc:${label}`,
+    slug: label,
+    workspace_id: workspaceId,
+    url,
+    description: null,
+    allowed_tools: null,
+    timeout_ms: timeoutMs,
+    auth: { type: 'headers', header_names: Object.keys(headers) },
+    secrets: { headers },
+    version: 0,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 // ---- errors ------------------------------------------------------------------------------
 
 /** A JSON-RPC error naming the server, for whatever went wrong talking to it. */

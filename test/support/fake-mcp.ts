@@ -10,7 +10,7 @@ import * as z from 'zod';
 /**
  * Fake MCP servers built with the SDK's McpServer, served statelessly over Streamable HTTP
  * on 127.0.0.1:
- * - `/tools`: echo (succeeds), fail (isError), stall (never answers), large (a big text),
+ * - `/tools`: echo (succeeds), weather (takes a `location`), fail (isError), stall (never answers), large (a big text),
  *   hidden (for allowed_tools), a resource and a prompt;
  * - `/secure`: whoami, only with `x-api-token: <token>`;
  * - `/oauth`: whoami, only with the bearer token `/token` hands out for client credentials;
@@ -43,6 +43,9 @@ function toolsServer(largeBytes: number, stalls: Set<() => void>): McpServer {
   const server = new McpServer({ name: 'fake-tools', version: '1.0.0' });
   server.registerTool('echo', { description: 'Echo the text', inputSchema: { text: z.string() } }, async ({ text }) => ({
     content: [{ type: 'text', text: `echo: ${text}` }],
+  }));
+  server.registerTool('weather', { description: 'Weather for a city', inputSchema: { location: z.string() } }, async ({ location }) => ({
+    content: [{ type: 'text', text: `sunny in ${location}` }],
   }));
   server.registerTool('fail', { description: 'Always fails' }, async () => ({ content: [{ type: 'text', text: 'the tool failed' }], isError: true }));
   server.registerTool(

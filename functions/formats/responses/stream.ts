@@ -22,7 +22,7 @@ type OpenCall = { outputIndex?: number; item: FunctionCallItem; pending: string[
 export class ResponsesStreamEncoder {
   #seq = 0;
   #state: 'new' | 'streaming' | 'ended' = 'new';
-  #output: OutputItem[] = [];
+  #output: Array<OutputMessage | FunctionCallItem> = [];
   #message: OpenMessage | undefined;
   /** By the chat tool-call `index`. */
   #calls = new Map<number, OpenCall>();

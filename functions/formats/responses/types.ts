@@ -28,7 +28,42 @@ export interface FunctionCallItem {
   name: string;
   arguments: string;
 }
-export type OutputItem = OutputMessage | FunctionCallItem;
+/** A tool of an MCP server as the Responses API lists it (`mcp_list_tools`). */
+export interface McpListedTool {
+  name: string;
+  input_schema: unknown;
+  description?: string | null;
+  annotations?: unknown | null;
+}
+export interface McpListToolsItem {
+  id: string;
+  type: 'mcp_list_tools';
+  server_label: string;
+  tools: McpListedTool[];
+  error?: string | null;
+}
+export interface McpCallItem {
+  id: string;
+  type: 'mcp_call';
+  server_label: string;
+  name: string;
+  /** The arguments as a JSON string. */
+  arguments: string;
+  output?: string | null;
+  error?: string | null;
+  status?: 'in_progress' | 'completed' | 'incomplete' | 'calling' | 'failed';
+  approval_request_id?: string | null;
+}
+export interface McpApprovalRequestItem {
+  id: string;
+  type: 'mcp_approval_request';
+  server_label: string;
+  name: string;
+  arguments: string;
+}
+/** Output items of a response whose MCP tools the gateway ran (functions/mcp/tool-loop). */
+export type McpOutputItem = McpListToolsItem | McpCallItem | McpApprovalRequestItem;
+export type OutputItem = OutputMessage | FunctionCallItem | McpOutputItem;
 
 export interface ResponsesUsage {
   input_tokens: number;

@@ -33,14 +33,14 @@ import { deleteResponse, loadItems, loadResponse, storeResponse } from './store'
 const NATIVE = new Set(['openai', 'azure-openai']);
 
 /** Every target of the request's provider or config speaks the Responses API itself. */
-async function everyTargetNative(req: GatewayRequest): Promise<boolean> {
+export async function everyTargetNative(req: GatewayRequest): Promise<boolean> {
   return (await reachableProviders(req)).every((slug) => NATIVE.has(slug));
 }
 
 /** The proxy's path for this request: the part after /v1. */
 const asProxied = (req: GatewayRequest): GatewayRequest => ({ ...req, params: { ...req.params, proxy: req.path.replace(/^\/v1\//, '') } });
 
-async function previousConversation(req: GatewayRequest, body: ResponsesRequest): Promise<ConversationItem[]> {
+export async function previousConversation(req: GatewayRequest, body: ResponsesRequest): Promise<ConversationItem[]> {
   if (!body.previous_response_id) return [];
   const stored = await loadResponse(req.auth.workspaceId, body.previous_response_id);
   if (!stored) {
@@ -56,7 +56,7 @@ async function previousConversation(req: GatewayRequest, body: ResponsesRequest)
  * Keep the finished response (store: true, the default) before the caller sees it end, so
  * a `previous_response_id` sent the moment it arrives finds it, on any container.
  */
-async function keep(req: GatewayRequest, body: ResponsesRequest, conversation: ConversationItem[], response: ResponseObject | undefined): Promise<void> {
+export async function keep(req: GatewayRequest, body: ResponsesRequest, conversation: ConversationItem[], response: ResponseObject | undefined): Promise<void> {
   if (body.store === false || !response || response.status === 'failed') return;
   const input = inputItemsOf(body);
   try {
@@ -80,7 +80,7 @@ async function* storedFrames(frames: AsyncIterable<string>, encoder: ResponsesSt
 }
 
 /** `item_reference` inputs replaced by the stored items they name (400 naming the one not found). */
-async function withReferencesResolved(req: GatewayRequest, body: ResponsesRequest): Promise<ResponsesRequest> {
+export async function withReferencesResolved(req: GatewayRequest, body: ResponsesRequest): Promise<ResponsesRequest> {
   if (!Array.isArray(body.input)) return body;
   const ids = body.input.filter((i) => i.type === 'item_reference').map((i) => String((i as { id?: unknown }).id ?? ''));
   if (!ids.length) return body;
