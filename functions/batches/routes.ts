@@ -12,25 +12,12 @@ import { pageFromQuery } from '../shared/http/list';
 import { ok } from '../shared/http/response';
 import type { GatewayRequest, Route } from '../shared/http/types';
 import { config } from '../shared/config';
-import { parseInput, z } from '../shared/validation';
+import { parseInput } from '../shared/validation';
 import { log } from '../shared/telemetry/logger';
 import { sendBatchMessage } from './queue';
+import { createBatchSchema } from './schema';
 import { createBatch, getBatch, listBatches, newBatchId, transitionBatch } from './store';
-import { BATCH_ENDPOINTS, BATCH_ID, TERMINAL_STATUSES, toBatchObject, type BatchRecord } from './types';
-
-/** OpenAI metadata: 16 pairs, keys up to 64 characters, values up to 512. */
-const metadataSchema = z
-  .record(z.string().check(z.minLength(1), z.maxLength(64)), z.string().check(z.maxLength(512)))
-  .check(z.refine((m) => Object.keys(m).length <= 16, 'expected at most 16 key-value pairs'));
-
-export const createBatchSchema = z.strictObject({
-  input_file_id: z.string().check(z.minLength(1), z.maxLength(512)),
-  endpoint: z.enum(BATCH_ENDPOINTS),
-  completion_window: z.literal('24h'),
-  metadata: z.optional(z.nullable(metadataSchema)),
-  /** OpenAI's `output_expires_after`: accepted, output files are kept 30 days. */
-  output_expires_after: z.optional(z.looseObject({})),
-});
+import { BATCH_ID, TERMINAL_STATUSES, toBatchObject, type BatchRecord } from './types';
 
 /** The gateway headers a batch keeps for its lines: routing and logging, never a secret. */
 const KEPT_HEADERS = /^x-gateway-(?!api-key$|trace-id$)/;

@@ -133,8 +133,9 @@ export const WORKER_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   'run-reconcile': { tables: { threads: 'readWrite' }, providerCredentials: 'none' },
   // Runs each batch line through the inference pipeline (its tables, Decrypt of managed
   // providers), records the answers and the batch (jobs), reads the input file and writes
-  // the output files (the files bucket).
-  'batch-run': { tables: { ...PIPELINE_TABLES, jobs: 'readWrite' }, providerCredentials: 'read', filesBucket: 'readWrite' },
+  // the output files (the files bucket). Idempotency: the Messages route it runs composes that
+  // middleware (a line carries no Idempotency-Key, so it is not used, but the bundle holds it).
+  'batch-run': { tables: { ...PIPELINE_TABLES, jobs: 'readWrite', idempotency: 'readWrite' }, providerCredentials: 'read', filesBucket: 'readWrite' },
   // The deploy-time custom resource of the bootstrap stack (functions/workers/bootstrap-admin.ts):
   // creates the organisation, the default workspace and the admin key's hash. Its only other
   // permission is secretsmanager:GetSecretValue on the one secret that holds that key.
