@@ -190,6 +190,33 @@ describe('exactly once, with retries', () => {
   }, 300_000);
 });
 
+describe('a chunk run by several workers at once (a duplicate delivery, a worker taken for dead)', () => {
+  it('answers each line once: a duplicated chunk neither inflates the counts nor ends the batch before its other chunks ran', async () => {
+    const openai = client('@batch-openai');
+    openaiFake.setBehaviour({ latencyMs: 150 });
+    // Two chunks (100 lines each at most): the first is run three times at once.
+    const lines = Array.from({ length: 150 }, (_, i) => chatLine(`dup-${i}`, 'gpt-4o-mini'));
+    const firstChunkBytes = Buffer.byteLength(`${lines.slice(0, 100).join('\n')}\n`);
+    const input = await upload(openai, lines);
+    const batch = await openai.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    await until(openai, batch.id, (b) => b.status === 'in_progress', 30_000);
+    const { handler } = await import('../../functions/workers/batch-run');
+    const chunk = { kind: 'chunk', workspaceId: gw.workspaceId, batchId: batch.id, chunk: 0, start: 0, end: firstChunkBytes, firstLine: 1, lastLine: 100 };
+    const event = (id: string) => ({
+      Records: [{ messageId: id, body: JSON.stringify(chunk), attributes: {}, eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:dup' }],
+    });
+    const answers = await Promise.all([handler(event('dup-a') as never), handler(event('dup-b') as never)]);
+    for (const answer of answers) expect(answer.batchItemFailures).toEqual([]);
+    const done = await until(openai, batch.id, (b) => ENDED.includes(b.status), 60_000);
+    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 150, completed: 150, failed: 0 } });
+    const output = await linesOf(openai, done.output_file_id);
+    expect(output).toHaveLength(150);
+    expectOncePerId(output);
+    // Lines were asked more than once (that is what a duplicate does), answered once.
+    expect(openaiFake.requests.filter((r) => r.path.endsWith('/chat/completions')).length).toBeGreaterThan(150);
+  }, 120_000);
+});
+
 describe('cancel', () => {
   it('cancelling -> cancelled within seconds, the lines answered so far in the output, each once', async () => {
     const openai = client('@batch-openai');
