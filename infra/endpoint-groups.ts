@@ -17,6 +17,7 @@ export const ENDPOINT_GROUPS: readonly EndpointGroup[] = [
   { name: 'assistants', entry: 'functions/assistants/handler.ts', prefixes: ['assistants', 'threads'] },
   { name: 'fine-tuning', entry: 'functions/fine-tuning/handler.ts', prefixes: ['fine_tuning'] },
   { name: 'files', entry: 'functions/files/handler.ts', prefixes: ['files', 'uploads'] },
+  { name: 'batches', entry: 'functions/batches/handler.ts', prefixes: ['batches'] },
   { name: 'rerank', entry: 'functions/rerank/handler.ts', prefixes: ['rerank'] },
   { name: 'guardrails', entry: 'functions/guardrails/handler.ts', prefixes: ['guardrails'] },
   { name: 'mcp', entry: 'functions/mcp/handler.ts', prefixes: ['mcp-servers', 'mcp'] },

@@ -62,10 +62,11 @@ function abortControllerOf(signal: AbortSignal): AbortController {
   return controller;
 }
 
-/** The object's bytes as a stream, or undefined when S3 has no such object. */
-export async function getFile(key: string): Promise<{ body: Readable; bytes?: number } | undefined> {
+/** The object's bytes as a stream (`range`: bytes start to end, end exclusive), or undefined when S3 has no such object. */
+export async function getFile(key: string, range?: { start: number; end: number }): Promise<{ body: Readable; bytes?: number } | undefined> {
   try {
-    const out = await s3().send(new GetObjectCommand({ Bucket: bucket(), Key: key }));
+    const Range = range ? `bytes=${range.start}-${range.end - 1}` : undefined;
+    const out = await s3().send(new GetObjectCommand({ Bucket: bucket(), Key: key, Range }));
     return { body: out.Body as Readable, bytes: out.ContentLength };
   } catch (err) {
     if (err instanceof NoSuchKey || (err as { name?: string }).name === 'NoSuchKey') return undefined;

@@ -10,7 +10,7 @@ import type { GatewayRequest, HttpResponse, Route } from '../shared/http/types';
 import { queryEnum } from '../shared/validation';
 import { deleteFile, getFile } from './bucket';
 import { deleteFileRecord, getFileRecord, listFileRecords } from './store';
-import { FILE_ID, FILE_PURPOSES, toFileObject, type FileRecord } from './types';
+import { FILE_ID, FILE_PURPOSES, OUTPUT_FILE_PURPOSES, toFileObject, type FileRecord } from './types';
 import { uploadFile } from './upload';
 import { addPart, cancel, complete, createUpload } from './uploads';
 import { idempotency } from '../shared/http/idempotency';
@@ -32,7 +32,7 @@ async function create(req: GatewayRequest) {
 
 async function list(req: GatewayRequest) {
   const page = pageFromQuery(req.query, { limit: 10_000, maxLimit: 10_000 });
-  const purpose = queryEnum(req.query.purpose, 'purpose', FILE_PURPOSES);
+  const purpose = queryEnum(req.query.purpose, 'purpose', [...FILE_PURPOSES, ...OUTPUT_FILE_PURPOSES]);
   const result = await listFileRecords(req.auth.workspaceId, page, purpose);
   return ok(listObject(result.items.map(toFileObject), result.hasMore));
 }

@@ -10,7 +10,7 @@
 import { listPage, type Page, type PageRequest } from '../shared/db/list';
 import { deleteItem, getItem, putNew } from '../shared/db/ops';
 import { timeOrderedId } from '../shared/ids';
-import type { FilePurpose, FileRecord } from './types';
+import type { FileRecord, StoredFilePurpose } from './types';
 
 const FILE_PREFIX = 'FILE#';
 
@@ -43,7 +43,7 @@ export async function getFileRecord(workspaceId: string, fileId: string): Promis
   return strip(item);
 }
 
-export async function listFileRecords(workspaceId: string, page: PageRequest, purpose?: FilePurpose): Promise<Page<FileRecord>> {
+export async function listFileRecords(workspaceId: string, page: PageRequest, purpose?: StoredFilePurpose): Promise<Page<FileRecord>> {
   const result = await listPage<Stored>(
     {
       table: 'jobs',

@@ -1,6 +1,9 @@
 /** The file object of OpenAI's Files API, and what the gateway stores beside it. */
 export const FILE_PURPOSES = ['assistants', 'batch', 'fine-tune', 'vision', 'user_data'] as const;
 export type FilePurpose = (typeof FILE_PURPOSES)[number];
+/** Purposes of files the gateway writes itself (a batch's output and error files): listed and read, never uploaded. */
+export const OUTPUT_FILE_PURPOSES = ['batch_output'] as const;
+export type StoredFilePurpose = FilePurpose | (typeof OUTPUT_FILE_PURPOSES)[number];
 
 export interface FileObject {
   id: string;
@@ -9,7 +12,7 @@ export interface FileObject {
   created_at: number;
   expires_at: number | null;
   filename: string;
-  purpose: FilePurpose;
+  purpose: StoredFilePurpose;
   /** Deprecated by OpenAI but still in its shape; a stored file is always `processed`. */
   status: 'processed';
 }

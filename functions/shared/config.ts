@@ -114,6 +114,12 @@ const schema = z.object({
   FINE_TUNING_POLLS_PER_EXECUTION: intFromEnv(1500, 1),
   /** Queue of new fine-tuning jobs; its consumer starts one execution per job. */
   FINE_TUNING_QUEUE_URL: z.optional(z.string()),
+  /** Queue of batch work (validate, chunks of lines, finalize); docs/batches.md. */
+  BATCH_QUEUE_URL: z.optional(z.string()),
+  /** A batch's completion window (`completion_window: "24h"`), in ms; shorter for tests. */
+  GATEWAY_BATCH_WINDOW_MS: intFromEnv(86_400_000, 1_000),
+  /** Lines of one chunk in flight at once: a workspace runs one chunk at a time, so this bounds a batch and a workspace. */
+  GATEWAY_BATCH_CONCURRENCY: intFromEnv(8, 1),
   /**
    * Per-budget CloudWatch alarms (stack option `budgetAlarm`): the topic they notify, the
    * prefix of their names (the function may manage only alarms with it) and, for tests, the
@@ -158,6 +164,9 @@ export interface GatewayConfig {
   fineTuningPollSeconds: number;
   fineTuningPollsPerExecution: number;
   fineTuningQueueUrl: string | undefined;
+  batchQueueUrl: string | undefined;
+  batchWindowMs: number;
+  batchConcurrency: number;
   serviceName: string;
   /** CloudWatch namespace of the per-request EMF metrics. */
   metricsNamespace: string;
@@ -208,6 +217,9 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     fineTuningPollSeconds: e.FINE_TUNING_POLL_SECONDS,
     fineTuningPollsPerExecution: e.FINE_TUNING_POLLS_PER_EXECUTION,
     fineTuningQueueUrl: e.FINE_TUNING_QUEUE_URL,
+    batchQueueUrl: e.BATCH_QUEUE_URL,
+    batchWindowMs: e.GATEWAY_BATCH_WINDOW_MS,
+    batchConcurrency: e.GATEWAY_BATCH_CONCURRENCY,
     serviceName: e.SERVICE_NAME,
     metricsNamespace: e.POWERTOOLS_METRICS_NAMESPACE,
     metricsEnabled: !(e.POWERTOOLS_METRICS_DISABLED ?? e.POWERTOOLS_DEV ?? false),

@@ -27,6 +27,7 @@ import { createSchema as policyCreate, updateSchema as policyUpdate } from '../.
 import { createOverrideSchema as priceCreate, updateOverrideSchema as priceUpdate } from '../../functions/spend/price-overrides';
 import { createSchema as promptCreate, runSchema as promptRun, updateSchema as promptUpdate } from '../../functions/prompts/schemas';
 import { rerankBodySchema } from '../../functions/rerank/schema';
+import { createBatchSchema } from '../../functions/batches/schema';
 import { FILE_PURPOSES, MAX_EXPIRY_SECONDS, MIN_EXPIRY_SECONDS } from '../../functions/files/types';
 import { completeUploadSchema as uploadComplete, createUploadSchema as uploadCreate, MAX_PART_BYTES } from '../../functions/files/upload-input';
 import { gatewayConfigSchema } from '../../functions/shared/gateway-config';
@@ -117,6 +118,7 @@ export const IDEMPOTENT_OPERATIONS: ReadonlySet<string> = new Set([
   'POST /v1/threads/{thread_id}/runs',
   'POST /v1/fine_tuning/jobs',
   'POST /v1/uploads',
+  'POST /v1/batches',
 ]);
 
 export const OPERATIONS: readonly Operation[] = [
@@ -381,6 +383,16 @@ export const OPERATIONS: readonly Operation[] = [
   op('POST', '/v1/uploads/{upload_id}/parts', 'gateway', 'Add a part to an upload', 'object', { body: { form: uploadPartForm } }),
   op('POST', '/v1/uploads/{upload_id}/complete', 'gateway', 'Complete an upload (creates the file)', 'object', body('UploadComplete', uploadComplete)),
   op('POST', '/v1/uploads/{upload_id}/cancel', 'gateway', 'Cancel an upload', 'object'),
+
+  // batches (docs/batches.md)
+  op('POST', '/v1/batches', 'gateway', 'Create a batch, run by the gateway on any provider', 'object', {
+    ...body('BatchCreate', createBatchSchema),
+    description:
+      "Each line of the `batch` input file goes through the pipeline as the creating key, with the routing headers of this request (`x-gateway-provider: @slug`, `x-gateway-config`, metadata). A raw provider key goes to the provider's own Batches API.",
+  }),
+  op('GET', '/v1/batches', 'gateway', 'List batches', 'list', { query: page }),
+  op('GET', '/v1/batches/{batch_id}', 'gateway', 'Retrieve a batch', 'object'),
+  op('POST', '/v1/batches/{batch_id}/cancel', 'gateway', 'Cancel a batch', 'object'),
 
   // fine-tuning
   op('POST', '/v1/fine_tuning/jobs', 'gateway', 'Create a fine-tuning job', 'object', body('FineTuningJobCreate', createJobSchema)),

@@ -79,6 +79,13 @@ export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
     providerCredentials: 'read',
     filesBucket: 'readWrite',
   },
+  // Batches are created, read and cancelled here (the batch-run worker runs their lines);
+  // the input file's record is read from jobs. A raw provider key and paths the group lacks
+  // go through the generic proxy to the provider's own Batches API.
+  batches: {
+    tables: { control: 'read', policies: 'read', usage: 'readWrite', cache: 'readWrite', logs: 'readWrite', jobs: 'readWrite', idempotency: 'readWrite' },
+    providerCredentials: 'read',
+  },
   // Rerank is a model call through the pipeline (keys, policies, cache, request log), but it
   // evaluates no guardrails (those run on chat and completions), so no guardrails table.
   rerank: {
@@ -133,6 +140,11 @@ export const WORKER_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   // Reads the active-runs index and the runs, ends those no executor holds (their steps,
   // open message and the thread's claim). Its DescribeExecution grant comes from the registry.
   'run-reconcile': { tables: { threads: 'readWrite' }, providerCredentials: 'none' },
+  // Runs each batch line through the inference pipeline (its tables, Decrypt of managed
+  // providers), records the answers and the batch (jobs), reads the input file and writes
+  // the output files (the files bucket). Idempotency: the Messages route it runs composes that
+  // middleware (a line carries no Idempotency-Key, so it is not used, but the bundle holds it).
+  'batch-run': { tables: { ...PIPELINE_TABLES, jobs: 'readWrite', idempotency: 'readWrite' }, providerCredentials: 'read', filesBucket: 'readWrite' },
   // The deploy-time custom resource of the bootstrap stack (functions/workers/bootstrap-admin.ts):
   // creates the organisation, the default workspace and the admin key's hash. Its only other
   // permission is secretsmanager:GetSecretValue on the one secret that holds that key.

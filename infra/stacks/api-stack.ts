@@ -53,13 +53,13 @@ export interface ApiStackProps extends StackProps {
  * `<workspace>/<file id>`, created per upload, and the function scopes every key to the
  * caller's workspace itself.
  */
-function grantFiles(fn: EndpointFunction, files: ApiStackProps['files'], stage: string): void {
+export function grantFiles(fn: Pick<EndpointFunction, 'role' | 'function'>, files: ApiStackProps['files'], stage: string): void {
   const bucketArn = Fn.importValue(filesBucketArnExport(stage));
   fn.role.addToPrincipalPolicy(new PolicyStatement({ sid: 'FilesObjects', actions: [...FILES_OBJECT_ACTIONS], resources: [`${bucketArn}/*`] }));
   Validations.of(fn.role).acknowledge({
     id: `AwsSolutions-IAM5[Resource::${filesBucketArnExport(stage)}/*]`,
     reason:
-      "File objects are keyed <workspace>/<file id> and created per upload, so no fixed ARN list exists; the files function scopes every key to the caller's workspace.",
+      'File objects are keyed <workspace>/<file id> and created per upload or per batch output, so no fixed ARN list exists; the function scopes every key to the workspace it acts for.',
   });
   fn.role.addToPrincipalPolicy(new PolicyStatement({ sid: 'FilesKey', actions: [...FILES_KEY_ACTIONS], resources: [files.key.keyArn] }));
   fn.function.addEnvironment('FILES_BUCKET', files.bucket.bucketName);

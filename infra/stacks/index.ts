@@ -78,6 +78,7 @@ export function buildApp(app: App, options: GatewayAppOptions): GatewayStacks {
     logRetentionDays: options.logRetentionDays,
     tables: data.tables,
     providerCredentialsKey: data.providerCredentialsKey,
+    files: { bucket: data.files.bucket, key: data.files.key },
     apiFunctions: api.functions,
   });
 

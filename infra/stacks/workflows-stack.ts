@@ -4,6 +4,7 @@ import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement, Role, ServicePrincipal, type IRole } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -27,6 +28,7 @@ import {
   type WorkerSpec,
 } from '../workflows/registry';
 import { workerAccessFor } from './access';
+import { grantFiles } from './api-stack';
 import { createGatewayFunction } from './gateway-function';
 import { pascal } from './names';
 
@@ -42,6 +44,8 @@ export interface WorkflowsStackProps extends StackProps {
   logRetentionDays: RetentionDays;
   tables: Readonly<Record<TableName, Table>>;
   providerCredentialsKey: IKey;
+  /** The Files API's bucket and its key (data stack), for the workers whose access names it (batch-run). */
+  files?: { bucket: IBucket; key: IKey };
   /**
    * The API stack's endpoint-group functions (`api:<group>` principals of the registry):
    * they receive the env vars and the grants their role in a workflow needs (send to a
@@ -100,6 +104,10 @@ export class WorkflowsStack extends Stack {
         tables: props.tables,
         providerCredentialsKey: props.providerCredentialsKey,
       });
+      if (workerAccessFor(spec.name).filesBucket) {
+        if (!props.files) throw new Error(`Worker ${spec.name} needs the files bucket: pass \`files\` to the workflows stack.`);
+        grantFiles(workers[spec.name]!, props.files, props.stage);
+      }
     }
     this.workers = workers;
     for (const spec of workerSpecs) {

@@ -18,6 +18,9 @@ import { workersOf, type StateMachineDefinition } from './asl';
 import { FINE_TUNE_FINALIZE_WORKER, FINE_TUNE_START_WORKER, FINE_TUNE_STEP_WORKER, fineTuningDefinition } from './fine-tuning';
 import { RUN_FINALIZE_WORKER, RUN_RECONCILE_WORKER, RUN_START_WORKER, RUN_STEP_WORKER, MODEL_STEP_TIMEOUT_SECONDS, runsDefinition } from './runs';
 
+/** The batch queue's consumer (functions/workers/batch-run.ts). */
+export const BATCH_RUN_WORKER = 'batch-run';
+
 /** An endpoint-group Lambda (`api:<group>`, infra/endpoint-groups.ts) or a worker (`worker:<name>`). */
 export type Principal = `api:${string}` | `worker:${string}`;
 
@@ -123,6 +126,14 @@ export const WORKERS: readonly WorkerSpec[] = [
     timeoutSeconds: 60,
   },
   {
+    name: BATCH_RUN_WORKER,
+    entry: 'functions/workers/batch-run.ts',
+    kind: 'queue-consumer',
+    description: 'batches: validates an input file, answers a chunk of lines through the pipeline (each once), writes the output and error files',
+    // A chunk's lines may wait on rate limits; a chunk cut off by the timeout comes back and answers only what is left.
+    timeoutSeconds: 900,
+  },
+  {
     name: RUN_RECONCILE_WORKER,
     entry: 'functions/workers/run-reconcile.ts',
     kind: 'scheduled',
@@ -160,6 +171,19 @@ export const STATE_MACHINES: readonly StateMachineSpec[] = [
 ];
 
 export const QUEUES: readonly QueueSpec[] = [
+  {
+    // Batch work: validate, chunks of lines, finalize. Group = workspace: a workspace's chunks
+    // run one at a time (bounded concurrency per workspace and per batch); a chunk is its
+    // own deduplication id. A chunk that keeps waiting on rate limits comes back many times.
+    name: 'batches',
+    fifo: true,
+    envVar: 'BATCH_QUEUE_URL',
+    consumer: BATCH_RUN_WORKER,
+    batchSize: 1,
+    maxReceiveCount: 50,
+    visibilityTimeoutSeconds: 5400,
+    producers: ['api:batches', `worker:${BATCH_RUN_WORKER}`],
+  },
   {
     name: 'fine-tuning-jobs',
     fifo: false,

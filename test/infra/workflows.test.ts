@@ -3,7 +3,15 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TABLE_NAMES } from '../../functions/shared/tables';
-import { DYNAMODB_READ_ACTIONS, DYNAMODB_WRITE_ACTIONS, KMS_ACTIONS, WORKER_ACCESS, type TableAccess } from '../../infra/stacks/access';
+import {
+  DYNAMODB_READ_ACTIONS,
+  DYNAMODB_WRITE_ACTIONS,
+  FILES_KEY_ACTIONS,
+  FILES_OBJECT_ACTIONS,
+  KMS_ACTIONS,
+  WORKER_ACCESS,
+  type TableAccess,
+} from '../../infra/stacks/access';
 import { buildApp, type GatewayStacks } from '../../infra/stacks/index';
 import { workerArnKey } from '../../infra/workflows/asl';
 import { QUEUES, STATE_MACHINES, stateMachineName, taskWorkersOf, WORKERS } from '../../infra/workflows/registry';
@@ -142,8 +150,12 @@ describe('workflows stack: workers', () => {
       granted[tables[0]!] = write ? 'readWrite' : 'read';
     }
     expect(granted).toEqual(WORKER_ACCESS[name]!.tables);
-    const kms = statements.filter((s) => actions(s).some((a) => a.startsWith('kms:'))).flatMap(actions);
+    // The files bucket's key (FilesKey) is the files grant's, checked below; the rest is the credentials key.
+    const kms = statements.filter((s) => s.Sid !== 'FilesKey' && actions(s).some((a) => a.startsWith('kms:'))).flatMap(actions);
     expect(kms.sort()).toEqual([...KMS_ACTIONS[WORKER_ACCESS[name]!.providerCredentials]].sort());
+    const files = statements.filter((s) => s.Sid === 'FilesObjects' || s.Sid === 'FilesKey').flatMap(actions);
+    const filesGrant = WORKER_ACCESS[name]!.filesBucket ? [...FILES_OBJECT_ACTIONS, ...FILES_KEY_ACTIONS] : [];
+    expect(files.sort()).toEqual(filesGrant.sort());
     for (const s of statements.filter((st) => JSON.stringify(st.Resource) === '"*"')) expect(actions(s).every((a) => a.startsWith('xray:'))).toBe(true);
   });
 

@@ -21,18 +21,18 @@ describe('batch input files', () => {
     expect(check(`${line('a')}\n${line('b')}`)).not.toThrow();
   });
 
-  it('refuses an empty line inside the file and a file without requests, naming the file', () => {
-    expect(refusal(`${line('a')}\n\n${line('b')}\n`)).toMatchObject({ status: 400, param: 'file', message: expect.stringContaining('line 2 is empty') });
+  it('refuses a file without requests, naming the file', () => {
     expect(refusal('\n')).toMatchObject({ status: 400, param: 'file', code: 'invalid_batch_input' });
-    expect(refusal('[1]\n').message).toContain('line 1 is not a JSON object');
-    expect(refusal(`${JSON.stringify({ custom_id: 'a', method: 'POST', url: '/v1/embeddings', body: [] })}\n`).message).toContain(
-      'line 1 has no `body` object',
-    );
+    expect(refusal(' \r\n\n')).toMatchObject({ status: 400, param: 'file', code: 'invalid_batch_input' });
+  });
+
+  it('leaves what each line says to the batch that runs it (a bad line is an error line there, as at OpenAI)', () => {
+    expect(check(`${line('a')}\n\n{not json\n[1]\n${line('a')}\n`)).not.toThrow();
   });
 
   it(`stops at ${MAX_BATCH_LINES} requests`, () => {
     const lines = Array.from({ length: MAX_BATCH_LINES }, (_, i) => line(`r${i}`));
     expect(check(lines.join('\n'))).not.toThrow();
-    expect(refusal([...lines, line('one-more')].join('\n')).message).toContain(`line ${MAX_BATCH_LINES + 1} exceeds the limit of ${MAX_BATCH_LINES} requests`);
+    expect(refusal([...lines, line('one-more')].join('\n')).message).toContain(`more than ${MAX_BATCH_LINES} requests`);
   });
 });

@@ -17,6 +17,7 @@ const LAYER_OF: Record<string, number> = {
   assistants: 2,
   'fine-tuning': 2,
   files: 2,
+  batches: 2,
   rerank: 2,
   mcp: 2,
   gateway: 3,

@@ -1,0 +1,144 @@
+/**
+ * Batches in the jobs table, keyed by workspace so every read is tenant-scoped:
+ *
+ *   batch  pk WS#<workspace>                  sk BATCH#<batch-id>   (ids are time-ordered)
+ *   line   pk WS#<workspace>#BATCH#<batch-id> sk LINE#<file line, 10 digits>
+ *
+ * A line's answer and the batch's count move together in one transaction: the line item is
+ * put only if absent (a line is answered once, whoever answers it: a redelivered chunk, a
+ * second worker), and the count only while the batch is `in_progress` (once it is
+ * finalizing, cancelling or expired, no answer joins the output any more).
+ */
+import { ddb, tableName } from '../shared/db/client';
+import { listPage, type Page } from '../shared/db/list';
+import { getItem, putNew, updateItem } from '../shared/db/ops';
+import { timeOrderedId } from '../shared/ids';
+import type { BatchRecord, BatchStatus, LineResult } from './types';
+
+const BATCH_PREFIX = 'BATCH#';
+const LINE_PREFIX = 'LINE#';
+
+const batchKey = (workspaceId: string, batchId: string) => ({ pk: `WS#${workspaceId}`, sk: `${BATCH_PREFIX}${batchId}` });
+const linesPartition = (workspaceId: string, batchId: string) => `WS#${workspaceId}#BATCH#${batchId}`;
+const lineSortKey = (line: number) => `${LINE_PREFIX}${String(line).padStart(10, '0')}`;
+
+type Stored<T> = T & { pk: string; sk: string };
+
+function strip<T extends object>(item: Stored<T>): T {
+  const { pk: _pk, sk: _sk, ...rest } = item;
+  return rest as unknown as T;
+}
+
+export const newBatchId = () => `batch_${timeOrderedId()}`;
+
+export async function createBatch(record: BatchRecord): Promise<boolean> {
+  return putNew('jobs', { ...batchKey(record.workspace_id, record.id), ...record } as Stored<BatchRecord> & Record<string, unknown>);
+}
+
+export async function getBatch(workspaceId: string, batchId: string, consistent = true): Promise<BatchRecord | undefined> {
+  const item = await getItem<Stored<BatchRecord>>('jobs', batchKey(workspaceId, batchId), consistent);
+  return item ? strip(item) : undefined;
+}
+
+export async function listBatches(workspaceId: string, page: { limit: number; after?: string }): Promise<Page<BatchRecord>> {
+  const result = await listPage<Stored<BatchRecord>>(
+    { table: 'jobs', partition: `WS#${workspaceId}`, prefix: BATCH_PREFIX },
+    { limit: page.limit, order: 'desc', after: page.after },
+  );
+  return { items: result.items.map(strip), hasMore: result.hasMore };
+}
+
+/** Moves the batch from one of `from` with `set`; the batch after it, or undefined when it was in another status. */
+export async function transitionBatch(
+  batch: Pick<BatchRecord, 'workspace_id' | 'id'>,
+  from: readonly BatchStatus[],
+  set: Partial<BatchRecord>,
+): Promise<BatchRecord | undefined> {
+  const values = Object.fromEntries(from.map((s, i) => [`:from${i}`, s]));
+  const item = await updateItem<Stored<BatchRecord>>('jobs', batchKey(batch.workspace_id, batch.id), {
+    set: set as Record<string, unknown>,
+    condition: `attribute_exists(pk) AND #status IN (${Object.keys(values).join(', ')})`,
+    conditionValues: values,
+  });
+  return item ? strip(item) : undefined;
+}
+
+export type RecordOutcome = 'recorded' | 'already-answered' | 'batch-closed';
+
+const CONFLICT_RETRIES = 20;
+
+/**
+ * Records a line's answer and counts it, atomically (see the module comment). A transaction
+ * that collides with another one on the batch item (TransactionConflict) is tried again.
+ */
+export async function recordLine(batch: Pick<BatchRecord, 'workspace_id' | 'id'>, result: LineResult): Promise<RecordOutcome> {
+  const table = tableName('jobs');
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await ddb.transactWrite({
+        TransactItems: [
+          {
+            Put: {
+              TableName: table,
+              Item: { pk: linesPartition(batch.workspace_id, batch.id), sk: lineSortKey(result.line), ...result },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          {
+            Update: {
+              TableName: table,
+              Key: batchKey(batch.workspace_id, batch.id),
+              UpdateExpression: 'ADD #count :one',
+              ConditionExpression: '#status = :in_progress',
+              ExpressionAttributeNames: { '#count': result.ok ? 'completed' : 'failed', '#status': 'status' },
+              ExpressionAttributeValues: { ':one': 1, ':in_progress': 'in_progress' },
+            },
+          },
+        ],
+      });
+      return 'recorded';
+    } catch (err) {
+      const reasons = (err as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons;
+      if ((err as { name?: string }).name !== 'TransactionCanceledException' || !reasons) throw err;
+      if (reasons[0]?.Code === 'ConditionalCheckFailed') return 'already-answered';
+      if (reasons[1]?.Code === 'ConditionalCheckFailed') return 'batch-closed';
+      if (attempt >= CONFLICT_RETRIES) throw err;
+      await new Promise((r) => setTimeout(r, 10 + Math.random() * 40 * (attempt + 1)));
+    }
+  }
+}
+
+/** The file lines in [first, last] that already have an answer. */
+export async function answeredLines(batch: Pick<BatchRecord, 'workspace_id' | 'id'>, first: number, last: number): Promise<Set<number>> {
+  const answered = new Set<number>();
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb.query({
+      TableName: tableName('jobs'),
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
+      ExpressionAttributeValues: { ':pk': linesPartition(batch.workspace_id, batch.id), ':lo': lineSortKey(first), ':hi': lineSortKey(last) },
+      ProjectionExpression: '#line',
+      ExpressionAttributeNames: { '#line': 'line' },
+      ExclusiveStartKey: start,
+    });
+    for (const item of out.Items ?? []) answered.add(item.line as number);
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return answered;
+}
+
+/** Every answered line of the batch in file order, a page at a time (never all in memory). */
+export async function* answeredResults(batch: Pick<BatchRecord, 'workspace_id' | 'id'>): AsyncGenerator<LineResult> {
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb.query({
+      TableName: tableName('jobs'),
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': linesPartition(batch.workspace_id, batch.id), ':prefix': LINE_PREFIX },
+      ConsistentRead: true,
+      ExclusiveStartKey: start,
+    });
+    for (const item of out.Items ?? []) yield strip(item as unknown as Stored<LineResult>);
+    start = out.LastEvaluatedKey;
+  } while (start);
+}
