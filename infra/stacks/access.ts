@@ -101,7 +101,15 @@ export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   // guardrails, and a request-log record each (functions/mcp/governed-call.ts). Sessions of
   // /v1/mcp (Mcp-Session-Id) live in the sessions table.
   mcp: {
-    tables: { control: 'readWrite', policies: 'read', guardrails: 'read', usage: 'readWrite', logs: 'readWrite', idempotency: 'readWrite', sessions: 'readWrite' },
+    tables: {
+      control: 'readWrite',
+      policies: 'read',
+      guardrails: 'read',
+      usage: 'readWrite',
+      logs: 'readWrite',
+      idempotency: 'readWrite',
+      sessions: 'readWrite',
+    },
     providerCredentials: 'readWrite',
   },
 };

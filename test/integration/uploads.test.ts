@@ -160,7 +160,9 @@ describe('complete refuses what does not add up', () => {
     });
     expect(huge.status, huge.text).toBe(413);
     expect(errorOf(huge).param).toBe('bytes');
-    const bigBatch = await call(gw, 'POST', '/v1/uploads', { body: { bytes: 200 * 1024 * 1024 + 1, filename: 'x', purpose: 'batch', mime_type: 'text/jsonl' } });
+    const bigBatch = await call(gw, 'POST', '/v1/uploads', {
+      body: { bytes: 200 * 1024 * 1024 + 1, filename: 'x', purpose: 'batch', mime_type: 'text/jsonl' },
+    });
     expect(bigBatch.status).toBe(413);
     const noName = await call(gw, 'POST', '/v1/uploads', { body: { bytes: 10, purpose: 'user_data', mime_type: 'text/plain' } });
     expect(noName.status).toBe(400);
