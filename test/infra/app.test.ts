@@ -202,6 +202,10 @@ describe('API stack: REST API', () => {
         expected.set(`/v1/${prefix}`, g.name);
         expected.set(`/v1/${prefix}/{proxy+}`, g.name);
       }
+      for (const prefix of g.rootPrefixes ?? []) {
+        expected.set(`/${prefix}`, g.name);
+        expected.set(`/${prefix}/{proxy+}`, g.name);
+      }
     }
     expect(byPath).toEqual(expected);
     // Same answer as the local runtime's router for a concrete path under each resource.

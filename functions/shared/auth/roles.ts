@@ -55,6 +55,7 @@ const ADMITTED: Record<Access, readonly Role[]> = {
   viewer: ['viewer', 'workspace-admin', 'org-admin'],
   'workspace-admin': ['workspace-admin', 'org-admin'],
   'org-admin': ['org-admin'],
+  public: ROLES,
 };
 
 const listRoles = (roles: readonly Role[]) => roles.map((role) => `\`${role}\``).join(', ');

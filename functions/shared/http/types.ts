@@ -10,8 +10,12 @@ export type Scope = 'gateway';
 /** What a key may manage, lowest first: functions/shared/auth/roles.ts. */
 export type Role = 'viewer' | 'member' | 'workspace-admin' | 'org-admin';
 
-/** What a route needs: `gateway` (model traffic), or the role level that may use it (which roles each admits: functions/shared/auth/roles.ts). */
-export type Access = 'gateway' | Role;
+/**
+ * What a route needs: `gateway` (model traffic), or the role level that may use it (which
+ * roles each admits: functions/shared/auth/roles.ts). `public`: no key at all (the
+ * console's static files, never an API operation).
+ */
+export type Access = 'gateway' | Role | 'public';
 
 export interface AuthContext {
   keyId: string;
