@@ -147,8 +147,9 @@ export async function signInWithKey(apiKey: string): Promise<Session> {
     body: JSON.stringify({ api_key: apiKey }),
   });
   if (res.ok) return fromAnswer((await res.json()) as SessionAnswer);
-  if (res.status !== 404 && res.status !== 405) throw await errorOf(res);
-  // No session routes here: check the key against a route every role may read.
+  // No session routes here (their absence answers like a refused key): the key for this
+  // tab, checked against a route every role may read.
+  if (res.status >= 500) throw await errorOf(res);
   const check = await fetch(`${apiRoot()}/logs?limit=1`, { headers: { 'x-gateway-api-key': apiKey } });
   if (!check.ok) throw await errorOf(check);
   sessionStorage.setItem(KEY_STORE, apiKey);

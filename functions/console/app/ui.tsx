@@ -1,5 +1,5 @@
-import type { ComponentChildren } from 'preact';
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { type ComponentChildren, cloneElement, type VNode } from 'preact';
+import { useCallback, useEffect, useId, useState } from 'preact/hooks';
 import { ApiError, api, type Row } from './api';
 
 /** Loads with `load` whenever `deps` change; `reload` runs it again. */
@@ -77,14 +77,19 @@ export function ListOf({ path, caption, columns, deps = [] }: { path: string; ca
   return <Table caption={caption} columns={columns} rows={(list.data?.data as Row[]) ?? []} />;
 }
 
-export function Field({ label, children, hint }: { label: string; children: ComponentChildren; hint?: string }) {
+/** A labelled control: the label names it (`for`), and the hint describes it. */
+export function Field({ label, children, hint }: { label: string; children: VNode<Record<string, unknown>>; hint?: string }) {
+  const id = useId();
   return (
-    // biome-ignore lint/a11y/noLabelWithoutControl: the control is the child, nested in the label
-    <label class="field">
-      <span>{label}</span>
-      {children}
-      {hint ? <small class="muted">{hint}</small> : null}
-    </label>
+    <div class="field">
+      <label for={id}>{label}</label>
+      {cloneElement(children, { id, ...(hint ? { 'aria-describedby': `${id}-hint` } : {}) })}
+      {hint ? (
+        <small class="muted" id={`${id}-hint`}>
+          {hint}
+        </small>
+      ) : null}
+    </div>
   );
 }
 

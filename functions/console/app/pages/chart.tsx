@@ -20,7 +20,8 @@ export function LineChart({ title, x, series }: { title: string; x: number[]; se
         height: 240,
         scales: { x: { time: true } },
         series: [{}, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, points: { show: true } }))],
-        axes: [{}, { size: 70 }],
+        // Small values (costs of a few micro-dollars) keep their significant digits on the axis.
+        axes: [{}, { size: 80, values: (_plot, splits) => splits.map((v) => (v === 0 || Math.abs(v) >= 1 ? String(v) : v.toPrecision(2))) }],
       },
       [x, ...series.map((s) => s.values)],
       box.current,

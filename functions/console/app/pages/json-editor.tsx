@@ -9,7 +9,6 @@ import { ErrorNote, Field, useAction } from '../ui';
 export function JsonEditor({ label, method, path, initial, onSaved }: { label: string; method: string; path: string; initial: unknown; onSaved: () => void }) {
   const [text, setText] = useState(JSON.stringify(initial, null, 2));
   const save = useAction();
-  const id = `editor-${label.replace(/\W+/g, '-')}`;
   return (
     <form
       class="card"
@@ -28,11 +27,9 @@ export function JsonEditor({ label, method, path, initial, onSaved }: { label: s
       }}
     >
       <Field label={label}>
-        <textarea id={id} rows={14} spellcheck={false} value={text} onInput={(e) => setText(e.currentTarget.value)} aria-describedby={`${id}-error`} />
+        <textarea rows={14} spellcheck={false} value={text} onInput={(e) => setText(e.currentTarget.value)} />
       </Field>
-      <div id={`${id}-error`}>
-        <ErrorNote error={save.error} />
-      </div>
+      <ErrorNote error={save.error} />
       <button type="submit" disabled={save.busy}>
         Save
       </button>
