@@ -6,7 +6,17 @@ import { logRoutes } from './logs';
 import { openApiRoutes } from './openapi';
 import { workspaceRoutes } from './workspaces';
 import { spendRoutes } from '../spend/routes';
+import { sessionRoutes } from '../console/session-routes';
 
 /** Every route of the admin group (also read by the OpenAPI test). */
-export const routes = [...workspaceRoutes, ...apiKeyRoutes, ...providerRoutes, ...configRoutes, ...logRoutes, ...spendRoutes, ...openApiRoutes];
+export const routes = [
+  ...workspaceRoutes,
+  ...apiKeyRoutes,
+  ...providerRoutes,
+  ...configRoutes,
+  ...logRoutes,
+  ...spendRoutes,
+  ...openApiRoutes,
+  ...sessionRoutes,
+];
 export const handler = createHttpHandler(routes);

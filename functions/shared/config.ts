@@ -61,6 +61,8 @@ const schema = z.object({
   GATEWAY_TRUSTED_HOSTS: listFromEnv,
   /** How long a verified gateway key stays cached; revocation takes effect within it. */
   AUTH_CACHE_TTL_MS: intFromEnv(30_000),
+  /** How long a console session (its `gw_console` cookie) lasts: docs/console-sso.md. */
+  CONSOLE_SESSION_TTL_SECONDS: intFromEnv(8 * 3600, 1),
   /** How long managed providers and saved configs stay cached in a container. */
   CONTROL_CACHE_TTL_MS: intFromEnv(30_000),
   /** How long rate-limit policy lists stay cached (at most 10 s, issue «Rate limits»). */
@@ -132,6 +134,7 @@ export interface GatewayConfig {
   providerCredentialsKeyId: string;
   trustedHosts: readonly string[];
   authCacheTtlMs: number;
+  consoleSessionTtlSeconds: number;
   controlCacheTtlMs: number;
   policyCacheTtlMs: number;
   rateLimitReserveAheadMs: number;
@@ -181,6 +184,7 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     providerCredentialsKeyId: e.PROVIDER_CREDENTIALS_KEY_ID,
     trustedHosts: e.GATEWAY_TRUSTED_HOSTS,
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
+    consoleSessionTtlSeconds: e.CONSOLE_SESSION_TTL_SECONDS,
     controlCacheTtlMs: e.CONTROL_CACHE_TTL_MS,
     policyCacheTtlMs: Math.min(e.POLICY_CACHE_TTL_MS, 10_000),
     rateLimitReserveAheadMs: e.RATE_LIMIT_RESERVE_AHEAD_MS,

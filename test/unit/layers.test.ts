@@ -19,6 +19,7 @@ const LAYER_OF: Record<string, number> = {
   files: 2,
   rerank: 2,
   mcp: 2,
+  console: 2,
   gateway: 3,
   guardrails: 4,
   policies: 4,
