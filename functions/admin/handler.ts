@@ -7,6 +7,7 @@ import { openApiRoutes } from './openapi';
 import { workspaceRoutes } from './workspaces';
 import { spendRoutes } from '../spend/routes';
 import { sessionRoutes } from '../console/session-routes';
+import { ssoRoutes } from '../console/sso/routes';
 
 /** Every route of the admin group (also read by the OpenAPI test). */
 export const routes = [
@@ -18,5 +19,6 @@ export const routes = [
   ...spendRoutes,
   ...openApiRoutes,
   ...sessionRoutes,
+  ...ssoRoutes,
 ];
 export const handler = createHttpHandler(routes);

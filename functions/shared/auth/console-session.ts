@@ -56,8 +56,6 @@ export interface IssuedSession {
 }
 
 export async function issueSession(principal: SessionPrincipal): Promise<IssuedSession> {
-  const signing = await currentSigningKey();
-  const now = Math.floor(Date.now() / 1000);
   const ttl = config().consoleSessionTtlSeconds;
   const claims: SessionClaims = {
     sub: principal.subject,
@@ -68,10 +66,9 @@ export async function issueSession(principal: SessionPrincipal): Promise<IssuedS
     scp: principal.scopes,
     csrf: randomBytes(24).toString('base64url'),
     ...(principal.email ? { email: principal.email } : {}),
-    iat: now,
-    exp: now + ttl,
+    exp: Math.floor(Date.now() / 1000) + ttl,
   };
-  const token = await new SignJWT(claims).setProtectedHeader({ alg: SESSION_ALG, kid: signing.kid }).setAudience(AUDIENCE).sign(signing.key);
+  const token = await signConsoleToken(claims, AUDIENCE, ttl);
   return { cookie: sessionCookie(token, ttl), claims };
 }
 
@@ -94,22 +91,39 @@ export function sessionTokenFrom(headers: Record<string, string>): string | unde
 export const invalidSession = () => unauthorized('The console session has expired or is not valid: sign in again.', 'invalid_session');
 
 /** The claims of a valid, unexpired session token; a 401 otherwise. */
+/** The claims of a valid, unexpired session token; a 401 otherwise. */
 export async function verifySessionToken(token: string): Promise<SessionClaims> {
+  const claims = await verifyConsoleToken<SessionClaims>(token, AUDIENCE);
+  if (!claims) throw invalidSession();
+  return claims;
+}
+
+/** A token of the console (a session, a sign-in in progress) for `audience`, signed like a session. */
+export async function signConsoleToken(payload: JWTPayload, audience: string, ttlSeconds: number): Promise<string> {
+  const signing = await currentSigningKey();
+  return new SignJWT(payload)
+    .setProtectedHeader({ alg: SESSION_ALG, kid: signing.kid })
+    .setAudience(audience)
+    .setIssuedAt()
+    .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
+    .sign(signing.key);
+}
+
+/** The payload of a valid, unexpired console token for `audience`; undefined for a malformed, forged or expired one. */
+export async function verifyConsoleToken<T extends JWTPayload>(token: string, audience: string): Promise<T | undefined> {
   let kid: unknown;
   try {
     kid = decodeProtectedHeader(token).kid;
   } catch {
-    throw invalidSession();
+    return undefined;
   }
-  if (typeof kid !== 'string' || !KID_PATTERN.test(kid)) throw invalidSession();
+  if (typeof kid !== 'string' || !KID_PATTERN.test(kid)) return undefined;
   const key = await verificationKey(kid);
-  if (!key) throw invalidSession();
+  if (!key) return undefined;
   try {
-    const { payload } = await jwtVerify<SessionClaims>(token, key, { algorithms: [SESSION_ALG], audience: AUDIENCE, requiredClaims: ['exp', 'sub'] });
-    return payload;
+    return (await jwtVerify<T>(token, key, { algorithms: [SESSION_ALG], audience, requiredClaims: ['exp'] })).payload;
   } catch {
-    // A malformed, forged or expired token reads the same to the caller.
-    throw invalidSession();
+    return undefined;
   }
 }
 
