@@ -10,7 +10,7 @@ export interface EndpointGroup {
   /** Top-level resources under /v1 owned by this group (each with a `{proxy+}` child). */
   prefixes: readonly string[];
   /** Top-level resources outside /v1 owned by this group (each with a `{proxy+}` child): the console. */
-  rootPrefixes?: readonly string[];
+  roots?: readonly string[];
 }
 
 export const ENDPOINT_GROUPS: readonly EndpointGroup[] = [
@@ -18,7 +18,7 @@ export const ENDPOINT_GROUPS: readonly EndpointGroup[] = [
     name: 'admin',
     entry: 'functions/admin/handler.ts',
     prefixes: ['api-keys', 'providers', 'configs', 'workspaces', 'logs', 'analytics', 'openapi.json'],
-    rootPrefixes: ['console'],
+    roots: ['console'],
   },
   { name: 'prompts', entry: 'functions/prompts/handler.ts', prefixes: ['prompts'] },
   { name: 'assistants', entry: 'functions/assistants/handler.ts', prefixes: ['assistants', 'threads'] },
@@ -33,15 +33,14 @@ export const ENDPOINT_GROUPS: readonly EndpointGroup[] = [
 
 export const FALLBACK_GROUP = 'gateway';
 
-/** Which group serves a path (the first segment after /v1 decides, or a root prefix such as /console). */
+/** Which group serves a path (the first segment after /v1 decides, or a group's root outside /v1). */
 export function groupForPath(path: string, groups: readonly EndpointGroup[] = ENDPOINT_GROUPS): string {
   const segments = path.split('/').filter(Boolean);
-  if (segments[0] && segments[0] !== 'v1') {
-    const owner = groups.find((g) => g.rootPrefixes?.includes(segments[0]!));
-    if (owner) return owner.name;
-  }
   if (segments[0] === 'v1' && segments[1]) {
     const owner = groups.find((g) => g.prefixes.includes(segments[1]!));
+    if (owner) return owner.name;
+  } else if (segments[0]) {
+    const owner = groups.find((g) => g.roots?.includes(segments[0]!));
     if (owner) return owner.name;
   }
   return FALLBACK_GROUP;

@@ -207,8 +207,8 @@ export class ApiStack extends Stack {
         route(resource, group.name, integration);
         route(resource.addResource('{proxy+}'), group.name, integration);
       }
-      for (const prefix of group.rootPrefixes ?? []) {
-        const resource = this.restApi.root.addResource(prefix);
+      for (const root of group.roots ?? []) {
+        const resource = this.restApi.root.addResource(root);
         route(resource, group.name, integration);
         route(resource.addResource('{proxy+}'), group.name, integration);
       }

@@ -69,10 +69,9 @@ const open = async (id: string) => {
   await page.getByRole('heading', { level: 1 }).first().waitFor(BOUND);
 };
 
-/** Signs in afresh: whatever sign-in the tab had (key or session cookie) is dropped first. */
+/** Signs in afresh: the previous session's cookie is dropped first. */
 async function signIn(key: string) {
   await page.goto(`${gw.url}/console/`);
-  await page.evaluate('sessionStorage.clear()');
   await page.context().clearCookies();
   await page.reload();
   await page.getByLabel('API key').fill(key);
@@ -108,6 +107,10 @@ describe('the console in a browser', () => {
     await page.screenshot({ path: `${ARTIFACTS}/sign-in.png` });
 
     await signIn(gw.adminKey);
+    // The key became a console session: an HttpOnly cookie, and the page keeps no key.
+    const cookie = (await page.context().cookies()).find((c) => c.name === 'gw_console');
+    expect(cookie).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Strict' });
+    expect(await page.evaluate('JSON.stringify(sessionStorage) + JSON.stringify(localStorage) + document.cookie')).not.toContain(gw.adminKey);
     await open('overview');
     await page.getByTestId('total-requests').filter({ hasText: /\d/ }).waitFor(BOUND);
     const requestsBefore = await totalRequests();

@@ -202,9 +202,9 @@ describe('API stack: REST API', () => {
         expected.set(`/v1/${prefix}`, g.name);
         expected.set(`/v1/${prefix}/{proxy+}`, g.name);
       }
-      for (const prefix of g.rootPrefixes ?? []) {
-        expected.set(`/${prefix}`, g.name);
-        expected.set(`/${prefix}/{proxy+}`, g.name);
+      for (const root of g.roots ?? []) {
+        expected.set(`/${root}`, g.name);
+        expected.set(`/${root}/{proxy+}`, g.name);
       }
     }
     expect(byPath).toEqual(expected);

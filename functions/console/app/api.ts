@@ -1,12 +1,11 @@
+/**
+ * The console's only way to the gateway: every call goes to the documented API (`/v1/...`)
+ * as the signed-in console session (its `gw_console` cookie, sent by the browser), and a
+ * write carries the session's CSRF token in `x-csrf-token`.
+ */
+
 /** API objects as the console shows them: JSON whose shape each page reads field by field. */
 export type Row = Record<string, any>;
-
-/**
- * The console's only way to the gateway: every call goes to the documented API (`/v1/...`).
- * Signed in through a console session (`POST /console/session`), calls carry the session
- * cookie and, on writes, its CSRF token; where the gateway has no session routes, the pasted
- * key is sent as `x-gateway-api-key`, held for this tab only (sessionStorage).
- */
 
 export class ApiError extends Error {
   constructor(
@@ -25,11 +24,7 @@ export interface Session {
   workspace_id: string | null;
   subject: string | null;
   expires_at: number | null;
-  /** `cookie`: a console session; `key`: the pasted key in this tab. */
-  mode: 'cookie' | 'key';
 }
-
-const KEY_STORE = 'gw_console_key';
 
 /** `/console` and the path it sits under (an API Gateway stage such as `/prod`). */
 const consolePath = () => {
@@ -47,11 +42,7 @@ export const whenSignedOut = (listener: () => void) => {
   onSignedOut = listener;
 };
 
-function authHeaders(method: string): Record<string, string> {
-  const key = sessionStorage.getItem(KEY_STORE);
-  if (key) return { 'x-gateway-api-key': key };
-  return method !== 'GET' && csrfToken ? { 'x-csrf-token': csrfToken } : {};
-}
+const csrfHeader = (method: string): Record<string, string> => (method !== 'GET' && csrfToken ? { 'x-csrf-token': csrfToken } : {});
 
 async function errorOf(res: Response): Promise<ApiError> {
   const text = await res.text();
@@ -68,11 +59,11 @@ export async function request(method: string, path: string, body?: unknown, head
   const res = await fetch(apiRoot() + path, {
     method,
     credentials: 'same-origin',
-    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...authHeaders(method), ...headers },
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...csrfHeader(method), ...headers },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   if (res.status === 401) {
-    forget();
+    csrfToken = null;
     onSignedOut?.();
   }
   if (!res.ok) throw await errorOf(res);
@@ -113,11 +104,6 @@ export async function streamCompletion(path: string, body: unknown, headers: Rec
   }
 }
 
-function forget() {
-  sessionStorage.removeItem(KEY_STORE);
-  csrfToken = null;
-}
-
 interface SessionAnswer {
   csrf_token: string;
   role: string;
@@ -128,17 +114,16 @@ interface SessionAnswer {
 
 const fromAnswer = (answer: SessionAnswer): Session => {
   csrfToken = answer.csrf_token;
-  return { role: answer.role, workspace_id: answer.workspace_id, subject: answer.subject, expires_at: answer.expires_at, mode: 'cookie' };
+  return { role: answer.role, workspace_id: answer.workspace_id, subject: answer.subject, expires_at: answer.expires_at };
 };
 
-/** The current sign-in, if any: a console session's cookie, or a key pasted in this tab. */
+/** The current console session, if its cookie is valid. */
 export async function currentSession(): Promise<Session | null> {
-  if (sessionStorage.getItem(KEY_STORE)) return { role: null, workspace_id: null, subject: null, expires_at: null, mode: 'key' };
   const res = await fetch(sessionUrl(), { credentials: 'same-origin' }).catch(() => null);
   return res?.ok ? fromAnswer((await res.json()) as SessionAnswer) : null;
 }
 
-/** Signs in with a pasted key: a console session where the gateway offers one, else the key for this tab. */
+/** Trades a pasted key for a console session (the key itself is not kept). */
 export async function signInWithKey(apiKey: string): Promise<Session> {
   const res = await fetch(sessionUrl(), {
     method: 'POST',
@@ -146,22 +131,14 @@ export async function signInWithKey(apiKey: string): Promise<Session> {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ api_key: apiKey }),
   });
-  if (res.ok) return fromAnswer((await res.json()) as SessionAnswer);
-  // No session routes here (their absence answers like a refused key): the key for this
-  // tab, checked against a route every role may read.
-  if (res.status >= 500) throw await errorOf(res);
-  const check = await fetch(`${apiRoot()}/logs?limit=1`, { headers: { 'x-gateway-api-key': apiKey } });
-  if (!check.ok) throw await errorOf(check);
-  sessionStorage.setItem(KEY_STORE, apiKey);
-  return { role: null, workspace_id: null, subject: null, expires_at: null, mode: 'key' };
+  if (!res.ok) throw await errorOf(res);
+  return fromAnswer((await res.json()) as SessionAnswer);
 }
 
 export async function signOut(): Promise<void> {
-  const hadKey = sessionStorage.getItem(KEY_STORE);
   const csrf = csrfToken;
-  forget();
-  if (!hadKey)
-    await fetch(sessionUrl(), { method: 'DELETE', credentials: 'same-origin', headers: csrf ? { 'x-csrf-token': csrf } : {} }).catch(() => undefined);
+  csrfToken = null;
+  await fetch(sessionUrl(), { method: 'DELETE', credentials: 'same-origin', headers: csrf ? { 'x-csrf-token': csrf } : {} }).catch(() => undefined);
 }
 
 export interface SsoConfig {

@@ -12,10 +12,10 @@ export type Role = 'viewer' | 'member' | 'workspace-admin' | 'org-admin';
 
 /**
  * What a route needs: `gateway` (model traffic), or the role level that may use it (which
- * roles each admits: functions/shared/auth/roles.ts). `public`: no key at all (the
- * console's static files, never an API operation).
+ * roles each admits: functions/shared/auth/roles.ts). `public`: no credential at all (the
+ * console's sign-in routes, which check what they need themselves); `req.auth` is unset.
  */
-export type Access = 'gateway' | Role | 'public';
+export type Access = 'public' | 'gateway' | Role;
 
 export interface AuthContext {
   keyId: string;
@@ -25,6 +25,8 @@ export interface AuthContext {
   scopes: readonly Scope[];
   /** The key's default config (a saved config's id or slug, or inline JSON), used when a request names no provider. */
   defaultConfig?: string;
+  /** Who signed in, when the request came with a console session (the key's id, or the single-sign-on user). */
+  subject?: string;
 }
 
 export interface GatewayRequest {
