@@ -31,6 +31,7 @@ const createSchema = z.strictObject({
 
 const updateSchema = z.strictObject({
   name: z.optional(z.string().check(z.minLength(1), z.maxLength(128))),
+  role: z.optional(z.enum(ROLES)),
   default_config: defaultConfigSchema,
 });
 
@@ -141,7 +142,10 @@ async function update(req: GatewayRequest) {
   const { workspaceId, id } = await findKey(req);
   const body = parseInput(updateSchema, req.json());
   await assertOutranks(req, workspaceId, id);
-  const changes = { name: body.name, default_config: await storedDefaultConfig(body.default_config, workspaceId) };
+  if (body.role && !atLeast(req.auth.role, body.role)) {
+    throw insufficientRole(`A \`${req.auth.role}\` key cannot make a key \`${body.role}\`: a key grants at most its own role.`, 'role');
+  }
+  const changes = { name: body.name, role: body.role, default_config: await storedDefaultConfig(body.default_config, workspaceId) };
   const out = id.length <= MAX_ID_LENGTH ? await updateKey(workspaceId, id, changes) : {};
   if (out.revoked) throw badRequest(`API key '${id}' is revoked and cannot be changed.`, 'id', 'revoked_api_key');
   if (!out.key) throw notFound(`No API key '${id}' in this workspace.`, 'id');

@@ -94,7 +94,7 @@ async function login(req: GatewayRequest): Promise<HttpResponse> {
     state: tx.state,
     nonce: tx.nonce,
   });
-  const token = await signConsoleToken({ ...tx, jti: randomBytes(8).toString('hex') }, TRANSACTION_AUDIENCE, TRANSACTION_TTL_SECONDS);
+  const token = await signConsoleToken({ ...tx, jti: randomBytes(8).toString('hex') }, TRANSACTION_AUDIENCE, Math.floor(Date.now() / 1000) + TRANSACTION_TTL_SECONDS);
   return { statusCode: 302, headers: { ...NO_STORE, location: url.href, 'set-cookie': transactionCookie(token, TRANSACTION_TTL_SECONDS) } };
 }
 

@@ -68,7 +68,7 @@ export async function issueSession(principal: SessionPrincipal): Promise<IssuedS
     ...(principal.email ? { email: principal.email } : {}),
     exp: Math.floor(Date.now() / 1000) + ttl,
   };
-  const token = await signConsoleToken(claims, AUDIENCE, ttl);
+  const token = await signConsoleToken(claims, AUDIENCE, claims.exp);
   return { cookie: sessionCookie(token, ttl), claims };
 }
 
@@ -98,14 +98,14 @@ export async function verifySessionToken(token: string): Promise<SessionClaims> 
   return claims;
 }
 
-/** A token of the console (a session, a sign-in in progress) for `audience`, signed like a session. */
-export async function signConsoleToken(payload: JWTPayload, audience: string, ttlSeconds: number): Promise<string> {
+/** A token of the console (a session, a sign-in in progress) for `audience`, signed like a session; `expiresAt` in unix seconds. */
+export async function signConsoleToken(payload: JWTPayload, audience: string, expiresAt: number): Promise<string> {
   const signing = await currentSigningKey();
   return new SignJWT(payload)
     .setProtectedHeader({ alg: SESSION_ALG, kid: signing.kid })
     .setAudience(audience)
     .setIssuedAt()
-    .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
+    .setExpirationTime(expiresAt)
     .sign(signing.key);
 }
 
