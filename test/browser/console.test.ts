@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
+import { OAuth2Server } from 'oauth2-mock-server';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
@@ -22,14 +23,33 @@ const BOUND = { timeout: 20_000 };
 let gw: LocalGateway;
 let fake: FakeServer;
 let browser: Browser;
+/** A local OpenID Connect issuer for the single-sign-on path; its users are in the group `auditors`. */
+let issuer: OAuth2Server;
 let page: Page;
 const dialogs: string[] = [];
 const outsideRequests: string[] = [];
 
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
+  issuer = new OAuth2Server();
+  await issuer.issuer.keys.generate('RS256');
+  await issuer.start(0, '127.0.0.1');
+  issuer.service.on('beforeTokenSigning', (token) => {
+    Object.assign(token.payload, { sub: 'u-auditor', email: 'auditor@example.test', groups: ['auditors'] });
+  });
   // Keys are checked at every call (no AUTH_CACHE_TTL_MS delay), so a revoked key fails at once.
-  [gw, fake] = await Promise.all([startTestGateway({ env: { AUTH_CACHE_TTL_MS: '0' } }), startOpenAIFake()]);
+  [gw, fake] = await Promise.all([
+    startTestGateway({
+      env: {
+        AUTH_CACHE_TTL_MS: '0',
+        SSO_ISSUER_URL: issuer.issuer.url!,
+        SSO_CLIENT_ID: 'gateway-console',
+        SSO_LABEL: 'Test issuer',
+        SSO_ROLE_MAP: JSON.stringify({ auditors: 'viewer' }),
+      },
+    }),
+    startOpenAIFake(),
+  ]);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     // Headless and offline: no GPU, no QUIC, none of Chromium's own calls home.
@@ -53,7 +73,11 @@ beforeAll(async () => {
   // Nothing leaves this machine: any request to another host fails and is recorded.
   await page.route('**/*', (route) => {
     const { hostname, protocol } = new URL(route.request().url());
-    if (protocol === 'data:' || hostname === '127.0.0.1' || hostname === 'localhost') return route.continue();
+    // The gateway takes its callback URL's scheme from x-forwarded-proto (https without it,
+    // as behind API Gateway); this plain-http gateway is told so, as a local proxy would.
+    if (protocol === 'data:' || hostname === '127.0.0.1' || hostname === 'localhost') {
+      return route.continue({ headers: { ...route.request().headers(), 'x-forwarded-proto': 'http' } });
+    }
     outsideRequests.push(route.request().url());
     return route.abort();
   });
@@ -61,7 +85,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await Promise.all([gw?.stop(), fake?.close()]);
+  await Promise.all([gw?.stop(), fake?.close(), issuer?.stop()]);
 });
 
 const open = async (id: string) => {
@@ -228,5 +252,19 @@ describe('the console in a browser', () => {
     await new Promise((r) => setTimeout(r, Math.max(0, expiresAt * 1000 - Date.now() + 500)));
     await open('logs');
     await page.getByRole('heading', { name: 'Sign in with an API key' }).waitFor(BOUND);
+  }, 120_000);
+
+  it("signs in by single sign-on: the button leads through the issuer back to the console, with the role of the user's groups", async () => {
+    await page.context().clearCookies();
+    await page.goto(`${gw.url}/console/`);
+    await page.getByRole('link', { name: 'Sign in with Test issuer' }).click();
+    await page.getByRole('navigation', { name: 'Pages' }).waitFor(BOUND);
+    expect(await page.locator('header').textContent()).toContain('viewer');
+    await page.screenshot({ path: `${ARTIFACTS}/signed-in-by-sso.png` });
+
+    await open('keys');
+    await page.getByLabel('Name').fill('not-allowed');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Not allowed for your role' }).waitFor(BOUND);
   }, 120_000);
 });
