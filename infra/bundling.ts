@@ -1,5 +1,6 @@
+import { cpSync, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { AssetHashType, DockerImage } from 'aws-cdk-lib';
 import { Code } from 'aws-cdk-lib/aws-lambda';
 import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
@@ -75,6 +76,23 @@ export function esbuildOptionsFor(entry: string, outdir: string): BuildOptions {
 }
 
 /**
+ * Files a function serves besides its code, copied into its bundle: the admin function
+ * serves the console, built by `npm run build` (cdk.json runs it before every synth) into
+ * functions/console/dist, at `<bundle>/console` (functions/console/serve.ts reads it there).
+ */
+export const BUNDLED_FILES: Readonly<Record<string, { from: string; to: string }>> = {
+  'functions/admin/handler.ts': { from: 'functions/console/dist', to: 'console' },
+};
+
+function copyBundledFiles(entry: string, outputDir: string): void {
+  const files = BUNDLED_FILES[entry];
+  if (!files) return;
+  const from = resolve(REPO_ROOT, files.from);
+  if (!existsSync(join(from, 'index.html'))) throw new Error(`${files.from} is missing: run \`npm run build\` before synth.`);
+  cpSync(from, join(outputDir, files.to), { recursive: true, filter: (path) => !path.endsWith('.build.json') });
+}
+
+/**
  * The Lambda code of one function: bundled at synth by esbuild in-process (no Docker; the
  * image is only CDK's required fallback and is never pulled). The asset hash is that of the
  * output, so an unchanged bundle is not uploaded again. With bundling skipped (tests,
@@ -91,6 +109,7 @@ export function functionCode(entry: string): Code {
       local: {
         tryBundle(outputDir: string): boolean {
           buildSync(esbuildOptionsFor(resolve(REPO_ROOT, entry), outputDir));
+          copyBundledFiles(entry, outputDir);
           return true;
         },
       },

@@ -55,6 +55,7 @@ const createSchema = z.strictObject({
 
 const updateSchema = z.strictObject({
   name: z.optional(z.string().check(z.minLength(1), z.maxLength(128))),
+  role: z.optional(z.enum(ROLES)),
   default_config: defaultConfigSchema,
   allowed_mcp: allowedMcpSchema,
 });
@@ -179,8 +180,12 @@ async function update(req: GatewayRequest) {
   const { workspaceId, id } = await findKey(req);
   const body = parseInput(updateSchema, req.json());
   await assertOutranks(req, workspaceId, id);
+  if (body.role && !atLeast(req.auth.role, body.role)) {
+    throw insufficientRole(`A \`${req.auth.role}\` key cannot make a key \`${body.role}\`: a key grants at most its own role.`, 'role');
+  }
   const changes = {
     name: body.name,
+    role: body.role,
     default_config: await storedDefaultConfig(body.default_config, workspaceId),
     allowed_mcp: checkAllowedMcp(body.allowed_mcp),
   };

@@ -61,6 +61,17 @@ const schema = z.object({
   GATEWAY_TRUSTED_HOSTS: listFromEnv,
   /** How long a verified gateway key stays cached; revocation takes effect within it. */
   AUTH_CACHE_TTL_MS: intFromEnv(30_000),
+  /** How long a console session (its `gw_console` cookie) lasts: docs/console-sso.md. */
+  CONSOLE_SESSION_TTL_SECONDS: intFromEnv(8 * 3600, 1),
+  /** Console single sign-on by OpenID Connect (docs/console-sso.md); unset issuer: off. */
+  SSO_ISSUER_URL: urlFromEnv,
+  SSO_CLIENT_ID: z.optional(z.string()),
+  SSO_CLIENT_SECRET: z.optional(z.string()),
+  SSO_REDIRECT_URL: urlFromEnv,
+  SSO_ROLE_CLAIM: z._default(z.string(), 'groups'),
+  SSO_ROLE_MAP: z._default(z.string(), '{}'),
+  SSO_SCOPES: z._default(z.string(), 'openid email profile'),
+  SSO_LABEL: z.optional(z.string()),
   /** How long managed providers and saved configs stay cached in a container. */
   CONTROL_CACHE_TTL_MS: intFromEnv(30_000),
   /** How long rate-limit policy lists stay cached (at most 10 s, issue «Rate limits»). */
@@ -135,6 +146,18 @@ const schema = z.object({
   POWERTOOLS_DEV: flagFromEnv(false),
 });
 
+/** Console single sign-on (functions/console/sso); `roleMap` is JSON, parsed and checked there. */
+export interface SsoSettings {
+  issuerUrl: string | undefined;
+  clientId: string | undefined;
+  clientSecret: string | undefined;
+  redirectUrl: string | undefined;
+  roleClaim: string;
+  roleMap: string;
+  scopes: string;
+  label: string | undefined;
+}
+
 export interface GatewayConfig {
   region: string;
   budgetAlarms: { topicArn: string | undefined; namePrefix: string; endpoint: string | undefined };
@@ -144,6 +167,8 @@ export interface GatewayConfig {
   providerCredentialsKeyId: string;
   trustedHosts: readonly string[];
   authCacheTtlMs: number;
+  consoleSessionTtlSeconds: number;
+  sso: SsoSettings;
   controlCacheTtlMs: number;
   policyCacheTtlMs: number;
   rateLimitReserveAheadMs: number;
@@ -197,6 +222,17 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     providerCredentialsKeyId: e.PROVIDER_CREDENTIALS_KEY_ID,
     trustedHosts: e.GATEWAY_TRUSTED_HOSTS,
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
+    consoleSessionTtlSeconds: e.CONSOLE_SESSION_TTL_SECONDS,
+    sso: {
+      issuerUrl: e.SSO_ISSUER_URL,
+      clientId: e.SSO_CLIENT_ID || undefined,
+      clientSecret: e.SSO_CLIENT_SECRET || undefined,
+      redirectUrl: e.SSO_REDIRECT_URL,
+      roleClaim: e.SSO_ROLE_CLAIM,
+      roleMap: e.SSO_ROLE_MAP,
+      scopes: e.SSO_SCOPES,
+      label: e.SSO_LABEL || undefined,
+    },
     controlCacheTtlMs: e.CONTROL_CACHE_TTL_MS,
     policyCacheTtlMs: Math.min(e.POLICY_CACHE_TTL_MS, 10_000),
     rateLimitReserveAheadMs: e.RATE_LIMIT_RESERVE_AHEAD_MS,

@@ -1,3 +1,4 @@
+import { ensureConsoleBuilt } from '../console-build';
 import { startLocalGateway, type LocalGateway } from './server';
 import { stopWithParent } from './lifelines';
 import { parsePort, StartupProblem } from './startup-checks';
@@ -30,6 +31,11 @@ process.on('SIGINT', shutdown);
 process.on('SIGTERM', shutdown);
 stopWithParent(() => void shutdown('the end of its parent process (npm)'));
 
+// The console's files (functions/console/dist) are built on the first start and after its sources change.
+await ensureConsoleBuilt().catch((err: unknown) => {
+  process.stderr.write(`The console could not be built (the API works without it): ${(err as Error)?.message ?? String(err)}\n`);
+});
+
 try {
   gateway = await startLocalGateway({ port: parsePort(process.env.PORT, 8787), host: process.env.HOST || '127.0.0.1', signal: starting.signal });
 } catch (err) {
@@ -49,6 +55,7 @@ process.stdout.write(
   `${[
     '',
     `AI gateway running at ${gateway.baseUrl}`,
+    `Console: ${gateway.url}/console/ (sign in with the admin key)`,
     `Admin key (x-gateway-api-key): ${gateway.adminKey}`,
     `Workspace: ${gateway.workspaceId}`,
     `Data: ${process.env.GATEWAY_DATA_DIR ?? '.gateway'}`,

@@ -190,8 +190,8 @@ export const OPERATIONS: readonly Operation[] = [
 
   // admin
   op('POST', '/v1/workspaces', 'org-admin', 'Create a workspace', 'object', body('WorkspaceCreate', workspaceCreate)),
-  op('GET', '/v1/workspaces', 'org-admin', "List the organisation's workspaces", 'list', { query: page }),
-  op('GET', '/v1/workspaces/{id}', 'org-admin', 'Retrieve a workspace', 'object'),
+  op('GET', '/v1/workspaces', 'workspace-admin', "List the organisation's workspaces (a workspace admin's own only)", 'list', { query: page }),
+  op('GET', '/v1/workspaces/{id}', 'workspace-admin', 'Retrieve a workspace (a workspace admin: its own)', 'object'),
   op('POST', '/v1/api-keys', 'workspace-admin', 'Create a gateway key (the secret is shown once)', 'object', body('ApiKeyCreate', apiKeyCreate)),
   op('GET', '/v1/api-keys', 'viewer', 'List gateway keys', 'list', { query: [...page, workspaceId] }),
   op('GET', '/v1/api-keys/{id}', 'viewer', 'Retrieve a gateway key', 'object', { query: [workspaceId] }),

@@ -245,6 +245,11 @@ export class ApiStack extends Stack {
         route(resource, group.name, integration);
         route(resource.addResource('{proxy+}'), group.name, integration);
       }
+      for (const root of group.roots ?? []) {
+        const resource = this.restApi.root.addResource(root);
+        route(resource, group.name, integration);
+        route(resource.addResource('{proxy+}'), group.name, integration);
+      }
       if (group.name === FALLBACK_GROUP) {
         route(this.restApi.root, group.name, integration);
         route(this.restApi.root.addResource('{proxy+}'), group.name, integration);

@@ -202,6 +202,10 @@ describe('API stack: REST API', () => {
         expected.set(`/v1/${prefix}`, g.name);
         expected.set(`/v1/${prefix}/{proxy+}`, g.name);
       }
+      for (const root of g.roots ?? []) {
+        expected.set(`/${root}`, g.name);
+        expected.set(`/${root}/{proxy+}`, g.name);
+      }
     }
     expect(byPath).toEqual(expected);
     // Same answer as the local runtime's router for a concrete path under each resource.

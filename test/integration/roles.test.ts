@@ -23,7 +23,8 @@ const ADMIN_OBJECTS = ['/v1/api-keys', '/v1/providers', '/v1/configs', '/v1/guar
 /** THE rule table: whether a key of `role` (with or without `gateway`) may use `method path`. */
 function allowed(method: string, path: string, role: Role, gateway: boolean): boolean {
   const read = method === 'GET';
-  if (path.startsWith('/v1/workspaces')) return role === 'org-admin';
+  // A workspace admin lists and reads its own workspace only (the made-up id below is another's).
+  if (path.startsWith('/v1/workspaces')) return path === '/v1/workspaces' && read ? ADMINS.includes(role) : role === 'org-admin';
   if (path.startsWith('/v1/logs') || path === '/v1/analytics/spend' || path === '/v1/openapi.json') return true;
   if (path.startsWith('/v1/prompts') && !path.endsWith('/render') && !path.endsWith('/completions')) {
     return read || ADMINS.includes(role);
@@ -137,6 +138,32 @@ describe('the role matrix', () => {
     const member = await call(gw, 'POST', '/v1/api-keys', { key: wsAdmin, body: { name: 'member made by a workspace admin' } });
     expect(member.status).toBe(200);
     expect(member.body).toMatchObject({ role: 'member', scopes: ['gateway'], workspace_id: teamWorkspace });
+  });
+
+  it("a key's role is changed by an admin allowed to grant it", async () => {
+    const wsAdmin = keys.get('workspace-admin')!;
+    const made = await call(gw, 'POST', '/v1/api-keys', { key: wsAdmin, body: { name: 'to be promoted' } });
+    expect(made.status, made.text).toBe(200);
+    const path = `/v1/api-keys/${made.body.id}`;
+    const toOrgAdmin = await call(gw, 'PUT', path, { key: wsAdmin, body: { role: 'org-admin' } });
+    expect(toOrgAdmin.status).toBe(403);
+    expect(errorOf(toOrgAdmin)).toMatchObject({ code: 'insufficient_role', param: 'role' });
+    const bad = await call(gw, 'PUT', path, { key: wsAdmin, body: { role: 'admin' } });
+    expect(bad.status).toBe(400);
+    expect(errorOf(bad).param).toBe('role');
+
+    const toAdmin = await call(gw, 'PUT', path, { key: wsAdmin, body: { role: 'workspace-admin' } });
+    expect(toAdmin.status, toAdmin.text).toBe(200);
+    expect(toAdmin.body).toMatchObject({ role: 'workspace-admin', name: 'to be promoted' });
+    // The changed role applies to the key's next request (AUTH_CACHE_TTL_MS is 0 here).
+    expect((await call(gw, 'GET', '/v1/guardrails', { key: made.body.secret })).status).toBe(200);
+
+    const byOrgAdmin = await call(gw, 'PUT', `${path}?workspace_id=${teamWorkspace}`, { body: { role: 'viewer' } });
+    expect(byOrgAdmin.status, byOrgAdmin.text).toBe(200);
+    expect(byOrgAdmin.body.role).toBe('viewer');
+    const asViewer = await call(gw, 'POST', '/v1/chat/completions', { key: made.body.secret, body: {} });
+    expect(asViewer.status).toBe(403);
+    expect((await call(gw, 'GET', '/v1/api-keys', { key: made.body.secret })).status).toBe(200);
   });
 
   it('the old admin scope asks for a workspace admin without gateway, and no longer implies gateway', async () => {
@@ -278,7 +305,13 @@ describe('keys made before roles (no stored role; the old admin scope)', () => {
     const crossing = await call(gw, 'DELETE', `/v1/guardrails/anything?workspace_id=${gw.workspaceId}`, { key: teamAdmin });
     expect(crossing.status).toBe(403);
     expect(errorOf(crossing)).toMatchObject({ code: 'insufficient_role', param: 'workspace_id' });
-    expect((await call(gw, 'GET', '/v1/workspaces', { key: teamAdmin })).status).toBe(403);
+    const own = await call(gw, 'GET', '/v1/workspaces', { key: teamAdmin });
+    expect(own.status).toBe(200);
+    expect(own.body.data.map((w: { id: string }) => w.id)).toEqual([teamWorkspace]);
+    expect((await call(gw, 'GET', `/v1/workspaces/${teamWorkspace}`, { key: teamAdmin })).status).toBe(200);
+    const other = await call(gw, 'GET', `/v1/workspaces/${gw.workspaceId}`, { key: teamAdmin });
+    expect(other.status).toBe(403);
+    expect(errorOf(other)).toMatchObject({ code: 'insufficient_role', param: 'id' });
     expect((await call(gw, 'GET', '/v1/guardrails', { key: teamAdmin })).status).toBe(200);
     expect((await call(gw, 'POST', '/v1/chat/completions', { key: teamAdmin, body: {} })).status).toBe(400);
 

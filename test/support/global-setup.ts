@@ -1,4 +1,5 @@
 import type { TestProject } from 'vitest/node';
+import { ensureConsoleBuilt } from '../../infra/console-build';
 import { startDynamoDbLocal } from '../../infra/local/dynamodb';
 
 declare module 'vitest' {
@@ -9,7 +10,8 @@ declare module 'vitest' {
 
 /** One DynamoDB Local (one JVM) for the whole run; each test file uses its own tables. */
 export default async function setup(project: TestProject) {
-  const dynamo = await startDynamoDbLocal(null);
+  // The gateway serves the console from its build (functions/console/dist): built once here when missing or stale.
+  const [dynamo] = await Promise.all([startDynamoDbLocal(null), ensureConsoleBuilt()]);
   project.provide('dynamodbEndpoint', dynamo.endpoint);
   return async () => {
     await dynamo.stop();

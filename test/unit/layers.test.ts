@@ -20,6 +20,7 @@ const LAYER_OF: Record<string, number> = {
   batches: 2,
   rerank: 2,
   mcp: 2,
+  console: 2,
   gateway: 3,
   guardrails: 4,
   policies: 4,

@@ -1,8 +1,9 @@
 import { config } from '../config';
 import { unauthorized } from '../errors';
 import type { AuthContext, Scope } from '../http/types';
-import { findKeyBySecret, type ApiKeyRecord } from '../stores/keys';
+import { findKeyBySecret, getKeyById, type ApiKeyRecord } from '../stores/keys';
 import { TtlCache } from '../stores/ttl-cache';
+import { checkCsrf, CSRF_HEADER, invalidSession, type SessionClaims, sessionTokenFrom, ssoAuthContext, verifySessionToken } from './console-session';
 import { hashApiKey } from './keys';
 import { roleOf } from './roles';
 
@@ -20,13 +21,16 @@ const cache = new TtlCache<VerifiedKey>(() => config().authCacheTtlMs, 10_000, 5
 
 export function clearAuthCache(): void {
   cache.clear();
+  byId.clear();
 }
 
-const lookup = (secret: string): Promise<VerifiedKey | undefined> =>
-  cache.get(hashApiKey(secret), async () => {
-    const record = await findKeyBySecret(secret);
-    return record && { ...record, effectiveRole: await roleOf(record), grantedScopes: record.scopes.filter((scope): scope is Scope => scope === 'gateway') };
-  });
+const verified = async (record: ApiKeyRecord | undefined): Promise<VerifiedKey | undefined> =>
+  record && { ...record, effectiveRole: await roleOf(record), grantedScopes: record.scopes.filter((scope): scope is Scope => scope === 'gateway') };
+
+const lookup = (secret: string): Promise<VerifiedKey | undefined> => cache.get(hashApiKey(secret), async () => verified(await findKeyBySecret(secret)));
+
+/** Keys by id, for console sessions made from a key (same TTL as the key cache). */
+const byId = new TtlCache<VerifiedKey>(() => config().authCacheTtlMs, 10_000, 5_000);
 
 /** Where the gateway key was read from: its own header, or a client's only key header. */
 export type KeyHeader = 'x-gateway-api-key' | 'x-api-key' | 'x-goog-api-key' | 'authorization' | 'query';
@@ -57,9 +61,11 @@ export function gatewayKeyFrom(headers: Record<string, string>, queryKey?: strin
  * `Authorization` is removed from `headers`, so nothing downstream forwards it upstream,
  * takes it for a provider key or logs it (the caller removes a `?key=` it passed).
  */
-export async function authenticate(headers: Record<string, string>, queryKey?: string): Promise<AuthContext> {
+export async function authenticate(headers: Record<string, string>, method: string, queryKey?: string): Promise<AuthContext> {
   const found = gatewayKeyFrom(headers, queryKey);
   if (!found) {
+    const session = sessionTokenFrom(headers);
+    if (session) return authenticateSession(session, method, headers);
     throw unauthorized(
       'Missing gateway API key: send it in the `x-gateway-api-key` header (or, from a client that sets only its API key, as `Authorization: Bearer`, `x-api-key` or `x-goog-api-key`).',
       'missing_api_key',
@@ -74,6 +80,10 @@ export async function authenticate(headers: Record<string, string>, queryKey?: s
   if (secret.length > 512) throw unauthorized(invalid);
   const record = await lookup(secret);
   if (!record) throw unauthorized(invalid);
+  return contextOf(record);
+}
+
+function contextOf(record: VerifiedKey): AuthContext {
   if (record.status !== 'active') throw unauthorized('This gateway API key has been revoked.', 'revoked_api_key');
   if (record.expires_at !== null && record.expires_at * 1000 <= Date.now()) {
     throw unauthorized('This gateway API key has expired.', 'expired_api_key');
@@ -87,4 +97,26 @@ export async function authenticate(headers: Record<string, string>, queryKey?: s
     defaultConfig: record.default_config ?? undefined,
     ...(record.allowed_mcp ? { allowedMcp: record.allowed_mcp } : {}),
   };
+}
+
+/**
+ * A console session (the `gw_console` cookie, console-session.ts), when no key header was
+ * sent. A session made from a key acts as that key does now: it stops with the key's
+ * revocation or expiry (within the key cache's TTL) and follows a change of its role. The
+ * cookie and CSRF headers are removed once read, so nothing downstream forwards them.
+ */
+export async function authenticateSession(token: string, method: string, headers: Record<string, string>): Promise<AuthContext> {
+  delete headers.cookie;
+  const claims = await verifySessionToken(token);
+  checkCsrf(claims, method, headers);
+  delete headers[CSRF_HEADER];
+  return sessionContext(claims);
+}
+
+/** The principal a verified session stands for (a key session re-reads its key). */
+export async function sessionContext(claims: SessionClaims): Promise<AuthContext> {
+  if (claims.knd === 'sso') return ssoAuthContext(claims);
+  const record = await byId.get(`${claims.ws}/${claims.sub}`, async () => verified(await getKeyById(claims.ws, claims.sub)));
+  if (!record) throw invalidSession();
+  return { ...contextOf(record), subject: record.id };
 }

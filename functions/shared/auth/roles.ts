@@ -49,7 +49,7 @@ export const insufficientRole = (message: string, param: string | null = null) =
  * is not open to members, who only use models; `gateway` (model traffic) also needs the
  * `gateway` scope.
  */
-const ADMITTED: Record<Access, readonly Role[]> = {
+const ADMITTED: Record<Exclude<Access, 'public'>, readonly Role[]> = {
   gateway: ['member', 'workspace-admin', 'org-admin'],
   member: ROLES,
   viewer: ['viewer', 'workspace-admin', 'org-admin'],
@@ -61,6 +61,7 @@ const listRoles = (roles: readonly Role[]) => roles.map((role) => `\`${role}\``)
 
 /** Whether the key may use a route of this access (roles and the `gateway` scope). */
 export function authorize(auth: AuthContext, access: Access): void {
+  if (access === 'public') return;
   if (!ADMITTED[access].includes(auth.role)) {
     const what = access === 'gateway' ? 'This route carries model traffic: it is open to' : 'This route is open to';
     throw insufficientRole(`${what} ${listRoles(ADMITTED[access])}; this key's role is \`${auth.role}\`.`);

@@ -69,9 +69,14 @@ export async function handleEvent(group: GroupRouter, event: APIGatewayProxyEven
     const match = matchRequest(group, method, path, headers);
     if (match.kind === 'match' && match.route.errorResponse) shapeError = match.route.errorResponse;
     if (req.body.length > config().maxBodyBytes) throw payloadTooLarge(config().maxBodyBytes);
+    if (match.kind === 'match' && match.route.access === 'public') {
+      ctx.route = match.route.name ?? `${match.route.method} ${match.route.path}`;
+      req.params = match.params;
+      return await match.handler(req);
+    }
     const keyParam = match.kind === 'match' ? match.route.keyInQuery : undefined;
     // The key is checked on every route, known or not, so routes cannot be probed anonymously.
-    req.auth = await authenticate(headers, keyParam ? req.query[keyParam] : undefined);
+    req.auth = await authenticate(headers, method, keyParam ? req.query[keyParam] : undefined);
     if (keyParam) dropQueryParam(req, keyParam);
     ctx.workspaceId = req.auth.workspaceId;
     if (match.kind === 'not_found') throw routeNotFound(method, path);

@@ -10,8 +10,12 @@ export type Scope = 'gateway';
 /** What a key may manage, lowest first: functions/shared/auth/roles.ts. */
 export type Role = 'viewer' | 'member' | 'workspace-admin' | 'org-admin';
 
-/** What a route needs: `gateway` (model traffic), or the role level that may use it (which roles each admits: functions/shared/auth/roles.ts). */
-export type Access = 'gateway' | Role;
+/**
+ * What a route needs: `gateway` (model traffic), or the role level that may use it (which
+ * roles each admits: functions/shared/auth/roles.ts). `public`: no credential at all (the
+ * console's sign-in routes, which check what they need themselves); `req.auth` is unset.
+ */
+export type Access = 'public' | 'gateway' | Role;
 
 /**
  * One entry of a key's MCP allow-list (`allowed_mcp`): a registered server's slug and, when
@@ -32,6 +36,8 @@ export interface AuthContext {
   defaultConfig?: string;
   /** The key's MCP allow-list; absent: every server and tool of the workspace. */
   allowedMcp?: readonly McpAllowance[];
+  /** Who signed in, when the request came with a console session (the key's id, or the single-sign-on user). */
+  subject?: string;
 }
 
 export interface GatewayRequest {

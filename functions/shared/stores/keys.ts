@@ -123,11 +123,11 @@ export async function revokeKey(workspaceId: string, keyId: string): Promise<Api
   return updated ?? (await getItem<KeyItem>('control', { pk: found.pk, sk: found.sk }, true));
 }
 
-/** Change a key's name, default config or MCP allow-list; a revoked key cannot be changed. */
+/** Change a key's name, role, default config or MCP allow-list; a revoked key cannot be changed. */
 export async function updateKey(
   workspaceId: string,
   keyId: string,
-  changes: { name?: string; default_config?: string | null; allowed_mcp?: McpAllowance[] | null },
+  changes: { name?: string; role?: Role; default_config?: string | null; allowed_mcp?: McpAllowance[] | null },
 ): Promise<{ key?: ApiKeyRecord; revoked?: true }> {
   const found = await getKeyById(workspaceId, keyId);
   if (!found) return {};

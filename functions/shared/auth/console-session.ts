@@ -1,0 +1,157 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { decodeProtectedHeader, type JWTPayload, jwtVerify, SignJWT } from 'jose';
+import { config } from '../config';
+import { GatewayError, unauthorized } from '../errors';
+import type { AuthContext, Role, Scope } from '../http/types';
+import { currentSigningKey, SESSION_ALG, verificationKey } from './session-keys';
+
+/**
+ * Console sessions (docs/console-sso.md): a short-lived token signed by the gateway
+ * (session-keys.ts), carried in the `gw_console` cookie (HttpOnly, Secure, SameSite=Strict).
+ * A session made from a gateway key names the key, and is checked against it on every use:
+ * it dies with the key, and follows its role. A single-sign-on session carries the role
+ * and workspace its claims mapped to (functions/console/sso). Writes need the session's
+ * CSRF token in `x-csrf-token`: the cookie alone never authorises a change.
+ */
+export const SESSION_COOKIE = 'gw_console';
+export const CSRF_HEADER = 'x-csrf-token';
+const AUDIENCE = 'ai-gateway-console';
+const KID_PATTERN = /^csk_[a-z0-9]{1,40}$/;
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** A cookie header longer than this is not the gateway's (a session token is well under 1 KB). */
+const MAX_COOKIE_HEADER = 8192;
+
+/** Who a session is: a gateway key (`key`) or a single-sign-on user (`sso`). */
+export type SessionKind = 'key' | 'sso';
+
+export interface SessionClaims extends JWTPayload {
+  sub: string;
+  knd: SessionKind;
+  /** Workspace and organisation; a key session re-reads them from its key. */
+  ws: string;
+  org: string;
+  role: Role;
+  scp: Scope[];
+  csrf: string;
+  email?: string;
+  exp: number;
+}
+
+/** What a session is made from: the principal, as it signed in. */
+export interface SessionPrincipal {
+  kind: SessionKind;
+  /** The key's id, or the issuer's subject. */
+  subject: string;
+  email?: string;
+  role: Role;
+  workspaceId: string;
+  organisationId: string;
+  scopes: Scope[];
+}
+
+export interface IssuedSession {
+  /** The whole `Set-Cookie` value. */
+  cookie: string;
+  claims: SessionClaims;
+}
+
+export async function issueSession(principal: SessionPrincipal): Promise<IssuedSession> {
+  const ttl = config().consoleSessionTtlSeconds;
+  const claims: SessionClaims = {
+    sub: principal.subject,
+    knd: principal.kind,
+    ws: principal.workspaceId,
+    org: principal.organisationId,
+    role: principal.role,
+    scp: principal.scopes,
+    csrf: randomBytes(24).toString('base64url'),
+    ...(principal.email ? { email: principal.email } : {}),
+    exp: Math.floor(Date.now() / 1000) + ttl,
+  };
+  const token = await signConsoleToken(claims, AUDIENCE, claims.exp);
+  return { cookie: sessionCookie(token, ttl), claims };
+}
+
+const sessionCookie = (value: string, maxAge: number) => `${SESSION_COOKIE}=${value}; Path=/; Max-Age=${maxAge}; HttpOnly; Secure; SameSite=Strict`;
+
+/** The `Set-Cookie` value that signs out (the browser drops the cookie). */
+export const clearedSessionCookie = () => sessionCookie('', 0);
+
+/** The session cookie's value, if the request carries one. */
+export function sessionTokenFrom(headers: Record<string, string>): string | undefined {
+  const header = headers.cookie;
+  if (!header || header.length > MAX_COOKIE_HEADER) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) return part.slice(eq + 1).trim() || undefined;
+  }
+  return undefined;
+}
+
+export const invalidSession = () => unauthorized('The console session has expired or is not valid: sign in again.', 'invalid_session');
+
+/** The claims of a valid, unexpired session token; a 401 otherwise. */
+/** The claims of a valid, unexpired session token; a 401 otherwise. */
+export async function verifySessionToken(token: string): Promise<SessionClaims> {
+  const claims = await verifyConsoleToken<SessionClaims>(token, AUDIENCE);
+  if (!claims) throw invalidSession();
+  return claims;
+}
+
+/** A token of the console (a session, a sign-in in progress) for `audience`, signed like a session; `expiresAt` in unix seconds. */
+export async function signConsoleToken(payload: JWTPayload, audience: string, expiresAt: number): Promise<string> {
+  const signing = await currentSigningKey();
+  return new SignJWT(payload)
+    .setProtectedHeader({ alg: SESSION_ALG, kid: signing.kid })
+    .setAudience(audience)
+    .setIssuedAt()
+    .setExpirationTime(expiresAt)
+    .sign(signing.key);
+}
+
+/** The payload of a valid, unexpired console token for `audience`; undefined for a malformed, forged or expired one. */
+export async function verifyConsoleToken<T extends JWTPayload>(token: string, audience: string): Promise<T | undefined> {
+  let kid: unknown;
+  try {
+    kid = decodeProtectedHeader(token).kid;
+  } catch {
+    return undefined;
+  }
+  if (typeof kid !== 'string' || !KID_PATTERN.test(kid)) return undefined;
+  const key = await verificationKey(kid);
+  if (!key) return undefined;
+  try {
+    return (await jwtVerify<T>(token, key, { algorithms: [SESSION_ALG], audience, requiredClaims: ['exp'] })).payload;
+  } catch {
+    return undefined;
+  }
+}
+
+export const csrfFailed = () =>
+  new GatewayError(
+    403,
+    'permission_error',
+    `A change made with a console session must carry its CSRF token in \`${CSRF_HEADER}\`.`,
+    CSRF_HEADER,
+    'csrf_failed',
+  );
+
+/** Writes (anything but GET, HEAD, OPTIONS) must echo the session's CSRF token; compared in constant time. */
+export function checkCsrf(claims: SessionClaims, method: string, headers: Record<string, string>): void {
+  if (SAFE_METHODS.has(method)) return;
+  const given = Buffer.from(headers[CSRF_HEADER] ?? '', 'utf8');
+  const expected = Buffer.from(claims.csrf, 'utf8');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw csrfFailed();
+}
+
+/** A single-sign-on session's principal as the kernel reads it (a key session is read from its key: authenticate.ts). */
+export function ssoAuthContext(claims: SessionClaims): AuthContext {
+  return {
+    keyId: `sso:${claims.sub}`,
+    workspaceId: claims.ws,
+    organisationId: claims.org,
+    role: claims.role,
+    scopes: claims.scp,
+    subject: claims.email ?? claims.sub,
+  };
+}
