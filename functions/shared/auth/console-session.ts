@@ -3,6 +3,7 @@ import { decodeProtectedHeader, type JWTPayload, jwtVerify, SignJWT } from 'jose
 import { config } from '../config';
 import { GatewayError, unauthorized } from '../errors';
 import type { AuthContext, Role, Scope } from '../http/types';
+import { CSRF_HEADER, SESSION_COOKIE } from './session-cookie';
 import { currentSigningKey, SESSION_ALG, verificationKey } from './session-keys';
 
 /**
@@ -13,13 +14,10 @@ import { currentSigningKey, SESSION_ALG, verificationKey } from './session-keys'
  * and workspace its claims mapped to (functions/console/sso). Writes need the session's
  * CSRF token in `x-csrf-token`: the cookie alone never authorises a change.
  */
-export const SESSION_COOKIE = 'gw_console';
-export const CSRF_HEADER = 'x-csrf-token';
+export { CSRF_HEADER, SESSION_COOKIE, sessionTokenFrom } from './session-cookie';
 const AUDIENCE = 'ai-gateway-console';
 const KID_PATTERN = /^csk_[a-z0-9]{1,40}$/;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-/** A cookie header longer than this is not the gateway's (a session token is well under 1 KB). */
-const MAX_COOKIE_HEADER = 8192;
 
 /** Who a session is: a gateway key (`key`) or a single-sign-on user (`sso`). */
 export type SessionKind = 'key' | 'sso';
@@ -76,17 +74,6 @@ const sessionCookie = (value: string, maxAge: number) => `${SESSION_COOKIE}=${va
 
 /** The `Set-Cookie` value that signs out (the browser drops the cookie). */
 export const clearedSessionCookie = () => sessionCookie('', 0);
-
-/** The session cookie's value, if the request carries one. */
-export function sessionTokenFrom(headers: Record<string, string>): string | undefined {
-  const header = headers.cookie;
-  if (!header || header.length > MAX_COOKIE_HEADER) return undefined;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) return part.slice(eq + 1).trim() || undefined;
-  }
-  return undefined;
-}
 
 export const invalidSession = () => unauthorized('The console session has expired or is not valid: sign in again.', 'invalid_session');
 
