@@ -1,10 +1,9 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { decodeProtectedHeader, type JWTPayload, jwtVerify, SignJWT } from 'jose';
-import { config } from '../config';
+import { timingSafeEqual } from 'node:crypto';
+import { decodeProtectedHeader, type JWTPayload, jwtVerify } from 'jose';
 import { GatewayError, unauthorized } from '../errors';
 import type { AuthContext, Role, Scope } from '../http/types';
-import { CSRF_HEADER, SESSION_COOKIE } from './session-cookie';
-import { currentSigningKey, SESSION_ALG, verificationKey } from './session-keys';
+import { CSRF_HEADER } from './session-cookie';
+import { SESSION_ALG, verificationKey } from './session-keys';
 
 /**
  * Console sessions (docs/console-sso.md): a short-lived token signed by the gateway
@@ -15,7 +14,7 @@ import { currentSigningKey, SESSION_ALG, verificationKey } from './session-keys'
  * CSRF token in `x-csrf-token`: the cookie alone never authorises a change.
  */
 export { CSRF_HEADER, SESSION_COOKIE, sessionTokenFrom } from './session-cookie';
-const AUDIENCE = 'ai-gateway-console';
+export const SESSION_AUDIENCE = 'ai-gateway-console';
 const KID_PATTERN = /^csk_[a-z0-9]{1,40}$/;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -47,53 +46,14 @@ export interface SessionPrincipal {
   scopes: Scope[];
 }
 
-export interface IssuedSession {
-  /** The whole `Set-Cookie` value. */
-  cookie: string;
-  claims: SessionClaims;
-}
-
-export async function issueSession(principal: SessionPrincipal): Promise<IssuedSession> {
-  const ttl = config().consoleSessionTtlSeconds;
-  const claims: SessionClaims = {
-    sub: principal.subject,
-    knd: principal.kind,
-    ws: principal.workspaceId,
-    org: principal.organisationId,
-    role: principal.role,
-    scp: principal.scopes,
-    csrf: randomBytes(24).toString('base64url'),
-    ...(principal.email ? { email: principal.email } : {}),
-    exp: Math.floor(Date.now() / 1000) + ttl,
-  };
-  const token = await signConsoleToken(claims, AUDIENCE, claims.exp);
-  return { cookie: sessionCookie(token, ttl), claims };
-}
-
-const sessionCookie = (value: string, maxAge: number) => `${SESSION_COOKIE}=${value}; Path=/; Max-Age=${maxAge}; HttpOnly; Secure; SameSite=Strict`;
-
-/** The `Set-Cookie` value that signs out (the browser drops the cookie). */
-export const clearedSessionCookie = () => sessionCookie('', 0);
-
 export const invalidSession = () => unauthorized('The console session has expired or is not valid: sign in again.', 'invalid_session');
 
 /** The claims of a valid, unexpired session token; a 401 otherwise. */
 /** The claims of a valid, unexpired session token; a 401 otherwise. */
 export async function verifySessionToken(token: string): Promise<SessionClaims> {
-  const claims = await verifyConsoleToken<SessionClaims>(token, AUDIENCE);
+  const claims = await verifyConsoleToken<SessionClaims>(token, SESSION_AUDIENCE);
   if (!claims) throw invalidSession();
   return claims;
-}
-
-/** A token of the console (a session, a sign-in in progress) for `audience`, signed like a session; `expiresAt` in unix seconds. */
-export async function signConsoleToken(payload: JWTPayload, audience: string, expiresAt: number): Promise<string> {
-  const signing = await currentSigningKey();
-  return new SignJWT(payload)
-    .setProtectedHeader({ alg: SESSION_ALG, kid: signing.kid })
-    .setAudience(audience)
-    .setIssuedAt()
-    .setExpirationTime(expiresAt)
-    .sign(signing.key);
 }
 
 /** The payload of a valid, unexpired console token for `audience`; undefined for a malformed, forged or expired one. */
