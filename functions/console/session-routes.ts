@@ -1,5 +1,6 @@
 import { authenticate, sessionContext } from '../shared/auth/authenticate';
-import { clearedSessionCookie, issueSession, type SessionClaims, sessionTokenFrom, verifySessionToken } from '../shared/auth/console-session';
+import { type SessionClaims, sessionTokenFrom, verifySessionToken } from '../shared/auth/console-session';
+import { clearedSessionCookie, issueSession } from './issue';
 import { unauthorized } from '../shared/errors';
 import { ok } from '../shared/http/response';
 import type { AuthContext, GatewayRequest, HttpResponse, Route } from '../shared/http/types';

@@ -21,6 +21,7 @@ import { FilterPattern, LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-log
 import type { Construct } from 'constructs';
 import type { TableName } from '../../functions/shared/tables';
 import { ENDPOINT_GROUPS, FALLBACK_GROUP, type EndpointGroup } from '../endpoint-groups';
+import { ConsoleSso, type SsoOption } from './console-sso';
 import { accessFor, FILES_KEY_ACTIONS, FILES_OBJECT_ACTIONS } from './access';
 import { EndpointFunction } from './endpoint-function';
 import { filesBucketArnExport } from './files-bucket';
@@ -46,6 +47,8 @@ export interface ApiStackProps extends StackProps {
   files: { bucket: IBucket; key: IKey };
   /** Default: infra/endpoint-groups.ts, the same list the local runtime routes from. */
   groups?: readonly EndpointGroup[];
+  /** Single sign-on to the console: a Cognito user pool made here, or another issuer. */
+  sso?: SsoOption;
 }
 
 /**
@@ -258,6 +261,13 @@ export class ApiStack extends Stack {
       }
     }
     if (!functions[FALLBACK_GROUP]) throw new Error(`The endpoint groups must include the fallback group '${FALLBACK_GROUP}'.`);
+    if (props.sso && functions.admin) {
+      // Built from the API id and the stage name, not restApi.url: that names the stage
+      // resource, which depends on the methods, which depend on this function.
+      const callbackUrl = `https://${this.restApi.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${props.stage}/console/sso/callback`;
+      const sso = new ConsoleSso(this, 'ConsoleSso', { option: props.sso, stage: props.stage, callbackUrl });
+      for (const [name, value] of Object.entries(sso.environment)) functions.admin.function.addEnvironment(name, value);
+    }
     this.functions = functions;
     this.routes = routes;
 

@@ -63,6 +63,7 @@ export function buildApp(app: App, options: GatewayAppOptions): GatewayStacks {
     tables: data.tables,
     providerCredentialsKey: data.providerCredentialsKey,
     files: { bucket: data.files.bucket, key: data.files.key },
+    ...(options.sso ? { sso: options.sso } : {}),
   });
 
   if (options.budgetAlarm) manageBudgetAlarms(api, stage, options.alarmTopicArn);

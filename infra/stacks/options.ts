@@ -1,5 +1,6 @@
 import type { App } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { SsoOption } from './console-sso';
 
 /**
  * Deployment settings, given as CDK context (`cdk synth -c stage=dev -c memorySize=2048`)
@@ -52,6 +53,8 @@ export interface GatewayAppOptions {
    * itself and can use no more, so a flood on one group cannot starve the others.
    */
   reservedConcurrency?: Readonly<Record<string, number>>;
+  /** Console single sign-on: `-c sso=cognito`, or `-c ssoIssuer=<url> -c ssoClientId=<id>` (docs/console-sso.md). */
+  sso?: SsoOption;
 }
 
 export type CapacityMode = 'on-demand' | 'managed-instances';
@@ -127,6 +130,7 @@ export function resolveOptions(raw: {
   budgetAlarm?: unknown;
   accountConcurrency?: unknown;
   reservedConcurrency?: unknown;
+  sso?: { sso?: unknown; issuer?: unknown; clientId?: unknown; roleMap?: unknown; roleClaim?: unknown };
 }): GatewayAppOptions {
   const stage = String(raw.stage ?? DEFAULT_OPTIONS.stage);
   if (!STAGE.test(stage)) {
@@ -173,6 +177,7 @@ export function resolveOptions(raw: {
     ...(raw.budgetAlarm === true || raw.budgetAlarm === 'true' ? { budgetAlarm: true } : {}),
     ...(accountConcurrency !== undefined ? { accountConcurrency } : {}),
     ...(reservedConcurrency ? { reservedConcurrency } : {}),
+    ...resolveSso(raw.sso ?? {}),
   };
 }
 
@@ -181,6 +186,22 @@ const count = (name: string, value: unknown, min: number, max: number): number =
   if (!Number.isInteger(n) || n < min || n > max) throw new Error(`Context '${name}' must be an integer between ${min} and ${max}; got '${String(value)}'.`);
   return n;
 };
+
+function resolveSso(raw: { sso?: unknown; issuer?: unknown; clientId?: unknown; roleMap?: unknown; roleClaim?: unknown }): { sso?: SsoOption } {
+  const kind = optionalString(raw.sso);
+  const issuer = optionalString(raw.issuer);
+  if (kind === 'cognito') {
+    if (issuer) throw new Error("Context 'sso=cognito' creates its own issuer: give no 'ssoIssuer'.");
+    return { sso: { kind: 'cognito' } };
+  }
+  if (kind !== undefined) throw new Error(`Context 'sso' must be 'cognito' (or give 'ssoIssuer' and 'ssoClientId'); got '${kind}'.`);
+  if (!issuer) return {};
+  const clientId = optionalString(raw.clientId);
+  if (!/^https:\/\/[^\s]+$/.test(issuer) || !clientId) throw new Error("Context 'ssoIssuer' must be an https URL, and 'ssoClientId' is required with it.");
+  const roleMap = optionalString(raw.roleMap);
+  const roleClaim = optionalString(raw.roleClaim);
+  return { sso: { kind: 'oidc', issuer, clientId, ...(roleMap ? { roleMap } : {}), ...(roleClaim ? { roleClaim } : {}) } };
+}
 
 /** Unset, empty and whitespace-only context values all mean "not given". */
 function optionalString(value: unknown): string | undefined {
@@ -335,5 +356,6 @@ export function optionsFromContext(app: App): GatewayAppOptions {
       maxAzs: ctx('maxAzs'),
     },
     budgetAlarm: ctx('budgetAlarm'),
+    sso: { sso: ctx('sso'), issuer: ctx('ssoIssuer'), clientId: ctx('ssoClientId'), roleMap: ctx('ssoRoleMap'), roleClaim: ctx('ssoRoleClaim') },
   });
 }

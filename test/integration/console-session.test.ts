@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
+import { startOpenAIFake, type FakeServer } from '../fakes';
 import { call, errorOf, startTestGateway } from '../support/gateway';
 
 /**
@@ -8,6 +9,7 @@ import { call, errorOf, startTestGateway } from '../support/gateway';
  * workspace), CSRF on writes, sign-out, and a session that dies with its key.
  */
 let gw: LocalGateway;
+let openai: FakeServer;
 
 interface Session {
   cookie: string;
@@ -40,11 +42,17 @@ const withSession = (s: Session, method: string, path: string, opts: { body?: un
   });
 
 beforeAll(async () => {
+  openai = await startOpenAIFake();
   gw = await startTestGateway({ env: { AUTH_CACHE_TTL_MS: '0' } });
+  const provider = await call(gw, 'POST', '/v1/providers', {
+    body: { slug: 'console-openai', provider: 'openai', api_key: 'sk-console-0123456789', custom_host: `${openai.url}/v1` },
+  });
+  expect(provider.status, provider.text).toBe(200);
 }, 60_000);
 
 afterAll(async () => {
   await gw?.stop();
+  await openai?.close();
 });
 
 describe('signing in with a key', () => {
@@ -171,6 +179,26 @@ describe('the cookie on the documented API', () => {
     expect((await withSession(s, 'GET', '/console/session')).status).toBe(401);
     const again = await call(gw, 'POST', '/console/session', { key: null, body: { api_key: key.secret } });
     expect(again.status).toBe(401);
+  });
+
+  it('carries model traffic (the playground) without forwarding the cookie or the CSRF token upstream', async () => {
+    const s = await signIn(gw.adminKey);
+    const res = await call(gw, 'POST', '/v1/chat/completions', {
+      key: null,
+      body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello from the console' }] },
+      headers: {
+        cookie: s.cookie,
+        'x-csrf-token': s.csrf,
+        'x-gateway-provider': '@console-openai',
+        'x-gateway-forward-headers': 'cookie,x-csrf-token',
+      },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.object).toBe('chat.completion');
+    const upstream = openai.last()!;
+    expect(upstream.headers.cookie).toBeUndefined();
+    expect(upstream.headers['x-csrf-token']).toBeUndefined();
+    expect(JSON.stringify(upstream.headers)).not.toContain(s.csrf);
   });
 
   it('signs out: the cookie is cleared', async () => {

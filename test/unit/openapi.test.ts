@@ -8,13 +8,17 @@ import { idempotency } from '../../functions/shared/http/idempotency';
 type Json = Record<string, any>;
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
-/** Every route of every endpoint group, as its Lambda handler serves them. */
+/**
+ * Every route of every endpoint group, as its Lambda handler serves them, but the public
+ * ones: the console's sign-in and pages (outside /v1, no key) are the browser's, documented
+ * in docs/console-sso.md and docs/api.md, not operations of the API.
+ */
 async function routeTable(): Promise<Array<{ group: string; route: Route }>> {
   const all: Array<{ group: string; route: Route }> = [];
   for (const group of ENDPOINT_GROUPS) {
     const module = (await import(`../../${group.entry}`)) as { routes?: Route[] };
     if (!module.routes) throw new Error(`${group.entry} exports no \`routes\``);
-    all.push(...module.routes.map((route) => ({ group: group.name, route })));
+    all.push(...module.routes.filter((route) => route.access !== 'public').map((route) => ({ group: group.name, route })));
   }
   return all;
 }

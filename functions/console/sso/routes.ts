@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { JWTPayload } from 'jose';
-import { issueSession, signConsoleToken, verifyConsoleToken } from '../../shared/auth/console-session';
+import { verifyConsoleToken } from '../../shared/auth/console-session';
+import { issueSession, signConsoleToken } from '../issue';
 import { BOOTSTRAP_MARKER, insufficientRole } from '../../shared/auth/roles';
 import { config, type SsoSettings } from '../../shared/config';
 import { getItem } from '../../shared/db/ops';
@@ -94,7 +95,11 @@ async function login(req: GatewayRequest): Promise<HttpResponse> {
     state: tx.state,
     nonce: tx.nonce,
   });
-  const token = await signConsoleToken({ ...tx, jti: randomBytes(8).toString('hex') }, TRANSACTION_AUDIENCE, Math.floor(Date.now() / 1000) + TRANSACTION_TTL_SECONDS);
+  const token = await signConsoleToken(
+    { ...tx, jti: randomBytes(8).toString('hex') },
+    TRANSACTION_AUDIENCE,
+    Math.floor(Date.now() / 1000) + TRANSACTION_TTL_SECONDS,
+  );
   return { statusCode: 302, headers: { ...NO_STORE, location: url.href, 'set-cookie': transactionCookie(token, TRANSACTION_TTL_SECONDS) } };
 }
 

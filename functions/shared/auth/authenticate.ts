@@ -3,7 +3,8 @@ import { unauthorized } from '../errors';
 import type { AuthContext, Scope } from '../http/types';
 import { findKeyBySecret, getKeyById, type ApiKeyRecord } from '../stores/keys';
 import { TtlCache } from '../stores/ttl-cache';
-import { checkCsrf, CSRF_HEADER, invalidSession, type SessionClaims, sessionTokenFrom, ssoAuthContext, verifySessionToken } from './console-session';
+import type { SessionClaims } from './console-session';
+import { CSRF_HEADER, sessionTokenFrom } from './session-cookie';
 import { hashApiKey } from './keys';
 import { roleOf } from './roles';
 
@@ -107,6 +108,8 @@ function contextOf(record: VerifiedKey): AuthContext {
  */
 export async function authenticateSession(token: string, method: string, headers: Record<string, string>): Promise<AuthContext> {
   delete headers.cookie;
+  // Loaded on the first session: key-only traffic never loads the token code (jose).
+  const { verifySessionToken, checkCsrf } = await import('./console-session');
   const claims = await verifySessionToken(token);
   checkCsrf(claims, method, headers);
   delete headers[CSRF_HEADER];
@@ -115,6 +118,7 @@ export async function authenticateSession(token: string, method: string, headers
 
 /** The principal a verified session stands for (a key session re-reads its key). */
 export async function sessionContext(claims: SessionClaims): Promise<AuthContext> {
+  const { invalidSession, ssoAuthContext } = await import('./console-session');
   if (claims.knd === 'sso') return ssoAuthContext(claims);
   const record = await byId.get(`${claims.ws}/${claims.sub}`, async () => verified(await getKeyById(claims.ws, claims.sub)));
   if (!record) throw invalidSession();

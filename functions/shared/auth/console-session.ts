@@ -1,9 +1,9 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { decodeProtectedHeader, type JWTPayload, jwtVerify, SignJWT } from 'jose';
-import { config } from '../config';
+import { timingSafeEqual } from 'node:crypto';
+import { decodeProtectedHeader, type JWTPayload, jwtVerify } from 'jose';
 import { GatewayError, unauthorized } from '../errors';
 import type { AuthContext, Role, Scope } from '../http/types';
-import { currentSigningKey, SESSION_ALG, verificationKey } from './session-keys';
+import { CSRF_HEADER } from './session-cookie';
+import { SESSION_ALG, verificationKey } from './session-keys';
 
 /**
  * Console sessions (docs/console-sso.md): a short-lived token signed by the gateway
@@ -13,13 +13,10 @@ import { currentSigningKey, SESSION_ALG, verificationKey } from './session-keys'
  * and workspace its claims mapped to (functions/console/sso). Writes need the session's
  * CSRF token in `x-csrf-token`: the cookie alone never authorises a change.
  */
-export const SESSION_COOKIE = 'gw_console';
-export const CSRF_HEADER = 'x-csrf-token';
-const AUDIENCE = 'ai-gateway-console';
+export { CSRF_HEADER, SESSION_COOKIE, sessionTokenFrom } from './session-cookie';
+export const SESSION_AUDIENCE = 'ai-gateway-console';
 const KID_PATTERN = /^csk_[a-z0-9]{1,40}$/;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-/** A cookie header longer than this is not the gateway's (a session token is well under 1 KB). */
-const MAX_COOKIE_HEADER = 8192;
 
 /** Who a session is: a gateway key (`key`) or a single-sign-on user (`sso`). */
 export type SessionKind = 'key' | 'sso';
@@ -49,64 +46,14 @@ export interface SessionPrincipal {
   scopes: Scope[];
 }
 
-export interface IssuedSession {
-  /** The whole `Set-Cookie` value. */
-  cookie: string;
-  claims: SessionClaims;
-}
-
-export async function issueSession(principal: SessionPrincipal): Promise<IssuedSession> {
-  const ttl = config().consoleSessionTtlSeconds;
-  const claims: SessionClaims = {
-    sub: principal.subject,
-    knd: principal.kind,
-    ws: principal.workspaceId,
-    org: principal.organisationId,
-    role: principal.role,
-    scp: principal.scopes,
-    csrf: randomBytes(24).toString('base64url'),
-    ...(principal.email ? { email: principal.email } : {}),
-    exp: Math.floor(Date.now() / 1000) + ttl,
-  };
-  const token = await signConsoleToken(claims, AUDIENCE, claims.exp);
-  return { cookie: sessionCookie(token, ttl), claims };
-}
-
-const sessionCookie = (value: string, maxAge: number) => `${SESSION_COOKIE}=${value}; Path=/; Max-Age=${maxAge}; HttpOnly; Secure; SameSite=Strict`;
-
-/** The `Set-Cookie` value that signs out (the browser drops the cookie). */
-export const clearedSessionCookie = () => sessionCookie('', 0);
-
-/** The session cookie's value, if the request carries one. */
-export function sessionTokenFrom(headers: Record<string, string>): string | undefined {
-  const header = headers.cookie;
-  if (!header || header.length > MAX_COOKIE_HEADER) return undefined;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) return part.slice(eq + 1).trim() || undefined;
-  }
-  return undefined;
-}
-
 export const invalidSession = () => unauthorized('The console session has expired or is not valid: sign in again.', 'invalid_session');
 
 /** The claims of a valid, unexpired session token; a 401 otherwise. */
 /** The claims of a valid, unexpired session token; a 401 otherwise. */
 export async function verifySessionToken(token: string): Promise<SessionClaims> {
-  const claims = await verifyConsoleToken<SessionClaims>(token, AUDIENCE);
+  const claims = await verifyConsoleToken<SessionClaims>(token, SESSION_AUDIENCE);
   if (!claims) throw invalidSession();
   return claims;
-}
-
-/** A token of the console (a session, a sign-in in progress) for `audience`, signed like a session; `expiresAt` in unix seconds. */
-export async function signConsoleToken(payload: JWTPayload, audience: string, expiresAt: number): Promise<string> {
-  const signing = await currentSigningKey();
-  return new SignJWT(payload)
-    .setProtectedHeader({ alg: SESSION_ALG, kid: signing.kid })
-    .setAudience(audience)
-    .setIssuedAt()
-    .setExpirationTime(expiresAt)
-    .sign(signing.key);
 }
 
 /** The payload of a valid, unexpired console token for `audience`; undefined for a malformed, forged or expired one. */

@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
-import { decryptEnvelope, encryptEnvelope, type Envelope } from '../crypto/envelope';
-import { getItem, putNew, queryAll } from '../db/ops';
+import { type CryptoKey, importJWK, type JWK } from 'jose';
+import type { Envelope } from '../crypto/envelope';
+import { getItem } from '../db/ops';
 import { TtlCache } from '../stores/ttl-cache';
 
 /**
@@ -12,74 +11,26 @@ import { TtlCache } from '../stores/ttl-cache';
  * half is stored as a JWK in the clear, so every endpoint group verifies a session cookie
  * with a plain table read and no KMS call.
  *
+ * This module is the verifying half (every endpoint group); the signing half, which makes
+ * keys and opens private halves, is functions/console/signing-keys.ts (the admin group only).
+ *
  * Rotation: `addSessionSigningKey()` writes a newer pair; issuers switch to the newest within
  * SIGNER_TTL_MS, and cookies signed by an older key verify (by their `kid`) until they expire.
  * An older item can be deleted once SESSION_TTL has passed.
  */
 export const SESSION_KEYS_PK = 'CONSOLE#SESSION_KEY';
-const ALG = 'EdDSA';
-const KID_PREFIX = 'csk_';
-const SIGNER_TTL_MS = 5 * 60_000;
+export const ALG = 'EdDSA';
+export const KID_PREFIX = 'csk_';
 /** A key, once stored, never changes: its public half is kept a long time once read. */
 const VERIFIER_TTL_MS = 12 * 3600_000;
 
-interface SessionKeyItem {
+export interface SessionKeyItem {
   pk: string;
   sk: string;
   kid: string;
   public_jwk: JWK;
   sealed_private_jwk: Envelope;
   created_at: number;
-}
-
-export interface SigningKey {
-  kid: string;
-  alg: typeof ALG;
-  key: CryptoKey;
-}
-
-const sealContext = (kid: string) => ({ purpose: 'console-session-signing-key', kid });
-
-/** Write a new signing key; the newest one signs from then on. */
-export async function addSessionSigningKey(): Promise<string> {
-  const kid = `${KID_PREFIX}${Date.now().toString(36)}${randomBytes(6).toString('hex')}`;
-  const { publicKey, privateKey } = await generateKeyPair('Ed25519', { extractable: true });
-  const item: SessionKeyItem = {
-    pk: SESSION_KEYS_PK,
-    sk: kid,
-    kid,
-    public_jwk: await exportJWK(publicKey),
-    sealed_private_jwk: await encryptEnvelope(JSON.stringify(await exportJWK(privateKey)), sealContext(kid)),
-    created_at: Date.now(),
-  };
-  if (!(await putNew('control', item as unknown as SessionKeyItem & Record<string, unknown>))) throw new Error('session signing key collision');
-  signer = undefined;
-  return kid;
-}
-
-let signer: { value: Promise<SigningKey>; expiresAt: number } | undefined;
-
-/** The newest signing key (made on first use), with its private half opened. */
-export function currentSigningKey(): Promise<SigningKey> {
-  if (signer && signer.expiresAt > Date.now()) return signer.value;
-  const value = loadNewest().catch((err: unknown) => {
-    signer = undefined;
-    throw err;
-  });
-  signer = { value, expiresAt: Date.now() + SIGNER_TTL_MS };
-  return value;
-}
-
-async function loadNewest(): Promise<SigningKey> {
-  let items = await queryAll<SessionKeyItem>('control', SESSION_KEYS_PK, KID_PREFIX);
-  if (items.length === 0) {
-    // Two containers starting at once may each add one: both verify, the newest signs.
-    await addSessionSigningKey();
-    items = await queryAll<SessionKeyItem>('control', SESSION_KEYS_PK, KID_PREFIX);
-  }
-  const newest = items.reduce((a, b) => (b.created_at > a.created_at ? b : a));
-  const jwk = JSON.parse((await decryptEnvelope(newest.sealed_private_jwk, sealContext(newest.kid))).toString('utf8')) as JWK;
-  return { kid: newest.kid, alg: ALG, key: (await importJWK(jwk, ALG)) as CryptoKey };
 }
 
 const verifiers = new TtlCache<CryptoKey>(() => VERIFIER_TTL_MS, 100, 5_000);
