@@ -111,7 +111,7 @@ describe('TTL in DynamoDB Local', () => {
         const out = await client.send(new DescribeTimeToLiveCommand({ TableName: `${process.env.GATEWAY_TEST_TABLE_PREFIX}${spec.name}` }));
         status[spec.name] = out.TimeToLiveDescription?.TimeToLiveStatus;
       }
-      expect(status).toEqual({ usage: 'ENABLED', cache: 'ENABLED', logs: 'DISABLED', idempotency: 'ENABLED', sessions: 'ENABLED' });
+      expect(status).toEqual({ usage: 'ENABLED', cache: 'ENABLED', logs: 'DISABLED', idempotency: 'ENABLED', sessions: 'ENABLED', jobs: 'ENABLED' });
     } finally {
       client.destroy();
     }
