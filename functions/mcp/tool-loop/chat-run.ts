@@ -14,7 +14,7 @@ import { json, mergeHeaders } from '../../shared/http/response';
 import { SSE_HEADERS } from '../../shared/http/sse';
 import type { GatewayRequest, HttpResponse } from '../../shared/http/types';
 import type { StreamFailure } from '../../formats/sse';
-import { COMMITTED, type LoopSink, ToolLoop, TurnFailure } from './engine';
+import { COMMITTED, type LoopSink, runUntilCommitted, ToolLoop } from './engine';
 import { resolveMcpTools } from './spec';
 
 const MCP_SERVERS_HEADER = 'x-gateway-mcp-servers';
@@ -132,18 +132,8 @@ export async function chatWithMcp(req: GatewayRequest): Promise<HttpResponse> {
   };
   const steps = loop.rounds(chat);
   const early: Chunk[] = [];
-  try {
-    for (let next = await steps.next(); !next.done; next = await steps.next()) {
-      if (next.value === COMMITTED) {
-        if (stream) break;
-        continue;
-      }
-      early.push(...next.value);
-    }
-  } catch (err) {
-    if (err instanceof TurnFailure) return openAIFailureResponse(err.outcome.dispatched);
-    throw err;
-  }
+  const failure = await runUntilCommitted(steps, stream, early, (err) => openAIFailureResponse(err.outcome.dispatched));
+  if (failure) return failure;
   if (!stream) return json(loop.status, sink.completion, loop.headers);
   async function* sse(): AsyncGenerator<string, void, undefined> {
     if (early.length) yield frames(early);

@@ -17,7 +17,7 @@ import { openRequestLog, requestFacts } from '../../gateway/request-log';
 import type { ChatRequest, FinishReason, Usage } from '../../providers/types';
 import type { RequestFacts } from '../../spend/request-record';
 import { asGatewayError, GatewayError } from '../../shared/errors';
-import type { GatewayRequest } from '../../shared/http/types';
+import type { GatewayRequest, HttpResponse } from '../../shared/http/types';
 import { callMcpTool, listMcpTools, resultText } from './calls';
 import { McpToolNames } from './names';
 import { needsApproval, type McpToolSpec } from './spec';
@@ -64,6 +64,33 @@ export class TurnFailure extends Error {
 /** Yielded once the first model turn is under way: from then on, failures are stream events. */
 export const COMMITTED = Symbol('committed');
 export type LoopStep<E> = E[] | typeof COMMITTED;
+
+/**
+ * Runs the loop's steps up to the point the caller is answered from: streamed, the first
+ * model turn under way (COMMITTED; the rest is read from `steps` as the stream goes on);
+ * not streamed, the end. The events before it are pushed to `early`. A TurnFailure before
+ * that point is the HTTP answer (nothing has been sent yet), built by `failed`.
+ */
+export async function runUntilCommitted<E>(
+  steps: AsyncGenerator<LoopStep<E>, void, undefined>,
+  stream: boolean,
+  early: E[],
+  failed: (failure: TurnFailure) => HttpResponse | Promise<HttpResponse>,
+): Promise<HttpResponse | undefined> {
+  try {
+    for (let next = await steps.next(); !next.done; next = await steps.next()) {
+      if (next.value === COMMITTED) {
+        if (stream) break;
+        continue;
+      }
+      early.push(...next.value);
+    }
+  } catch (err) {
+    if (err instanceof TurnFailure) return await failed(err);
+    throw err;
+  }
+  return undefined;
+}
 
 function addUsage(total: Usage | undefined, more: Usage | undefined | null): Usage | undefined {
   if (!more) return total;

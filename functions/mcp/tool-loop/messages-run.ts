@@ -14,7 +14,7 @@ import { json, mergeHeaders } from '../../shared/http/response';
 import { SSE_HEADERS } from '../../shared/http/sse';
 import { assertSafeUrl } from '../../shared/net/ssrf';
 import { parseInput, z } from '../../shared/validation';
-import { COMMITTED, ToolLoop, TurnFailure } from './engine';
+import { COMMITTED, runUntilCommitted, ToolLoop } from './engine';
 import { MessagesMcpSink } from './messages-sink';
 import { resolveMcpTools } from './spec';
 
@@ -74,18 +74,8 @@ export const mcpMessages = compose([anthropicErrors, requestLog('messages'), ide
   const chat = messagesToChat({ ...body, messages: withoutMcpBlocks(body.messages), tools: [...(body.tools ?? []), ...offered] });
   const steps = loop.rounds(chat);
   const early: MessagesStreamEvent[] = [...sink.drain()];
-  try {
-    for (let next = await steps.next(); !next.done; next = await steps.next()) {
-      if (next.value === COMMITTED) {
-        if (stream) break;
-        continue;
-      }
-      early.push(...next.value);
-    }
-  } catch (err) {
-    if (err instanceof TurnFailure) return failureResponse(err.outcome);
-    throw err;
-  }
+  const failure = await runUntilCommitted(steps, stream, early, (err) => failureResponse(err.outcome));
+  if (failure) return failure;
   if (!stream) return json(loop.status, sink.message, loop.headers);
   async function* sse(): AsyncGenerator<string, void, undefined> {
     yield frames(early);

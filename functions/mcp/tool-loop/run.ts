@@ -9,7 +9,7 @@ import { json, mergeHeaders } from '../../shared/http/response';
 import { SSE_HEADERS } from '../../shared/http/sse';
 import type { GatewayRequest, HttpResponse } from '../../shared/http/types';
 import { parseInput } from '../../shared/validation';
-import { COMMITTED, TurnFailure, type LoopStep } from './engine';
+import { COMMITTED, runUntilCommitted, type LoopStep } from './engine';
 import { McpToolLoop } from './loop';
 
 const frames = (events: ResponsesStreamEvent[]) => events.map(sseFrame).join('');
@@ -24,18 +24,8 @@ export async function runMcpResponse(req: GatewayRequest): Promise<HttpResponse>
   const steps = loop.steps();
   // Up to the first model turn, a failure is the HTTP answer (nothing is sent yet).
   const early: ResponsesStreamEvent[] = [];
-  try {
-    for (let next = await steps.next(); !next.done; next = await steps.next()) {
-      if (next.value === COMMITTED) {
-        if (stream) break;
-        continue;
-      }
-      early.push(...next.value);
-    }
-  } catch (err) {
-    if (err instanceof TurnFailure) return openAIFailureResponse(err.outcome.dispatched);
-    throw err;
-  }
+  const failure = await runUntilCommitted(steps, stream, early, (err) => openAIFailureResponse(err.outcome.dispatched));
+  if (failure) return failure;
   if (!stream) {
     const response = loop.builder.response!;
     await keep(req, body, previous, response);
