@@ -22,7 +22,8 @@ beforeAll(async () => {
   const other = await call(gw, 'POST', '/v1/api-keys', { body: { name: 'other', workspace_id: ws.body.id, scopes: ['gateway'] } });
   otherKey = other.body.secret;
   const servers = [
-    { slug: 'tools', url: `${fake.url}/tools`, timeout_ms: 1000, allowed_tools: ['echo', 'fail', 'stall', 'large'] },
+    // 3 s: long enough for the 5 MB `large` answer to reach the size cap on a loaded machine.
+    { slug: 'tools', url: `${fake.url}/tools`, timeout_ms: 3000, allowed_tools: ['echo', 'fail', 'stall', 'large'] },
     { slug: 'secure', url: `${fake.url}/secure`, auth: { type: 'headers', headers: { 'x-api-token': fake.headerToken } } },
     {
       slug: 'oauth',
@@ -95,8 +96,8 @@ describe('/v1/mcp: the workspace servers aggregated', () => {
     const started = Date.now();
     const stalled = await rpcError(client.callTool({ name: 'tools__stall' }, undefined, { timeout: 20_000 }));
     expect(stalled.code).toBe(ErrorCode.RequestTimeout);
-    expect(stalled.message).toContain("MCP server 'tools' did not answer within 1000 ms");
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(stalled.message).toContain("MCP server 'tools' did not answer within 3000 ms");
+    expect(Date.now() - started).toBeLessThan(10_000);
     await client.close();
   });
 
