@@ -22,15 +22,15 @@ let secretsManager: { endpoint: string; stop: () => Promise<void> };
 /** How the fake Secrets Manager answers GetSecretValue. */
 let mode: 'deny' | 'binary' | 'ok' = 'deny';
 const secretRequests: unknown[] = [];
-/** The client secret each token request to the issuer presented (Basic or in the form). */
+/** The client secret each token request to the issuer presented. */
 const presented: Array<string | undefined> = [];
 const output: string[] = [];
 let spies: MockInstance[] = [];
 
+/** The client_secret_post secret of a token request; `Basic` when it came (also) as HTTP Basic, which openid-client form-encodes first. */
 function presentedSecret(req: { headers: Record<string, unknown>; body?: Record<string, unknown> }): string | undefined {
-  if (typeof req.body?.client_secret === 'string') return req.body.client_secret;
-  const basic = /^Basic (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
-  return basic ? decodeURIComponent(Buffer.from(basic, 'base64').toString('utf8').split(':')[1] ?? '') : undefined;
+  if (req.headers.authorization !== undefined) return 'Basic';
+  return typeof req.body?.client_secret === 'string' ? req.body.client_secret : undefined;
 }
 
 beforeAll(async () => {
@@ -162,7 +162,7 @@ describe('console single sign-on with a client secret in Secrets Manager', () =>
       expect(session.status, session.text).toBe(200);
       expect(session.body).toMatchObject({ kind: 'sso', role: 'org-admin', email: 'grace@example.test' });
     }
-    // The token endpoint saw the stored secret (trimmed of the newline a CLI upload leaves).
+    // The token endpoint saw the stored secret in its form (client_secret_post), trimmed of the newline a CLI upload leaves.
     expect(presented.slice(-2)).toEqual([SECRET, SECRET]);
     expect(secretRequests.length - before).toBe(1);
   });
