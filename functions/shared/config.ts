@@ -56,6 +56,7 @@ const schema = z.object({
   AWS_ENDPOINT_URL: urlFromEnv,
   AWS_ENDPOINT_URL_DYNAMODB: urlFromEnv,
   AWS_ENDPOINT_URL_KMS: urlFromEnv,
+  AWS_ENDPOINT_URL_SECRETS_MANAGER: urlFromEnv,
   /** KMS key (id, ARN or alias) that wraps the data keys of provider credentials. */
   PROVIDER_CREDENTIALS_KEY_ID: z._default(z.string(), 'alias/ai-gateway-provider-credentials'),
   GATEWAY_TRUSTED_HOSTS: listFromEnv,
@@ -67,6 +68,8 @@ const schema = z.object({
   SSO_ISSUER_URL: urlFromEnv,
   SSO_CLIENT_ID: z.optional(z.string()),
   SSO_CLIENT_SECRET: z.optional(z.string()),
+  /** Secrets Manager secret holding the client secret, read once per container when SSO_CLIENT_SECRET is unset (on AWS). */
+  SSO_CLIENT_SECRET_ARN: z.optional(z.string()),
   SSO_REDIRECT_URL: urlFromEnv,
   SSO_ROLE_CLAIM: z._default(z.string(), 'groups'),
   SSO_ROLE_MAP: z._default(z.string(), '{}'),
@@ -151,6 +154,7 @@ export interface SsoSettings {
   issuerUrl: string | undefined;
   clientId: string | undefined;
   clientSecret: string | undefined;
+  clientSecretArn: string | undefined;
   redirectUrl: string | undefined;
   roleClaim: string;
   roleMap: string;
@@ -162,7 +166,7 @@ export interface GatewayConfig {
   region: string;
   budgetAlarms: { topicArn: string | undefined; namePrefix: string; endpoint: string | undefined };
   /** Endpoint of a service when set in the environment; otherwise the regional one is used. */
-  awsEndpoints: { dynamodb: string | undefined; kms: string | undefined };
+  awsEndpoints: { dynamodb: string | undefined; kms: string | undefined; secretsManager: string | undefined };
   tables: Record<TableName, string>;
   providerCredentialsKeyId: string;
   trustedHosts: readonly string[];
@@ -212,6 +216,7 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     awsEndpoints: {
       dynamodb: e.AWS_ENDPOINT_URL_DYNAMODB ?? e.AWS_ENDPOINT_URL,
       kms: e.AWS_ENDPOINT_URL_KMS ?? e.AWS_ENDPOINT_URL,
+      secretsManager: e.AWS_ENDPOINT_URL_SECRETS_MANAGER ?? e.AWS_ENDPOINT_URL,
     },
     tables,
     budgetAlarms: {
@@ -227,6 +232,7 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
       issuerUrl: e.SSO_ISSUER_URL,
       clientId: e.SSO_CLIENT_ID || undefined,
       clientSecret: e.SSO_CLIENT_SECRET || undefined,
+      clientSecretArn: e.SSO_CLIENT_SECRET_ARN || undefined,
       redirectUrl: e.SSO_REDIRECT_URL,
       roleClaim: e.SSO_ROLE_CLAIM,
       roleMap: e.SSO_ROLE_MAP,

@@ -267,6 +267,7 @@ export class ApiStack extends Stack {
       const callbackUrl = `https://${this.restApi.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${props.stage}/console/sso/callback`;
       const sso = new ConsoleSso(this, 'ConsoleSso', { option: props.sso, stage: props.stage, callbackUrl });
       for (const [name, value] of Object.entries(sso.environment)) functions.admin.function.addEnvironment(name, value);
+      sso.grantClientSecret(functions.admin.function);
     }
     this.functions = functions;
     this.routes = routes;

@@ -1,5 +1,6 @@
 import { Aws, CfnOutput, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { AdvancedSecurityMode, CfnUserPoolGroup, FeaturePlan, Mfa, OAuthScope, UserPool, UserPoolClient } from 'aws-cdk-lib/aws-cognito';
+import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { ROLES } from '../../functions/shared/auth/roles';
 
@@ -8,21 +9,28 @@ import { ROLES } from '../../functions/shared/auth/roles';
  * `-c sso=cognito` creates a Cognito user pool with a hosted sign-in domain, a public app
  * client (authorization code + PKCE, no secret) whose callback is the gateway's, and one
  * group per role, mapped to that role; `-c ssoIssuer=... -c ssoClientId=...` names any other
- * OpenID Connect issuer (Okta, Entra ID, Google), with `-c ssoRoleMap` and `-c ssoRoleClaim`.
+ * OpenID Connect issuer (Okta, Entra ID, Google), with `-c ssoRoleMap` and `-c ssoRoleClaim`;
+ * a confidential client adds `-c ssoClientSecretArn`, the Secrets Manager secret holding its
+ * client secret, which the admin function reads at run time (never in the template).
  */
-export type SsoOption = { kind: 'cognito' } | { kind: 'oidc'; issuer: string; clientId: string; roleMap?: string; roleClaim?: string };
+export type SsoOption =
+  | { kind: 'cognito' }
+  | { kind: 'oidc'; issuer: string; clientId: string; clientSecretArn?: string; roleMap?: string; roleClaim?: string };
 
 export class ConsoleSso extends Construct {
   /** The SSO_* settings of the admin function. */
   readonly environment: Record<string, string>;
+  private readonly clientSecretArn: string | undefined;
 
   constructor(scope: Construct, id: string, props: { option: SsoOption; stage: string; callbackUrl: string }) {
     super(scope, id);
     const { option } = props;
+    this.clientSecretArn = option.kind === 'oidc' ? option.clientSecretArn : undefined;
     if (option.kind === 'oidc') {
       this.environment = {
         SSO_ISSUER_URL: option.issuer,
         SSO_CLIENT_ID: option.clientId,
+        ...(option.clientSecretArn ? { SSO_CLIENT_SECRET_ARN: option.clientSecretArn } : {}),
         SSO_REDIRECT_URL: props.callbackUrl,
         ...(option.roleMap ? { SSO_ROLE_MAP: option.roleMap } : {}),
         ...(option.roleClaim ? { SSO_ROLE_CLAIM: option.roleClaim } : {}),
@@ -65,5 +73,15 @@ export class ConsoleSso extends Construct {
       SSO_LABEL: 'Sign in with Cognito',
     };
     new CfnOutput(this, 'ConsoleSignInDomain', { value: domain.baseUrl(), description: 'Cognito hosted sign-in of the console (add users to a role group)' });
+  }
+
+  /**
+   * Lets the admin function read the client secret: GetSecretValue on exactly that secret. A
+   * secret under a customer managed KMS key also needs that key's policy to allow the
+   * function's role kms:Decrypt via Secrets Manager (docs/console-sso.md); no wildcard here.
+   */
+  grantClientSecret(grantee: IGrantable): void {
+    if (!this.clientSecretArn) return;
+    Grant.addToPrincipal({ grantee, actions: ['secretsmanager:GetSecretValue'], resourceArns: [this.clientSecretArn] });
   }
 }

@@ -53,7 +53,7 @@ export interface GatewayAppOptions {
    * itself and can use no more, so a flood on one group cannot starve the others.
    */
   reservedConcurrency?: Readonly<Record<string, number>>;
-  /** Console single sign-on: `-c sso=cognito`, or `-c ssoIssuer=<url> -c ssoClientId=<id>` (docs/console-sso.md). */
+  /** Console single sign-on: `-c sso=cognito`, or `-c ssoIssuer=<url> -c ssoClientId=<id>` [`-c ssoClientSecretArn=<arn>`] (docs/console-sso.md). */
   sso?: SsoOption;
 }
 
@@ -130,7 +130,7 @@ export function resolveOptions(raw: {
   budgetAlarm?: unknown;
   accountConcurrency?: unknown;
   reservedConcurrency?: unknown;
-  sso?: { sso?: unknown; issuer?: unknown; clientId?: unknown; roleMap?: unknown; roleClaim?: unknown };
+  sso?: SsoContext;
 }): GatewayAppOptions {
   const stage = String(raw.stage ?? DEFAULT_OPTIONS.stage);
   if (!STAGE.test(stage)) {
@@ -187,9 +187,25 @@ const count = (name: string, value: unknown, min: number, max: number): number =
   return n;
 };
 
-function resolveSso(raw: { sso?: unknown; issuer?: unknown; clientId?: unknown; roleMap?: unknown; roleClaim?: unknown }): { sso?: SsoOption } {
+type SsoContext = { sso?: unknown; issuer?: unknown; clientId?: unknown; clientSecretArn?: unknown; roleMap?: unknown; roleClaim?: unknown };
+
+/** A complete Secrets Manager secret ARN, with the six-character suffix the service adds to the name: IAM grants exactly it. */
+const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z]{2}(-[a-z]+)+-\d:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/;
+
+function resolveSso(raw: SsoContext): { sso?: SsoOption } {
   const kind = optionalString(raw.sso);
   const issuer = optionalString(raw.issuer);
+  const clientSecretArn = optionalString(raw.clientSecretArn);
+  if (clientSecretArn !== undefined && !issuer) {
+    throw new Error(
+      "Context 'ssoClientSecretArn' is the client secret of an 'ssoIssuer' client: give it with 'ssoIssuer' and 'ssoClientId' (Cognito's client has no secret).",
+    );
+  }
+  if (clientSecretArn !== undefined && !SECRET_ARN.test(clientSecretArn)) {
+    throw new Error(
+      `Context 'ssoClientSecretArn' must be the complete ARN of a Secrets Manager secret, arn:aws:secretsmanager:<region>:<account>:secret:<name>-<6 characters>; got '${clientSecretArn}'.`,
+    );
+  }
   if (kind === 'cognito') {
     if (issuer) throw new Error("Context 'sso=cognito' creates its own issuer: give no 'ssoIssuer'.");
     return { sso: { kind: 'cognito' } };
@@ -200,7 +216,16 @@ function resolveSso(raw: { sso?: unknown; issuer?: unknown; clientId?: unknown; 
   if (!/^https:\/\/[^\s]+$/.test(issuer) || !clientId) throw new Error("Context 'ssoIssuer' must be an https URL, and 'ssoClientId' is required with it.");
   const roleMap = optionalString(raw.roleMap);
   const roleClaim = optionalString(raw.roleClaim);
-  return { sso: { kind: 'oidc', issuer, clientId, ...(roleMap ? { roleMap } : {}), ...(roleClaim ? { roleClaim } : {}) } };
+  return {
+    sso: {
+      kind: 'oidc',
+      issuer,
+      clientId,
+      ...(clientSecretArn ? { clientSecretArn } : {}),
+      ...(roleMap ? { roleMap } : {}),
+      ...(roleClaim ? { roleClaim } : {}),
+    },
+  };
 }
 
 /** Unset, empty and whitespace-only context values all mean "not given". */
@@ -356,6 +381,13 @@ export function optionsFromContext(app: App): GatewayAppOptions {
       maxAzs: ctx('maxAzs'),
     },
     budgetAlarm: ctx('budgetAlarm'),
-    sso: { sso: ctx('sso'), issuer: ctx('ssoIssuer'), clientId: ctx('ssoClientId'), roleMap: ctx('ssoRoleMap'), roleClaim: ctx('ssoRoleClaim') },
+    sso: {
+      sso: ctx('sso'),
+      issuer: ctx('ssoIssuer'),
+      clientId: ctx('ssoClientId'),
+      clientSecretArn: ctx('ssoClientSecretArn'),
+      roleMap: ctx('ssoRoleMap'),
+      roleClaim: ctx('ssoRoleClaim'),
+    },
   });
 }

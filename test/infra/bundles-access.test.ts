@@ -31,6 +31,8 @@ type Use = 'read' | 'write' | 'unknown';
 interface Usage {
   tables: Map<string, Set<Use>>;
   kms: Set<string>;
+  /** Sends secretsmanager:GetSecretValue (the SSO client secret, functions/console/sso/client-secret.ts). */
+  readsSecrets: boolean;
 }
 
 const usage = new Map<string, Usage>();
@@ -58,7 +60,8 @@ function analyse(code: string): Usage {
   for (const m of code.matchAll(new RegExp(`table: "(${names})"`, 'g'))) add(m[1]!, 'read');
   // KMS operations are sent by name through the AWS JSON client (functions/shared/crypto/envelope.ts).
   const kms = new Set(['Decrypt', 'GenerateDataKey', 'Encrypt'].filter((op) => new RegExp(`\\.send\\(\\s*"${op}"`).test(code)).map((op) => `kms:${op}`));
-  return { tables, kms };
+  const readsSecrets = /\.send\(\s*"GetSecretValue"/.test(code);
+  return { tables, kms, readsSecrets };
 }
 
 beforeAll(async () => {
@@ -107,5 +110,10 @@ describe('least privilege, checked against each function bundle', () => {
 
   it.each(FUNCTIONS.map((f) => [f.name, f] as const))('%s calls exactly the KMS operations its grant allows', (name, fn) => {
     expect([...usage.get(name)!.kms].sort()).toEqual([...KMS_BY_ACCESS[fn.access.providerCredentials]].sort());
+  });
+
+  it('only the admin function reads Secrets Manager: the one ConsoleSso grants GetSecretValue (-c ssoClientSecretArn)', () => {
+    const readers = FUNCTIONS.filter((f) => usage.get(f.name)!.readsSecrets).map((f) => f.name);
+    expect(readers).toEqual(['admin']);
   });
 });

@@ -8,6 +8,7 @@ import { buildApp, optionsFromContext } from '../../infra/stacks/index';
 // PKCE app client calling back to the gateway and a group per role, wired into the admin
 // function's settings; cdk-nag finds nothing (synthesis throws on a finding).
 const OPTIONS = { stage: 'test', logRetentionDays: RetentionDays.TWO_WEEKS, memorySize: 1024 };
+const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:ai-gateway/console-sso-AbC123';
 const skipBundling = () => new App({ context: { 'aws:cdk:bundling-stacks': [] } });
 
 describe('console single sign-on (CDK)', () => {
@@ -22,6 +23,57 @@ describe('console single sign-on (CDK)', () => {
     expect(() => optionsFromContext(new App({ context: { sso: 'okta' } }))).toThrow(/'sso' must be 'cognito'/);
     expect(() => optionsFromContext(new App({ context: { ssoIssuer: 'http://idp' } }))).toThrow(/ssoIssuer/);
   });
+
+  it('reads -c ssoClientSecretArn: only with ssoIssuer, only a complete secret ARN', () => {
+    const issuer = { ssoIssuer: 'https://accounts.google.com', ssoClientId: 'abc.apps.googleusercontent.com' };
+    expect(optionsFromContext(new App({ context: { ...issuer, ssoClientSecretArn: SECRET_ARN } })).sso).toEqual({
+      kind: 'oidc',
+      issuer: 'https://accounts.google.com',
+      clientId: 'abc.apps.googleusercontent.com',
+      clientSecretArn: SECRET_ARN,
+    });
+    expect(() => optionsFromContext(new App({ context: { ssoClientSecretArn: SECRET_ARN } }))).toThrow(/'ssoClientSecretArn'.*'ssoIssuer'/);
+    expect(() => optionsFromContext(new App({ context: { sso: 'cognito', ssoClientSecretArn: SECRET_ARN } }))).toThrow(/'ssoClientSecretArn'/);
+    for (const bad of [
+      'console-client-secret',
+      'arn:aws:secretsmanager:eu-west-1:123456789012:secret:gateway/sso', // partial ARN: no suffix, IAM would not match it
+      'arn:aws:secretsmanager:eu-west-1:123456789012:secret:*',
+      'arn:aws:kms:eu-west-1:123456789012:key/console-client-AbC123',
+      'arn:aws:secretsmanager:eu-west-1:1234:secret:console-client-AbC123',
+    ]) {
+      expect(() => optionsFromContext(new App({ context: { ...issuer, ssoClientSecretArn: bad } })), bad).toThrow(/complete ARN of a Secrets Manager secret/);
+    }
+  });
+
+  it('-c ssoClientSecretArn: the admin function gets the ARN and GetSecretValue on exactly it, nothing else; cdk-nag clean', () => {
+    const app = skipBundling();
+    const stacks = buildApp(app, {
+      ...OPTIONS,
+      sso: { kind: 'oidc', issuer: 'https://accounts.google.com', clientId: 'abc.apps.googleusercontent.com', clientSecretArn: SECRET_ARN },
+    });
+    expect(() => app.synth()).not.toThrow();
+    const api = Template.fromStack(stacks.api);
+    api.resourceCountIs('AWS::Cognito::UserPool', 0);
+    const adminFn = stacks.api.functions.admin!.function;
+    const fn = api.findResources('AWS::Lambda::Function')[stacks.api.getLogicalId(adminFn.node.defaultChild as never)];
+    expect(fn?.Properties.Environment.Variables).toMatchObject({ SSO_CLIENT_SECRET_ARN: SECRET_ARN, SSO_CLIENT_ID: 'abc.apps.googleusercontent.com' });
+    expect(JSON.stringify(fn)).not.toContain('SSO_CLIENT_SECRET"');
+    const statements = Object.values(api.findResources('AWS::IAM::Policy')).flatMap((p) =>
+      (p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>).map((st) => ({ policy: p, st })),
+    );
+    const secretGrants = statements.filter(({ st }) => JSON.stringify(st.Action).includes('secretsmanager:'));
+    expect(secretGrants.map(({ st }) => st)).toEqual([{ Action: 'secretsmanager:GetSecretValue', Effect: 'Allow', Resource: SECRET_ARN }]);
+    const adminRole = stacks.api.getLogicalId(adminFn.role!.node.defaultChild as never);
+    expect(secretGrants[0]!.policy.Properties.Roles).toEqual([{ Ref: adminRole }]);
+  }, 240_000);
+
+  it('without ssoClientSecretArn: no secret setting and no Secrets Manager grant', () => {
+    const app = skipBundling();
+    const stacks = buildApp(app, { ...OPTIONS, sso: { kind: 'oidc', issuer: 'https://example.okta.com', clientId: 'abc' } });
+    const api = Template.fromStack(stacks.api);
+    expect(JSON.stringify(api.toJSON())).not.toContain('SSO_CLIENT_SECRET_ARN');
+    expect(JSON.stringify(api.findResources('AWS::IAM::Policy'))).not.toContain('secretsmanager:');
+  }, 240_000);
 
   it('-c sso=cognito: a user pool, a PKCE client calling back to the gateway, role groups, the admin settings; cdk-nag clean', () => {
     const app = skipBundling();

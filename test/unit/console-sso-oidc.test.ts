@@ -7,6 +7,7 @@ const settings = (issuerUrl: string): SsoSettings => ({
   issuerUrl,
   clientId: 'console',
   clientSecret: undefined,
+  clientSecretArn: undefined,
   redirectUrl: undefined,
   roleClaim: 'groups',
   roleMap: '{}',

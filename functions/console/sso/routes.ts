@@ -10,6 +10,7 @@ import { ok } from '../../shared/http/response';
 import type { GatewayRequest, HttpResponse, Route } from '../../shared/http/types';
 import { findWorkspace } from '../../shared/stores/workspaces';
 import { log } from '../../shared/telemetry/logger';
+import { clientSecretOf } from './client-secret';
 import { client, oidcConfiguration } from './oidc';
 import { grantFor, parseRoleMap, type RoleGrant } from './role-map';
 
@@ -74,7 +75,9 @@ async function ssoConfig(): Promise<HttpResponse> {
 }
 
 async function login(req: GatewayRequest): Promise<HttpResponse> {
-  const settings = enabledSettings();
+  const enabled = enabledSettings();
+  // Before discovery: the discovered configuration keeps the client authentication it was made with.
+  const settings = { ...enabled, clientSecret: await clientSecretOf(enabled, req.context) };
   const oidc = await oidcConfiguration(settings).catch((err: unknown) => {
     log.error('sso discovery failed', { issuer: settings.issuerUrl, error: String(err) }, req.context);
     throw new GatewayError(
@@ -129,7 +132,7 @@ async function callback(req: GatewayRequest): Promise<HttpResponse> {
   if (!tx) throw badRequest('No single sign-on in progress (or it took over ten minutes): start again from the sign-in page.', null, 'sso_no_transaction');
   if (req.query.state !== tx.state)
     throw badRequest('The sign-in response does not match the sign-in this browser started (state).', 'state', 'sso_state_mismatch');
-  const oidc = await oidcConfiguration(settings);
+  const oidc = await oidcConfiguration({ ...settings, clientSecret: await clientSecretOf(settings, req.context) });
   const current = new URL(redirectUrl(req, settings));
   current.search = req.rawQuery;
   let claims: Record<string, unknown>;

@@ -4,7 +4,7 @@ import { awsEnvCredentials, config } from '../config';
 import { signHeaders } from './sigv4';
 
 /**
- * A client for AWS services that speak the JSON protocol (DynamoDB, KMS): every operation
+ * A client for AWS services that speak the JSON protocol (DynamoDB, KMS, Secrets Manager): every operation
  * is a signed `POST /` of a JSON document naming the operation in `X-Amz-Target`. It replaces
  * the AWS SDK in the functions (most of the bundle and more than half the CPU of a storage
  * call went to the SDK's middleware; figures in bench/README.md) and keeps the SDK's observable behaviour: its
@@ -37,6 +37,13 @@ export const KMS: AwsJsonService = {
   targetPrefix: 'TrentService',
   contentType: 'application/x-amz-json-1.1',
   endpointOverride: () => config().awsEndpoints.kms,
+};
+
+export const SECRETS_MANAGER: AwsJsonService = {
+  name: 'secretsmanager',
+  targetPrefix: 'secretsmanager',
+  contentType: 'application/x-amz-json-1.1',
+  endpointOverride: () => config().awsEndpoints.secretsManager,
 };
 
 export const regionalEndpoint = (service: string, region: string): string =>
