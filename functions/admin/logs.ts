@@ -65,7 +65,7 @@ function listSource(ws: string, traceId: string | undefined, filters: Array<[str
 }
 
 /**
- * `GET /v1/logs`: newest first; filters trace_id, provider, model, status, from/to (Unix
+ * `GET /v1/logs`: newest first; filters trace_id, api_key_id, provider, model, status, from/to (Unix
  * seconds), the MCP tool-call fields kind, mcp_server, mcp_tool, mcp_status and
  * `metadata.<key>=<value>` (equality, all must hold).
  */
@@ -80,6 +80,7 @@ async function list(req: GatewayRequest) {
     values[`:${attr}${clauses.length}`] = value;
     clauses.push(`#${attr} ${op} :${attr}${clauses.length}`);
   };
+  if (q.api_key_id) filter('api_key_id', '=', q.api_key_id);
   if (q.provider) filter('provider', '=', q.provider);
   if (q.model) filter('model', '=', q.model);
   // Tool calls (docs/mcp.md): `kind=mcp`, and the server, tool and outcome of each call.

@@ -222,6 +222,7 @@ export const OPERATIONS: readonly Operation[] = [
     query: [
       ...page,
       { name: 'trace_id', type: 'string', description: 'Only the records of this trace id.' },
+      { name: 'api_key_id', type: 'string', description: 'Only the requests of this gateway key (its id).' },
       { name: 'provider', type: 'string', description: 'Only this provider.' },
       { name: 'model', type: 'string', description: 'Only this model.' },
       { name: 'status', type: 'integer', description: 'Only this HTTP status.' },

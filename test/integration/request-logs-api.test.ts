@@ -91,6 +91,18 @@ describe('a trace id the gateway made', () => {
     expect((await call(gw, 'GET', `/v1/logs?trace_id=${first}&status=200`)).body.data).toEqual([]);
   });
 
+  it('are filtered by the gateway key that made them (api_key_id)', async () => {
+    const other = await call(gw, 'POST', '/v1/api-keys', { body: { name: 'logs-filter', role: 'member', scopes: ['gateway'] } });
+    expect(other.status, other.text).toBe(200);
+    const byOther = (await call(gw, 'POST', '/v1/chat/completions', { key: other.body.secret, body: { messages: [] } })).headers.get('x-gateway-trace-id')!;
+    const byAdmin = (await refused()).headers.get('x-gateway-trace-id')!;
+    const mine = await logsOf(gw, `api_key_id=${other.body.id}`);
+    expect(mine.body.data.map((r: { id: string }) => r.id)).toEqual([byOther]);
+    expect(mine.body.data[0].api_key_id).toBe(other.body.id);
+    const admins = await logsOf(gw, `trace_id=${byAdmin}&api_key_id=${other.body.id}`, 0);
+    expect(admins.body.data).toEqual([]);
+  });
+
   it("is never another workspace's record", async () => {
     const trace = (await refused()).headers.get('x-gateway-trace-id')!;
     await logsOf(gw, `trace_id=${trace}`);

@@ -21,6 +21,7 @@ function query(f: Filters): string {
   if (f.from) q.set('from', seconds(f.from));
   if (f.to) q.set('to', seconds(f.to));
   for (const name of ['status', 'provider', 'model'] as const) if (f[name].trim()) q.set(name, f[name].trim());
+  if (f.key.trim()) q.set('api_key_id', f.key.trim());
   for (const pair of f.metadata.split(',')) {
     const at = pair.indexOf('=');
     if (at > 0) q.set(`metadata.${pair.slice(0, at).trim()}`, pair.slice(at + 1).trim());
@@ -86,7 +87,7 @@ export function Logs() {
   const [filters, setFilters] = useState<Filters>(EMPTY);
   const [open, setOpen] = useState<string | null>(null);
   const list = useLoad(() => api('GET', `/logs?${query(filters)}`), [filters]);
-  const rows = ((list.data?.data as Row[]) ?? []).filter((r) => !filters.key.trim() || r.api_key_id === filters.key.trim());
+  const rows = (list.data?.data as Row[]) ?? [];
   const input = (name: keyof Filters, label: string, type = 'text', hint?: string) => (
     <Field label={label} {...(hint ? { hint } : {})}>
       <input type={type} name={name} value={draft[name]} onInput={(e) => setDraft({ ...draft, [name]: e.currentTarget.value })} />
