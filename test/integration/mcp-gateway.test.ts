@@ -1,9 +1,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { startFakeMcp, type FakeMcp } from '../support/fake-mcp';
+import { rpcError, toolText } from '../support/mcp-client';
 import { call, startTestGateway } from '../support/gateway';
 
 let gw: LocalGateway;
@@ -44,17 +45,6 @@ async function connect(path: string, headers: Record<string, string> = { authori
   return client;
 }
 
-const textOf = (result: unknown) => (result as { content: { type: string; text: string }[] }).content[0]!.text;
-
-async function rpcError(promise: Promise<unknown>): Promise<McpError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(McpError);
-  return err as McpError;
-}
-
 describe('/v1/mcp: the workspace servers aggregated', () => {
   it('lists the tools of every server as <slug>__<tool>, respecting allowed_tools', async () => {
     const client = await connect('/v1/mcp');
@@ -66,17 +56,17 @@ describe('/v1/mcp: the workspace servers aggregated', () => {
 
   it('forwards tools/call to the right server, with its static headers or OAuth token', async () => {
     const client = await connect('/v1/mcp', { 'x-gateway-api-key': gatewayKey });
-    expect(textOf(await client.callTool({ name: 'tools__echo', arguments: { text: 'hi' } }))).toBe('echo: hi');
-    expect(textOf(await client.callTool({ name: 'secure__whoami' }))).toBe('secure ok');
+    expect(toolText(await client.callTool({ name: 'tools__echo', arguments: { text: 'hi' } }))).toBe('echo: hi');
+    expect(toolText(await client.callTool({ name: 'secure__whoami' }))).toBe('secure ok');
     const before = fake.tokensIssued();
-    expect(textOf(await client.callTool({ name: 'oauth__whoami' }))).toBe('oauth ok');
-    expect(textOf(await client.callTool({ name: 'oauth__whoami' }))).toBe('oauth ok');
+    expect(toolText(await client.callTool({ name: 'oauth__whoami' }))).toBe('oauth ok');
+    expect(toolText(await client.callTool({ name: 'oauth__whoami' }))).toBe('oauth ok');
     // The token is cached until it expires: at most one fetched for these calls.
     expect(fake.tokensIssued() - before).toBeLessThanOrEqual(1);
     expect(fake.tokensIssued()).toBeGreaterThanOrEqual(1);
     const failed = await client.callTool({ name: 'tools__fail' });
     expect(failed.isError).toBe(true);
-    expect(textOf(failed)).toBe('the tool failed');
+    expect(toolText(failed)).toBe('the tool failed');
     await client.close();
   });
 
@@ -201,7 +191,7 @@ describe('/v1/mcp/{slug}: one server as it is', () => {
     expect(client.getServerVersion()?.name).toBe('ai-gateway/tools');
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(['echo', 'fail', 'large', 'stall']);
-    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'direct' } }))).toBe('echo: direct');
+    expect(toolText(await client.callTool({ name: 'echo', arguments: { text: 'direct' } }))).toBe('echo: direct');
     const { resources } = await client.listResources();
     expect(resources.map((r) => r.uri)).toEqual(['fake://readme']);
     const read = await client.readResource({ uri: 'fake://readme' });

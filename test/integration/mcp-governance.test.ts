@@ -1,9 +1,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { startFakeMcp, type FakeMcp } from '../support/fake-mcp';
+import { rpcError, toolText } from '../support/mcp-client';
 import { call, errorOf, logsOf, startTestGateway } from '../support/gateway';
 
 /**
@@ -43,23 +44,12 @@ async function connect(path: string, key: string, headers: Record<string, string
   return client;
 }
 
-const textOf = (result: unknown) => (result as { content: { type: string; text: string }[] }).content[0]!.text;
-
-async function rpcError(promise: Promise<unknown>): Promise<McpError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(McpError);
-  return err as McpError;
-}
-
 describe('a key limited to some MCP servers and tools (allowed_mcp)', () => {
   it('lists and calls only what the key may, and refuses the rest naming the rule', async () => {
     const key = await newKey({ allowed_mcp: [{ server: 'tools', tools: ['echo'] }] });
     const client = await connect('/v1/mcp', key);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['tools__echo']);
-    expect(textOf(await client.callTool({ name: 'tools__echo', arguments: { text: 'hi' } }))).toBe('echo: hi');
+    expect(toolText(await client.callTool({ name: 'tools__echo', arguments: { text: 'hi' } }))).toBe('echo: hi');
     const tool = await rpcError(client.callTool({ name: 'tools__fail' }));
     expect(tool.code).toBe(ErrorCode.InvalidParams);
     expect(tool.message).toContain("may not call tool 'fail' of MCP server 'tools'");
@@ -89,7 +79,7 @@ describe('a key limited to some MCP servers and tools (allowed_mcp)', () => {
       'tools__large',
       'tools__stall',
     ]);
-    expect(textOf(await client.callTool({ name: 'secure__whoami' }))).toBe('secure ok');
+    expect(toolText(await client.callTool({ name: 'secure__whoami' }))).toBe('secure ok');
     expect((await rpcError(client.callTool({ name: 'tools__hidden' }))).message).toContain('allowed_tools');
     await client.close();
   });
@@ -147,7 +137,7 @@ describe('rate-limit policies that count tool calls', () => {
     expect(requests.status).toBe(200);
 
     const client = await connect('/v1/mcp', created.body.secret as string);
-    for (let i = 0; i < 3; i++) expect(textOf(await client.callTool({ name: 'tools__echo', arguments: { text: `n${i}` } }))).toBe(`echo: n${i}`);
+    for (let i = 0; i < 3; i++) expect(toolText(await client.callTool({ name: 'tools__echo', arguments: { text: `n${i}` } }))).toBe(`echo: n${i}`);
     const refused = await rpcError(client.callTool({ name: 'tools__echo', arguments: { text: 'one too many' } }));
     expect(refused.code).toBe(-32029);
     expect(refused.message).toContain("policy 'three echoes'");
@@ -160,11 +150,11 @@ describe('rate-limit policies that count tool calls', () => {
     expect(data.headers['x-ratelimit-remaining-tool-calls']).toBe('0');
     // Other tools and servers are not counted by the policy's conditions.
     for (let i = 0; i < 4; i++) expect((await client.callTool({ name: 'tools__fail' })).isError).toBe(true);
-    expect(textOf(await client.callTool({ name: 'secure__whoami' }))).toBe('secure ok');
+    expect(toolText(await client.callTool({ name: 'secure__whoami' }))).toBe('secure ok');
     await client.close();
     // Another key is not limited by this key's policy.
     const other = await connect('/v1/mcp/tools', await newKey());
-    expect(textOf(await other.callTool({ name: 'echo', arguments: { text: 'free' } }))).toBe('echo: free');
+    expect(toolText(await other.callTool({ name: 'echo', arguments: { text: 'free' } }))).toBe('echo: free');
     await other.close();
   });
 
@@ -257,7 +247,7 @@ describe('guardrails on tool calls', () => {
 
   it('blocks a call whose arguments fail an input guardrail', async () => {
     const client = await connect('/v1/mcp', key);
-    expect(textOf(await client.callTool({ name: 'tools__echo', arguments: { text: 'fine' } }))).toBe('echo: fine');
+    expect(toolText(await client.callTool({ name: 'tools__echo', arguments: { text: 'fine' } }))).toBe('echo: fine');
     const blocked = await rpcError(client.callTool({ name: 'tools__echo', arguments: { text: 'a forbidden word' } }));
     expect(blocked.code).toBe(-32046);
     expect(blocked.message).toContain("arguments were blocked by guardrail '");
@@ -295,7 +285,7 @@ describe('the request log of tool calls', () => {
       'x-gateway-trace-id': trace,
       'x-gateway-metadata': JSON.stringify({ _user: `u-${trace}`, team: 'agents' }),
     });
-    expect(textOf(await client.callTool({ name: 'tools__echo', arguments: { text: 'logged' } }))).toBe('echo: logged');
+    expect(toolText(await client.callTool({ name: 'tools__echo', arguments: { text: 'logged' } }))).toBe('echo: logged');
     expect((await client.callTool({ name: 'tools__fail' })).isError).toBe(true);
     await rpcError(client.callTool({ name: 'secure__whoami' }));
     await client.close();
