@@ -1,5 +1,6 @@
 import { config } from '../shared/config';
 import { batchedPuts } from '../shared/db/batched-puts';
+import { openPutJournal, type PutJournal } from '../shared/db/put-journal';
 import { INDEXED_METADATA_KEYS, LOG_METADATA_INDEXES } from '../shared/tables';
 import { ID_PREFIX, newId } from '../shared/ids';
 import type { CallerRequest, Middleware } from '../shared/http/types';
@@ -19,6 +20,22 @@ const putLogRecord = /* @__PURE__ */ batchedPuts<BudgetCharge>('logs', {
       log.error('budget charges not written', { requests: charges.length, error: String(err) }, charges[0]?.context),
     ),
 });
+
+let journal: PutJournal | null | undefined;
+/** The write-ahead journal of records (local runtime with a data folder), opened on first use; null where there is none. */
+function recordJournal(): PutJournal | null {
+  if (journal === undefined) {
+    const dir = config().requestLogJournalDir;
+    journal = dir ? openPutJournal(dir, 'logs') : null;
+  }
+  return journal;
+}
+
+/** What the journal keeps of a record's write: the item and its budget charge, as request-log-replay.ts applies them. */
+export interface JournaledRecord {
+  item: ReturnType<typeof requestLogItem>;
+  charge?: Omit<BudgetCharge, 'context'>;
+}
 
 /** The metadata index attributes of a record: one per well-known key it carries. */
 function metadataIndexKeys(record: RequestLogRecord): Record<string, string> {
@@ -77,6 +94,12 @@ export function recordRequest(req: CallerRequest, facts: RequestFacts): void {
       created_at: Math.floor(now / 1000),
       ...facts.extra,
     };
+    // Journaled first (a crash after this loses nothing); the budget charge goes with the record's write; the spend counters count it once stored.
+    const charge: BudgetCharge | undefined = facts.budgets?.buckets.length
+      ? { grant: facts.budgets, costUsd: record.cost_usd, workspaceId: record.workspace_id, context: req.context }
+      : undefined;
+    const item = requestLogItem(record);
+    const settle = journalRecord(item, charge);
     writeRequestTelemetry(
       'request',
       {
@@ -110,13 +133,18 @@ export function recordRequest(req: CallerRequest, facts: RequestFacts): void {
       },
       req.context,
     );
-    // The budget charge goes with the record's write; the spend counters count it once stored.
-    const charge: BudgetCharge | undefined = facts.budgets?.buckets.length
-      ? { grant: facts.budgets, costUsd: record.cost_usd, workspaceId: record.workspace_id, context: req.context }
-      : undefined;
-    const stored = putLogRecord(requestLogItem(record), charge);
+    const stored = putLogRecord(item, charge);
+    if (settle) stored.then(settle, settle);
     await Promise.all([stored, countStored(record, stored)]);
   });
+}
+
+/** Appends a record's write to the journal, if there is one; returns what settles it. */
+function journalRecord(item: JournaledRecord['item'], charge: BudgetCharge | undefined): (() => void) | undefined {
+  const j = recordJournal();
+  if (!j) return undefined;
+  const entry: JournaledRecord = charge ? { item, charge: { grant: charge.grant, costUsd: charge.costUsd, workspaceId: charge.workspaceId } } : { item };
+  return j.append(entry);
 }
 
 /**

@@ -89,6 +89,8 @@ const schema = z.object({
   SPEND_RETENTION_DAYS: intFromEnv(400, 1),
   /** How long a request-log record waits for others to share its write (0: at once). */
   REQUEST_LOG_BATCH_WAIT_MS: intFromEnv(0, 0),
+  /** Folder of the request-log write-ahead journal (shared/db/put-journal.ts); unset: none (AWS). */
+  REQUEST_LOG_JOURNAL_DIR: z.optional(z.string()),
   /** How long a stored Responses API object (`store: true`) is kept for `previous_response_id`. */
   RESPONSES_TTL_DAYS: intFromEnv(30, 1),
   MAX_BODY_BYTES: intFromEnv(10 * 1024 * 1024, 1),
@@ -179,6 +181,7 @@ export interface GatewayConfig {
   requestLogTtlDays: number;
   spendRetentionDays: number;
   requestLogBatchWaitMs: number;
+  requestLogJournalDir: string | undefined;
   responsesTtlDays: number;
   maxBodyBytes: number;
   maxStreamEventBytes: number;
@@ -245,6 +248,7 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     requestLogTtlDays: e.REQUEST_LOG_TTL_DAYS,
     spendRetentionDays: e.SPEND_RETENTION_DAYS,
     requestLogBatchWaitMs: e.REQUEST_LOG_BATCH_WAIT_MS,
+    requestLogJournalDir: e.REQUEST_LOG_JOURNAL_DIR || undefined,
     responsesTtlDays: e.RESPONSES_TTL_DAYS,
     maxBodyBytes: e.MAX_BODY_BYTES,
     maxStreamEventBytes: e.MAX_STREAM_EVENT_BYTES,

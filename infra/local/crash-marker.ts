@@ -9,12 +9,16 @@ const MARGIN_SECONDS = 60;
 /**
  * The local runtime's `running` marker in its data folder: present while a gateway runs,
  * removed by a clean stop. Found at start, it means the last gateway on this folder died
- * (`kill -9`, a crash, power): spend-counter increments it held are re-derived from the
+ * (`kill -9`, a crash, power): the request-log records it had journaled but not stored are
+ * written (functions/gateway/request-log-replay.ts), then spend-counter increments it held are re-derived from the
  * stored request-log records (functions/spend/rederive.ts) before this one serves.
  */
-export async function markRunning(dataDir: string): Promise<{ rederived: number; clear: () => void }> {
+export async function markRunning(dataDir: string): Promise<{ rederived: number; restored: number; clear: () => void }> {
   const file = join(dataDir, 'running');
   let rederived = 0;
+  // Records a dead gateway had answered but not stored are written first, so the re-derivation counts them.
+  const { replayRequestLogJournal } = await import('../../functions/gateway/request-log-replay');
+  const { restored } = await replayRequestLogJournal(join(dataDir, 'request-log-journal'));
   if (existsSync(file)) {
     const lastAlive = Math.floor(statSync(file).mtimeMs / 1000);
     const { rederiveSpendCounters } = await import('../../functions/spend/rederive');
@@ -32,6 +36,7 @@ export async function markRunning(dataDir: string): Promise<{ rederived: number;
   }, HEARTBEAT_MS).unref();
   return {
     rederived,
+    restored,
     clear: () => {
       clearInterval(heartbeat);
       try {

@@ -160,6 +160,8 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
       // One process serves every request here, so request-log records of requests that end
       // close together can share a write (Lambda, one request per container, writes at once).
       REQUEST_LOG_BATCH_WAIT_MS: process.env.REQUEST_LOG_BATCH_WAIT_MS ?? String(LOCAL_REQUEST_LOG_BATCH_WAIT_MS),
+      // Records are journaled in the data folder as they are scheduled, so a crash loses none (crash-marker.ts replays them).
+      ...(dir ? { REQUEST_LOG_JOURNAL_DIR: join(dir, 'request-log-journal') } : {}),
       ...Object.fromEntries(TABLE_SPECS.map((t) => [t.envVar, tableNames[t.name]!])),
       ...options.env,
     });

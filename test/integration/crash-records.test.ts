@@ -15,8 +15,12 @@ import { startOwnDataGateway, type OwnDataGateway } from '../support/own-data-ga
  * "Request logs", "Under a crash").
  */
 
-/** The stated window (docs/usage.md, "Under a crash") (answers in the last 50 ms before `kill -9` may be lost), bounded generously for a loaded 2-core machine. */
-const CRASH_WINDOW_MS = 400;
+/**
+ * The stated window (docs/usage.md, "Under a crash"): with a data folder, a record is journaled
+ * in the turn after its answer is sent, so only answers of the last few milliseconds before
+ * `kill -9` can lose theirs; asserted at the 50 ms goal.
+ */
+const CRASH_WINDOW_MS = 50;
 const REQUESTS = 120;
 const CONCURRENCY = 12;
 const COST_USD = 0.001;
@@ -190,8 +194,9 @@ describe('request-log records and charges when the gateway dies', () => {
     let gw = await start(dir);
     const s = await setUp(gw, 'kill');
     const answers = await burst(gw, s);
+    // killNode sends SIGKILL at once, then waits for DynamoDB Local to settle its writes.
+    const killedAt = performance.now();
     await gw.killNode();
-    const killedAt = performance.now() - 2000;
 
     gw = await start(dir);
     const { lostAges, unchargedRecords } = await assertAccounted(gw, s, answers, killedAt, CRASH_WINDOW_MS);
@@ -201,20 +206,25 @@ describe('request-log records and charges when the gateway dies', () => {
     await gw.terminate();
   }, 240_000);
 
-  it('SIGKILL of the gateway and of DynamoDB Local at once: the records DynamoDB Local had committed are each counted once', async () => {
+  it('SIGKILL of the gateway and of DynamoDB Local at once: the journal restores what DynamoDB Local had not committed; each record is counted once', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gateway-crash-both-'));
     dirs.push(dir);
     let gw = await start(dir);
     const s = await setUp(gw, 'kill-both');
     const answers = await burst(gw, s);
-    await gw.kill();
     const killedAt = performance.now();
+    await gw.kill();
 
     gw = await start(dir);
     const records = await recordsOf(gw, s.user);
     const stored = new Set(records.map((r) => r.trace_id));
     const lostAges = answers.filter((a) => !stored.has(a.traceId)).map((a) => Math.round(killedAt - a.answeredAt));
     report(`SIGKILL of node and Java: ${lostAges.length} of ${REQUESTS} records lost, answered ${lostAges.join(', ')} ms before the kill`);
+    // Writes DynamoDB Local had acknowledged but not committed come back from the journal.
+    expect(
+      lostAges.filter((age) => age > CRASH_WINDOW_MS),
+      `records lost, ms before the kill: ${lostAges.join(', ')}`,
+    ).toEqual([]);
     // The spend counters are re-derived from the records at start: exact whatever the JVM lost.
     const spend = await settledSpend(gw, s, records.length, 15_000);
     expect(spend.requests).toBe(records.length);
