@@ -5,6 +5,7 @@ import type { Endpoint, JobSpec } from '../../functions/fine-tuning/providers/ty
 import { getAdapter } from '../../functions/providers/registry';
 import type { ProviderAdapter, ProviderTarget } from '../../functions/providers/types';
 import { PROVIDER_SLUGS } from '../../functions/shared/provider-table';
+import { parseMultipart } from '../fakes/multipart';
 
 const ADAPTERS: Record<string, ProviderAdapter | undefined> = Object.fromEntries(await Promise.all(PROVIDER_SLUGS.map(async (s) => [s, await getAdapter(s)])));
 
@@ -27,6 +28,13 @@ const spec = (over: Partial<JobSpec> = {}): JobSpec => ({
 });
 
 const body = (req: { body?: string | Buffer }) => JSON.parse(String(req.body));
+
+/** The fields and the file of a multipart upload request. */
+function form(req: { headers: Record<string, string>; body?: string | Buffer }) {
+  const parsed = parseMultipart(Buffer.from(req.body ?? ''), req.headers['content-type']!)!;
+  const file = parsed.files[0]!;
+  return { fields: parsed.fields, file: { field: file.name, filename: file.filename, text: file.data.toString('utf8') } };
+}
 
 describe('fine-tuning adapters: one interface', () => {
   it('covers the five providers, each under its data-plane slug', () => {
@@ -162,6 +170,16 @@ describe('Together AI', () => {
     expect(a.cancelJob(e, 'ft-1').url).toBe('https://api.together.xyz/v1/fine-tunes/ft-1/cancel');
   });
 
+  it("uploads a gateway file's copy to /files/upload with its name as a field", () => {
+    const req = a.uploadFile!(e, { filename: 'train.jsonl', bytes: Buffer.from('{"messages":[]}\n') });
+    expect(req.url).toBe('https://api.together.xyz/v1/files/upload');
+    expect(req.headers.authorization).toBe('Bearer tg');
+    expect(form(req)).toEqual({
+      fields: { purpose: 'fine-tune', file_name: 'train.jsonl', file_type: 'jsonl' },
+      file: { field: 'file', filename: 'train.jsonl', text: '{"messages":[]}\n' },
+    });
+  });
+
   it('maps statuses, the output model and ISO-dated events with stable ids', () => {
     expect(a.parseJob({ id: 'ft-1', status: 'pending' }).status).toBe('queued');
     expect(a.parseJob({ id: 'ft-1', status: 'compressing' }).status).toBe('running');
@@ -194,6 +212,13 @@ describe('Mistral AI', () => {
       hyperparameters: { epochs: 3 },
     });
     expect(warnings.join(' ')).toMatch(/seed/);
+  });
+
+  it("uploads a gateway file's copy to /files with purpose fine-tune", () => {
+    const req = a.uploadFile!(e, { filename: 'train.jsonl', bytes: Buffer.from('{"messages":[]}\n') });
+    expect(req.url).toBe('https://api.mistral.ai/v1/files');
+    expect(req.headers.authorization).toBe('Bearer ms');
+    expect(form(req)).toEqual({ fields: { purpose: 'fine-tune' }, file: { field: 'file', filename: 'train.jsonl', text: '{"messages":[]}\n' } });
   });
 
   it('maps statuses without moving backwards and reads events embedded in the job', () => {

@@ -11,7 +11,7 @@
  * - events come inside the job (`events: [{name, data, created_at}]`), without ids.
  */
 import type { JobStatus } from '../types';
-import { arr, derivedEventId, failure, get, int, obj, post, seg, str, unixSeconds } from './shape';
+import { arr, derivedEventId, failure, get, int, obj, post, postForm, seg, str, unixSeconds } from './shape';
 import type { FineTuningAdapter, ProviderEvent } from './types';
 
 const STATUS: Record<string, JobStatus> = {
@@ -32,6 +32,7 @@ export const mistralFineTuning: FineTuningAdapter = {
   name: 'Mistral AI',
   methods: ['supervised'],
   retrieveFile: (e, fileId) => get(`${e.base}/files/${seg(fileId)}`, e),
+  uploadFile: (e, file) => postForm(`${e.base}/files`, { purpose: 'fine-tune' }, { field: 'file', ...file }, e),
   createJob(e, spec) {
     const warnings: string[] = [];
     if (spec.method.type !== 'supervised') throw new Error('Mistral AI fine-tuning is supervised only');

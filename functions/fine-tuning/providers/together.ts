@@ -12,7 +12,7 @@
  *   ids (ids are derived from their content).
  */
 import type { JobStatus } from '../types';
-import { arr, derivedEventId, failure, get, int, level, obj, post, seg, str, unixSeconds } from './shape';
+import { arr, derivedEventId, failure, get, int, level, obj, post, postForm, seg, str, unixSeconds } from './shape';
 import type { FineTuningAdapter, ProviderEvent } from './types';
 
 const STATUS: Record<string, JobStatus> = {
@@ -40,6 +40,9 @@ export const togetherFineTuning: FineTuningAdapter = {
   name: 'Together AI',
   methods: ['supervised', 'dpo'],
   retrieveFile: (e, fileId) => get(`${e.base}/files/${seg(fileId)}`, e),
+  // Together's upload route takes the file's name as a field of its own.
+  uploadFile: (e, file) =>
+    postForm(`${e.base}/files/upload`, { purpose: 'fine-tune', file_name: file.filename, file_type: 'jsonl' }, { field: 'file', ...file }, e),
   createJob(e, spec) {
     const warnings: string[] = [];
     const hp = spec.method.type === 'supervised' ? spec.method.supervised.hyperparameters : spec.method.dpo.hyperparameters;
