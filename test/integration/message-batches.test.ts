@@ -219,6 +219,17 @@ describe('bad input and other workspaces', () => {
     expect(anonymous.body).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
   });
 
+  it('a create retried with its Idempotency-Key answers the same batch and runs it once', async () => {
+    const anthropic = client('@mb-openai');
+    const body = { requests: [request('once', 'gpt-4o-mini')] };
+    const headers = { 'Idempotency-Key': `mb-${Date.now()}` };
+    const first = await anthropic.messages.batches.create(body, { headers });
+    const again = await anthropic.messages.batches.create(body, { headers });
+    expect(again.id).toBe(first.id);
+    await until(anthropic, first.id, ended, 30_000);
+    expect(openaiFake.requests.filter((r) => r.path.endsWith('/chat/completions'))).toHaveLength(1);
+  }, 60_000);
+
   it('unknown ids and another workspace’s batches are 404s', async () => {
     const anthropic = client('@mb-openai');
     await expect(anthropic.messages.batches.retrieve('msgbatch_00000000000000000000000000')).rejects.toBeInstanceOf(NotFoundError);
