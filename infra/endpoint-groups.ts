@@ -7,7 +7,10 @@ export interface EndpointGroup {
   name: string;
   /** Handler module, relative to the repository root. */
   entry: string;
-  /** Top-level resources under /v1 owned by this group (each with a `{proxy+}` child). */
+  /**
+   * Resources under /v1 owned by this group (each with a `{proxy+}` child): a top-level one
+   * (`batches`) or a nested one (`messages/batches`, whose parent stays the fallback group's).
+   */
   prefixes: readonly string[];
   /** Top-level resources outside /v1 owned by this group (each with a `{proxy+}` child): the console. */
   roots?: readonly string[];
@@ -24,7 +27,7 @@ export const ENDPOINT_GROUPS: readonly EndpointGroup[] = [
   { name: 'assistants', entry: 'functions/assistants/handler.ts', prefixes: ['assistants', 'threads'] },
   { name: 'fine-tuning', entry: 'functions/fine-tuning/handler.ts', prefixes: ['fine_tuning'] },
   { name: 'files', entry: 'functions/files/handler.ts', prefixes: ['files', 'uploads'] },
-  { name: 'batches', entry: 'functions/batches/handler.ts', prefixes: ['batches'] },
+  { name: 'batches', entry: 'functions/batches/handler.ts', prefixes: ['batches', 'messages/batches'] },
   { name: 'rerank', entry: 'functions/rerank/handler.ts', prefixes: ['rerank'] },
   { name: 'guardrails', entry: 'functions/guardrails/handler.ts', prefixes: ['guardrails'] },
   { name: 'mcp', entry: 'functions/mcp/handler.ts', prefixes: ['mcp-servers', 'mcp'] },
@@ -34,12 +37,20 @@ export const ENDPOINT_GROUPS: readonly EndpointGroup[] = [
 
 export const FALLBACK_GROUP = 'gateway';
 
-/** Which group serves a path (the first segment after /v1 decides, or a group's root outside /v1). */
+const startsWithPrefix = (segments: readonly string[], prefix: string) => prefix.split('/').every((part, i) => segments[i] === part);
+
+/** Which group serves a path (the longest owned prefix after /v1 decides, or a group's root outside /v1). */
 export function groupForPath(path: string, groups: readonly EndpointGroup[] = ENDPOINT_GROUPS): string {
   const segments = path.split('/').filter(Boolean);
   if (segments[0] === 'v1' && segments[1]) {
-    const owner = groups.find((g) => g.prefixes.includes(segments[1]!));
-    if (owner) return owner.name;
+    let owner: { group: string; depth: number } | undefined;
+    for (const group of groups) {
+      for (const prefix of group.prefixes) {
+        const depth = prefix.split('/').length;
+        if (startsWithPrefix(segments.slice(1), prefix) && depth > (owner?.depth ?? 0)) owner = { group: group.name, depth };
+      }
+    }
+    if (owner) return owner.group;
   } else if (segments[0]) {
     const owner = groups.find((g) => g.roots?.includes(segments[0]!));
     if (owner) return owner.name;

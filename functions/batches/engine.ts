@@ -73,8 +73,9 @@ async function validate(batch: BatchRecord): Promise<void> {
   const file = await getFileRecord(batch.workspace_id, batch.input_file_id);
   const object = file && (await getFile(file.object_key));
   if (!object) return endEarly(batch, 'failed', fail('input_file_missing', `The input file ${batch.input_file_id} no longer exists.`));
-  const scan = await scanInput(object.body, MAX_BATCH_LINES);
-  if ('tooMany' in scan) return endEarly(batch, 'failed', fail('too_many_requests', `The input file holds more than ${MAX_BATCH_LINES} requests.`));
+  const maxRequests = batch.max_requests ?? MAX_BATCH_LINES;
+  const scan = await scanInput(object.body, maxRequests);
+  if ('tooMany' in scan) return endEarly(batch, 'failed', fail('too_many_requests', `The input file holds more than ${maxRequests} requests.`));
   if (scan.total === 0) return endEarly(batch, 'failed', fail('empty_file', 'The input file holds no requests.'));
   let running = batch;
   if (batch.status === 'validating') {

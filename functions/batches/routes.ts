@@ -22,7 +22,7 @@ import { BATCH_ID, TERMINAL_STATUSES, toBatchObject, type BatchRecord } from './
 /** The gateway headers a batch keeps for its lines: routing and logging, never a secret. */
 const KEPT_HEADERS = /^x-gateway-(?!api-key$|trace-id$)/;
 
-function keptHeaders(headers: Record<string, string>): Record<string, string> {
+export function keptHeaders(headers: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(headers).filter(([name]) => KEPT_HEADERS.test(name)));
 }
 
@@ -80,7 +80,7 @@ async function create(req: GatewayRequest) {
 }
 
 /** A batch read after its window, still running: it is ended now (its worker may be gone), partial output kept. */
-async function expireIfDue(batch: BatchRecord): Promise<BatchRecord> {
+export async function expireIfDue(batch: BatchRecord): Promise<BatchRecord> {
   if ((batch.status !== 'in_progress' && batch.status !== 'validating') || Date.now() < batch.expires_at * 1000) return batch;
   const moved = await transitionBatch(batch, ['validating', 'in_progress'], { status: 'finalizing', ending: 'expired', finalizing_at: nowSeconds() });
   if (!moved) return (await getBatch(batch.workspace_id, batch.id)) ?? batch;
@@ -101,19 +101,23 @@ async function list(req: GatewayRequest) {
   return ok({ object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: page.hasMore });
 }
 
-async function cancel(req: GatewayRequest) {
-  const batch = await batchOf(req);
-  if (batch.status === 'cancelling' || batch.status === 'cancelled') return ok(toBatchObject(batch));
+/** Moves a running batch to `cancelling` (a cancelled or cancelling one is answered as it is); a 409 when it has ended or is finalizing. */
+export async function cancelBatch(batch: BatchRecord): Promise<BatchRecord> {
+  if (batch.status === 'cancelling' || batch.status === 'cancelled') return batch;
   const moved = await transitionBatch(batch, ['validating', 'in_progress'], { status: 'cancelling', cancelling_at: nowSeconds() });
   if (!moved) {
     const current = (await getBatch(batch.workspace_id, batch.id)) ?? batch;
-    if (current.status === 'cancelling' || current.status === 'cancelled') return ok(toBatchObject(current));
+    if (current.status === 'cancelling' || current.status === 'cancelled') return current;
     const ended = TERMINAL_STATUSES.includes(current.status) ? 'has ended' : 'is finalizing';
     throw conflict(`Batch ${batch.id} ${ended} (status '${current.status}') and cannot be cancelled.`, 'batch_not_cancellable');
   }
   // The running chunk sees the cancel within a second; this message ends a batch no chunk is running for.
   await sendBatchMessage({ kind: 'finalize', workspaceId: batch.workspace_id, batchId: batch.id });
-  return ok(toBatchObject(moved));
+  return moved;
+}
+
+async function cancel(req: GatewayRequest) {
+  return ok(toBatchObject(await cancelBatch(await batchOf(req))));
 }
 
 export const batchesRoutes: Route[] = [

@@ -11,7 +11,7 @@
  */
 import { ddb, tableName } from '../shared/db/client';
 import { listPage, type Page } from '../shared/db/list';
-import { getItem, putNew, updateItem } from '../shared/db/ops';
+import { batchWrite, deleteItem, getItem, putNew, updateItem } from '../shared/db/ops';
 import { timeOrderedId } from '../shared/ids';
 import type { BatchRecord, BatchStatus, LineResult } from './types';
 
@@ -40,10 +40,19 @@ export async function getBatch(workspaceId: string, batchId: string, consistent 
   return item ? strip(item) : undefined;
 }
 
-export async function listBatches(workspaceId: string, page: { limit: number; after?: string }): Promise<Page<BatchRecord>> {
+/**
+ * One kind of batch of the workspace, newest first: ids start with `idPrefix` (`batch_`: the
+ * Batches API's, `msgbatch_`: the Message Batches API's); the cursors are ids of that kind.
+ */
+export async function listBatches(
+  workspaceId: string,
+  page: { limit: number; after?: string; before?: string },
+  idPrefix = 'batch_',
+): Promise<Page<BatchRecord>> {
+  const suffix = (id: string | undefined) => (id?.startsWith(idPrefix) ? id.slice(idPrefix.length) : id);
   const result = await listPage<Stored<BatchRecord>>(
-    { table: 'jobs', partition: `WS#${workspaceId}`, prefix: BATCH_PREFIX },
-    { limit: page.limit, order: 'desc', after: page.after },
+    { table: 'jobs', partition: `WS#${workspaceId}`, prefix: `${BATCH_PREFIX}${idPrefix}` },
+    { limit: page.limit, order: 'desc', after: suffix(page.after), before: suffix(page.before) },
   );
   return { items: result.items.map(strip), hasMore: result.hasMore };
 }
@@ -141,4 +150,26 @@ export async function* answeredResults(batch: Pick<BatchRecord, 'workspace_id' |
     for (const item of out.Items ?? []) yield strip(item as unknown as Stored<LineResult>);
     start = out.LastEvaluatedKey;
   } while (start);
+}
+
+/** Deletes the batch and its answered lines (a page at a time); true when the batch was there. */
+export async function deleteBatch(batch: Pick<BatchRecord, 'workspace_id' | 'id'>): Promise<boolean> {
+  const deleted = await deleteItem('jobs', batchKey(batch.workspace_id, batch.id), 'attribute_exists(pk)');
+  const pk = linesPartition(batch.workspace_id, batch.id);
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb.query({
+      TableName: tableName('jobs'),
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': pk, ':prefix': LINE_PREFIX },
+      ProjectionExpression: 'pk, sk',
+      ExclusiveStartKey: start,
+    });
+    await batchWrite(
+      'jobs',
+      (out.Items ?? []).map((item) => ({ DeleteRequest: { Key: { pk, sk: item.sk as string } } })),
+    );
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return deleted;
 }

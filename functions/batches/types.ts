@@ -59,6 +59,8 @@ export interface BatchRecord extends Omit<BatchObject, 'object' | 'request_count
   ending: BatchEnding | null;
   planned_output_file_id: string;
   planned_error_file_id: string;
+  /** The most requests its input may hold, when not the Batches API's 50,000 (a Message Batch: 100,000). */
+  max_requests?: number;
 }
 
 export const BATCH_ID = /^batch_[0-9a-z]{26}$/;

@@ -28,6 +28,7 @@ import { createOverrideSchema as priceCreate, updateOverrideSchema as priceUpdat
 import { createSchema as promptCreate, runSchema as promptRun, updateSchema as promptUpdate } from '../../functions/prompts/schemas';
 import { rerankBodySchema } from '../../functions/rerank/schema';
 import { createBatchSchema } from '../../functions/batches/schema';
+import { createMessageBatchSchema } from '../../functions/batches/message-batch';
 import { FILE_PURPOSES, MAX_EXPIRY_SECONDS, MIN_EXPIRY_SECONDS } from '../../functions/files/types';
 import { completeUploadSchema as uploadComplete, createUploadSchema as uploadCreate, MAX_PART_BYTES } from '../../functions/files/upload-input';
 import { gatewayConfigSchema } from '../../functions/shared/gateway-config';
@@ -119,6 +120,7 @@ export const IDEMPOTENT_OPERATIONS: ReadonlySet<string> = new Set([
   'POST /v1/fine_tuning/jobs',
   'POST /v1/uploads',
   'POST /v1/batches',
+  'POST /v1/messages/batches',
 ]);
 
 export const OPERATIONS: readonly Operation[] = [
@@ -394,6 +396,30 @@ export const OPERATIONS: readonly Operation[] = [
   op('GET', '/v1/batches', 'gateway', 'List batches', 'list', { query: page }),
   op('GET', '/v1/batches/{batch_id}', 'gateway', 'Retrieve a batch', 'object'),
   op('POST', '/v1/batches/{batch_id}/cancel', 'gateway', 'Cancel a batch', 'object'),
+
+  // Anthropic's Message Batches API on the same engine (docs/batches.md); errors in Anthropic's shape
+  op('POST', '/v1/messages/batches', 'gateway', 'Create a Message Batch (Anthropic Message Batches API) on any provider', 'object', {
+    ...body('MessageBatchCreate', createMessageBatchSchema),
+    description:
+      "Answers Anthropic's `message_batch`. Each request's `params` is a Messages request (no `stream`), run through the pipeline as the creating key with the routing headers of this request; up to 100,000 requests, `custom_id` unique, 1-64 of `[a-zA-Z0-9_-]`.",
+  }),
+  op('GET', '/v1/messages/batches', 'gateway', 'List Message Batches', 'object', {
+    description: 'Newest first: `{data, has_more, first_id, last_id}`.',
+    query: [
+      { name: 'limit', type: 'integer', description: 'Page size, 1-1000 (default 20).' },
+      { name: 'after_id', type: 'string', description: 'Cursor: a batch id; the page holds the batches created before it.' },
+      { name: 'before_id', type: 'string', description: 'Cursor: a batch id; the page holds the batches created after it.' },
+    ],
+  }),
+  op('GET', '/v1/messages/batches/{message_batch_id}', 'gateway', 'Retrieve a Message Batch', 'object'),
+  op('DELETE', '/v1/messages/batches/{message_batch_id}', 'gateway', 'Delete an ended Message Batch', 'object', {
+    description: 'Answers `{id, type: "message_batch_deleted"}`; a batch still processing is a 409 (cancel it first).',
+  }),
+  op('POST', '/v1/messages/batches/{message_batch_id}/cancel', 'gateway', 'Cancel a Message Batch', 'object'),
+  op('GET', '/v1/messages/batches/{message_batch_id}/results', 'gateway', "Stream an ended Message Batch's results (JSON Lines)", 'bytes', {
+    description:
+      'One `{custom_id, result}` line per request, in request order: `succeeded` (`message`), `errored` (`error`), `canceled` or `expired`. Served as `application/x-jsonl`; a batch still processing is a 409.',
+  }),
 
   // fine-tuning
   op('POST', '/v1/fine_tuning/jobs', 'gateway', 'Create a fine-tuning job', 'object', body('FineTuningJobCreate', createJobSchema)),

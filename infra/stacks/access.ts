@@ -80,11 +80,14 @@ export const FUNCTION_ACCESS: Readonly<Record<string, FunctionAccess>> = {
     filesBucket: 'readWrite',
   },
   // Batches are created, read and cancelled here (the batch-run worker runs their lines);
-  // the input file's record is read from jobs. A raw provider key and paths the group lacks
-  // go through the generic proxy to the provider's own Batches API.
+  // the input file's record is read from jobs. A Message Batch's requests are written to the
+  // files bucket as its input file, its results read from it, and both deleted with it. A raw
+  // provider key and paths the group lacks go through the generic proxy to the provider's own
+  // Batches API.
   batches: {
     tables: { control: 'read', policies: 'read', usage: 'readWrite', cache: 'readWrite', logs: 'readWrite', jobs: 'readWrite', idempotency: 'readWrite' },
     providerCredentials: 'read',
+    filesBucket: 'readWrite',
   },
   // Rerank is a model call through the pipeline (keys, policies, cache, request log), but it
   // evaluates no guardrails (those run on chat and completions), so no guardrails table.

@@ -221,6 +221,8 @@ export class ApiStack extends Stack {
     };
 
     const v1 = this.restApi.root.addResource('v1');
+    const unownedParents: IResource[] = [];
+    let fallbackIntegration: LambdaIntegration | undefined;
     for (const group of groups) {
       const onManagedInstances = managed?.groups.includes(group.name) ?? false;
       const fn = new EndpointFunction(this, `${pascal(group.name)}Function`, {
@@ -244,7 +246,15 @@ export class ApiStack extends Stack {
         allowTestInvoke: false,
       });
       for (const prefix of group.prefixes) {
-        const resource = v1.addResource(prefix);
+        const parts = prefix.split('/');
+        let parent: IResource = v1;
+        for (const part of parts.slice(0, -1)) {
+          // A nested prefix's parent (`/v1/messages` of `messages/batches`) stays the fallback group's.
+          const existing = parent.getResource(part);
+          if (!existing) unownedParents.push((parent = parent.addResource(part)));
+          else parent = existing;
+        }
+        const resource = parent.addResource(parts.at(-1)!);
         route(resource, group.name, integration);
         route(resource.addResource('{proxy+}'), group.name, integration);
       }
@@ -258,9 +268,14 @@ export class ApiStack extends Stack {
         route(this.restApi.root.addResource('{proxy+}'), group.name, integration);
         route(v1, group.name, integration);
         route(v1.addResource('{proxy+}'), group.name, integration);
+        fallbackIntegration = integration;
       }
     }
-    if (!functions[FALLBACK_GROUP]) throw new Error(`The endpoint groups must include the fallback group '${FALLBACK_GROUP}'.`);
+    if (!functions[FALLBACK_GROUP] || !fallbackIntegration) throw new Error(`The endpoint groups must include the fallback group '${FALLBACK_GROUP}'.`);
+    for (const resource of unownedParents) {
+      route(resource, FALLBACK_GROUP, fallbackIntegration);
+      route(resource.addResource('{proxy+}'), FALLBACK_GROUP, fallbackIntegration);
+    }
     if (props.sso && functions.admin) {
       // Built from the API id and the stage name, not restApi.url: that names the stage
       // resource, which depends on the methods, which depend on this function.

@@ -201,6 +201,11 @@ describe('API stack: REST API', () => {
       for (const prefix of g.prefixes) {
         expected.set(`/v1/${prefix}`, g.name);
         expected.set(`/v1/${prefix}/{proxy+}`, g.name);
+        // A nested prefix's parent (`/v1/messages`) and the rest under it stay the fallback group's.
+        for (let end = prefix.lastIndexOf('/'); end > 0; end = prefix.lastIndexOf('/', end - 1)) {
+          expected.set(`/v1/${prefix.slice(0, end)}`, FALLBACK_GROUP);
+          expected.set(`/v1/${prefix.slice(0, end)}/{proxy+}`, FALLBACK_GROUP);
+        }
       }
       for (const root of g.roots ?? []) {
         expected.set(`/${root}`, g.name);
@@ -208,6 +213,13 @@ describe('API stack: REST API', () => {
       }
     }
     expect(byPath).toEqual(expected);
+    // Anthropic's Message Batches run on the batches group; the Messages API beside them stays the gateway's.
+    expect(byPath.get('/v1/messages/batches/{proxy+}')).toBe('batches');
+    expect([groupForPath('/v1/messages'), groupForPath('/v1/messages/count_tokens'), groupForPath('/v1/messages/batches/msgbatch_x/results')]).toEqual([
+      FALLBACK_GROUP,
+      FALLBACK_GROUP,
+      'batches',
+    ]);
     // Same answer as the local runtime's router for a concrete path under each resource.
     for (const [path, group] of byPath) expect(groupForPath(path.replace('{proxy+}', 'a/b')), path).toBe(group);
 

@@ -40,6 +40,12 @@ function rawQueryFrom(event: APIGatewayProxyEvent): { query: Record<string, stri
   return { query, rawQuery: pairs.join('&') };
 }
 
+/** `requestContext.path` is the path the caller sent (stage or base path included); `event.path` is it without them. */
+function basePathOf(event: APIGatewayProxyEvent): string {
+  const sent = event.requestContext?.path;
+  return sent && event.path && sent.length > event.path.length && sent.endsWith(event.path) ? sent.slice(0, -event.path.length) : '';
+}
+
 export function buildRequest(event: APIGatewayProxyEvent, context: RequestContext, headers: Record<string, string>): GatewayRequest {
   const body = event.body ? Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8') : Buffer.alloc(0);
   const { query, rawQuery } = rawQueryFrom(event);
@@ -47,6 +53,7 @@ export function buildRequest(event: APIGatewayProxyEvent, context: RequestContex
   return {
     method: event.httpMethod.toUpperCase(),
     path: event.path,
+    basePath: basePathOf(event),
     params: {},
     query,
     rawQuery,

@@ -44,6 +44,11 @@ export interface GatewayRequest {
   method: string;
   /** Path without the API Gateway stage, e.g. `/v1/chat/completions`. */
   path: string;
+  /**
+   * What the caller's URL has before `path`: the API Gateway stage (`/prod`) or a custom
+   * domain's base path; '' locally. A URL the gateway hands out for itself is built with it.
+   */
+  basePath?: string;
   /** Values of `{name}` segments in the matched route. */
   params: Record<string, string>;
   /** First value of each query parameter. */
