@@ -7,7 +7,8 @@ import { call, startTestGateway } from '../support/gateway';
 
 // A batch whose window (GATEWAY_BATCH_WINDOW_MS, 24 h by default) passes before its lines
 // are answered: `expired`, with the lines answered so far in its output file.
-const WINDOW_MS = 8_000;
+// Long enough that a loaded machine has validated the batch and answered some lines in it.
+const WINDOW_MS = 15_000;
 let gw: LocalGateway;
 let fake: FakeServer;
 
@@ -32,7 +33,7 @@ it('expires when its window passes, keeping the answered lines (each once) in th
     defaultHeaders: { 'x-gateway-api-key': gw.adminKey, 'x-gateway-provider': '@slow-openai' },
   });
   fake.setBehaviour({ latencyMs: 500 });
-  const lines = Array.from({ length: 400 }, (_, i) =>
+  const lines = Array.from({ length: 600 }, (_, i) =>
     JSON.stringify({
       custom_id: `e-${i}`,
       method: 'POST',
@@ -45,7 +46,7 @@ it('expires when its window passes, keeping the answered lines (each once) in th
   expect(batch.expires_at! - batch.created_at).toBe(WINDOW_MS / 1000);
 
   let current: Batch = batch;
-  const deadline = Date.now() + 45_000;
+  const deadline = Date.now() + 60_000;
   while (!['completed', 'expired', 'failed', 'cancelled'].includes(current.status) && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 200));
     current = await openai.batches.retrieve(batch.id);
@@ -61,5 +62,5 @@ it('expires when its window passes, keeping the answered lines (each once) in th
   expect(new Set(ids).size).toBe(ids.length);
   expect(ids.length).toBe(current.request_counts!.completed);
   expect(ids.length).toBeGreaterThan(0);
-  expect(ids.length).toBeLessThan(400);
-}, 90_000);
+  expect(ids.length).toBeLessThan(600);
+}, 120_000);
