@@ -1,4 +1,5 @@
 import type { Middleware } from './types';
+import { loadOnce } from '../load-once';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 
@@ -15,9 +16,11 @@ export const IDEMPOTENCY_HEADER = 'idempotency-key';
  * answers (2xx, 4xx) are stored and replayed. A crashed request stops renewing its claim,
  * which lapses after `IDEMPOTENCY_LEASE_MS`. A request without the header pays nothing.
  */
+const idempotencyRun = loadOnce(() => import('./idempotency-run'));
+
 export const idempotency: Middleware = (req, next) => {
   const idempotencyKey = req.headers[IDEMPOTENCY_HEADER];
   if (idempotencyKey === undefined) return next();
   // The work is a chunk loaded with the first keyed request: cold starts do not pay for it.
-  return import('./idempotency-run').then((m) => m.runIdempotent(req, idempotencyKey, next));
+  return idempotencyRun().then((m) => m.runIdempotent(req, idempotencyKey, next));
 };
