@@ -3,6 +3,9 @@ import { loadOnce } from '../load-once';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 
+/** The work is a chunk loaded with the first keyed request: cold starts do not pay for it. */
+const idempotencyRun = loadOnce(() => import('./idempotency-run'));
+
 /**
  * `Idempotency-Key` on the POSTs that create something or call a model (a route opts in
  * with this middleware): the first request with a key runs; a retry with the same key and
@@ -16,11 +19,8 @@ export const IDEMPOTENCY_HEADER = 'idempotency-key';
  * answers (2xx, 4xx) are stored and replayed. A crashed request stops renewing its claim,
  * which lapses after `IDEMPOTENCY_LEASE_MS`. A request without the header pays nothing.
  */
-const idempotencyRun = loadOnce(() => import('./idempotency-run'));
-
 export const idempotency: Middleware = (req, next) => {
   const idempotencyKey = req.headers[IDEMPOTENCY_HEADER];
   if (idempotencyKey === undefined) return next();
-  // The work is a chunk loaded with the first keyed request: cold starts do not pay for it.
   return idempotencyRun().then((m) => m.runIdempotent(req, idempotencyKey, next));
 };
