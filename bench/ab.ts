@@ -108,11 +108,11 @@ const specs = {} as Record<'before' | 'after', (s: Scenario) => ReturnType<typeo
 try {
   for (const side of ['before', 'after'] as const) {
     const gw = sides[side];
-    const setup = await setUpGateway(gw.url, gw.adminKey);
+    const setup = await setUpGateway(gw.url, gw.adminKey, upstream.info);
     specs[side] = (s) =>
       requestFor(
         s,
-        { upstreams: upstream.info, bare: { openai0: '', openai50: '' }, gateway: gw.url, key: setup.key, limitedKey: setup.limitedKey },
+        { upstreams: upstream.info, bare: { openai0: '', openai50: '' }, gateway: gw.url, key: setup.key, limitedKey: setup.limitedKey, full: setup.full },
         0,
         stream,
       );

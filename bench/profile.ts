@@ -42,10 +42,10 @@ const gw = await startChildGateway({
   root: args.find((a) => a.startsWith('--root='))?.slice('--root='.length),
 });
 try {
-  const setup = await setUpGateway(gw.url, gw.adminKey);
+  const setup = await setUpGateway(gw.url, gw.adminKey, upstream.info);
   const spec = requestFor(
     scenario,
-    { upstreams: upstream.info, bare: { openai0: '', openai50: '' }, gateway: gw.url, key: setup.key, limitedKey: setup.limitedKey },
+    { upstreams: upstream.info, bare: { openai0: '', openai50: '' }, gateway: gw.url, key: setup.key, limitedKey: setup.limitedKey, full: setup.full },
     0,
     stream,
   );

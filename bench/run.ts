@@ -154,13 +154,14 @@ try {
   }
   if (!SKIP.has('load') || !SKIP.has('streams')) {
     const gw = await startChildGateway({ name: 'load', dynamodbEndpoint: dynamo.endpoint, functionBundles });
-    const setup = await setUpGateway(gw.url, gw.adminKey);
+    const setup = await setUpGateway(gw.url, gw.adminKey, up);
     const targets: Targets = {
       upstreams: up,
       bare: { openai0: bareUrl(0), openai50: bareUrl(1) },
       gateway: gw.url,
       key: setup.key,
       limitedKey: setup.limitedKey,
+      full: setup.full,
     };
     log(`gateway under test: pid ${gw.pid} at ${gw.url}, RSS ${rssMb(gw.pid)} MB`);
 
@@ -307,13 +308,14 @@ try {
   // ---- RSS under 1,000 concurrent streams (a fresh gateway process) -----------------------
   if (!SKIP.has('rss')) {
     const gw = await startChildGateway({ name: 'rss', dynamodbEndpoint: dynamo.endpoint, functionBundles });
-    const setup = await setUpGateway(gw.url, gw.adminKey);
+    const setup = await setUpGateway(gw.url, gw.adminKey, up);
     const targets: Targets = {
       upstreams: up,
       bare: { openai0: bareUrl(0), openai50: bareUrl(1) },
       gateway: gw.url,
       key: setup.key,
       limitedKey: setup.limitedKey,
+      full: setup.full,
     };
     const warm = requestFor('gateway-chat-openai', targets, 0, true);
     const slow = requestFor('gateway-chat-openai', { ...targets, upstreams: { ...up, openai0: up.openaiSlow } }, 0, true);

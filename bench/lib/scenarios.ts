@@ -29,6 +29,8 @@ export interface Targets {
   gateway: string;
   key: string;
   limitedKey: string;
+  /** `BenchSetup.full` (bench/lib/admin.ts): needed by `gateway-chat-full` only. */
+  full?: { key: string; configSlug: Record<Latency, string> };
 }
 
 export const SCENARIOS = [
@@ -39,6 +41,7 @@ export const SCENARIOS = [
   'gateway-chat-openai',
   'gateway-chat-anthropic',
   'gateway-proxy-ratelimit',
+  'gateway-chat-full',
 ] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
@@ -51,6 +54,7 @@ export const BASELINE: Record<Scenario, Scenario> = {
   'gateway-chat-openai': 'direct-openai',
   'gateway-chat-anthropic': 'direct-anthropic',
   'gateway-proxy-ratelimit': 'direct-openai',
+  'gateway-chat-full': 'direct-openai',
 };
 
 export const DESCRIPTION: Record<Scenario, string> = {
@@ -62,6 +66,8 @@ export const DESCRIPTION: Record<Scenario, string> = {
   'gateway-chat-openai': 'client -> gateway unified chat (POST /v1/chat/completions, x-gateway-provider: openai) -> fake OpenAI',
   'gateway-chat-anthropic': 'client -> gateway unified chat, OpenAI <-> Anthropic translation -> fake Anthropic',
   'gateway-proxy-ratelimit': 'as gateway-proxy, with a key under one requests/minute rate-limit policy (never refuses)',
+  'gateway-chat-full':
+    'client -> gateway unified chat, every hot-path feature on: saved config (x-gateway-config) targeting a managed OpenAI provider, a key under a requests/min policy and a budget (neither refuses), a price override -> fake OpenAI',
 };
 
 /** The request a scenario repeats, JSON (`stream` false) or SSE. */
@@ -121,5 +127,14 @@ export function requestFor(s: Scenario, t: Targets, latency: Latency, stream = f
         },
         body: openaiBody(stream),
       };
+    case 'gateway-chat-full': {
+      if (!t.full) throw new Error('gateway-chat-full needs setUpGateway(url, adminKey, upstreams)');
+      return {
+        url: `${t.gateway}/v1/chat/completions`,
+        method: 'POST',
+        headers: { ...json, 'x-gateway-api-key': t.full.key, 'x-gateway-config': t.full.configSlug[latency] },
+        body: openaiBody(stream),
+      };
+    }
   }
 }

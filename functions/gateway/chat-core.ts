@@ -2,6 +2,7 @@ import { badRequest, type GatewayError } from '../shared/errors';
 import type { SseWriter } from '../shared/http/sse';
 import type { CallerRequest } from '../shared/http/types';
 import { newId } from '../shared/ids';
+import { loadOnce } from '../shared/load-once';
 import { reframeOpenAIStream } from '../providers/_shared/openai-compatible';
 import type { ChatAdapter, ChatCompletion, ChatCompletionChunk, ChatRequest, TranslateContext } from '../providers/types';
 import { ChatGuardrails, completionText } from './guardrails';
@@ -70,8 +71,9 @@ export interface ChatStreamed {
  * with backpressure and passes OpenAI bytes through untouched.
  */
 /** The iterator lives in its own module: the HTTP route never iterates, so its cold start does not load it. */
+const chatStream = loadOnce(() => import('./chat-stream'));
 async function* iterate(src: StreamSource, stopped: () => boolean): AsyncGenerator<ChatCompletionChunk, void, undefined> {
-  const { chunks } = await import('./chat-stream');
+  const { chunks } = await chatStream();
   yield* chunks(src, stopped);
 }
 

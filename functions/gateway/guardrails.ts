@@ -1,5 +1,6 @@
 import type { HookResult } from '../guardrails/evaluate';
 import type { CallerRequest } from '../shared/http/types';
+import { loadOnce } from '../shared/load-once';
 import type { ChatCompletion, ChatRequest } from '../providers/types';
 import { textOf } from '../providers/_shared/openai-shape';
 import type { Leaf } from './routing';
@@ -9,7 +10,7 @@ import type { RequestFacts } from '../spend/request-record';
  * The evaluator (its checks, the JSON-Schema validator, JOSE) is loaded by the first
  * request that has guardrails, not at cold start: most requests have none.
  */
-const loadEvaluator = () => import('../guardrails/evaluate');
+const loadEvaluator = loadOnce(() => import('../guardrails/evaluate'));
 
 /**
  * Guardrails of a config (input_guardrails / output_guardrails) applied to chat. Input

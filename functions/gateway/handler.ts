@@ -7,24 +7,29 @@ import { logged } from './request-log';
 import { idempotency } from '../shared/http/idempotency';
 import type { GatewayError } from '../shared/errors';
 import { googleErrorResponse } from '../formats/gemini/errors';
+import { loadOnce } from '../shared/load-once';
 
 const googleKernelError = (err: GatewayError) => googleErrorResponse(err);
 
-// Rare routes load on first use, so the cold start stays within its budget (test/infra/bundles.test.ts).
+// Rare routes load on first use, so the cold start stays within its budget (test/infra/bundles.test.ts),
+// each module once (loadOnce), not an `import()` per request.
 type Module = Record<string, (req: GatewayRequest) => Promise<HttpResponse>>;
 const lazy = (load: () => Promise<Module>, name: string) => (req: GatewayRequest) => load().then((m) => m[name]!(req));
-const audio = () => import('./audio') as Promise<Module>;
+const audio = loadOnce(() => import('./audio') as Promise<Module>);
 // The route module also exports helpers the MCP tool loop shares; only its handlers are looked up here.
-const responsesApi = () => import('./openai-responses/route') as unknown as Promise<Module>;
+const responsesApi = loadOnce(() => import('./openai-responses/route') as unknown as Promise<Module>);
 /** `POST /v1/responses` goes through the MCP tool loop's door: requests with `mcp` tools the gateway runs stay there. */
-const responsesCreate = () => import('../mcp/tool-loop/route') as Promise<Module>;
+const responsesCreate = loadOnce(() => import('../mcp/tool-loop/route') as Promise<Module>);
 /** `POST /v1/messages` likewise, for `mcp_servers` the gateway runs. */
-const messagesCreate = () => import('../mcp/tool-loop/messages-route') as Promise<Module>;
+const messagesCreate = loadOnce(() => import('../mcp/tool-loop/messages-route') as Promise<Module>);
 /** Chat completions with `x-gateway-mcp-servers`: the tools of those stored MCP servers run server-side. */
-const chatWithMcp = lazy(() => import('../mcp/tool-loop/chat-run') as Promise<Module>, 'chatWithMcp');
-const models = () => import('./models') as Promise<Module>;
-const messagesApi = () => import('./messages') as unknown as Promise<Module>;
-const geminiApi = () => import('./gemini') as Promise<Module>;
+const chatWithMcp = lazy(
+  loadOnce(() => import('../mcp/tool-loop/chat-run') as Promise<Module>),
+  'chatWithMcp',
+);
+const models = loadOnce(() => import('./models') as Promise<Module>);
+const messagesApi = loadOnce(() => import('./messages') as unknown as Promise<Module>);
+const geminiApi = loadOnce(() => import('./gemini') as Promise<Module>);
 
 export const routes: Route[] = [
   {

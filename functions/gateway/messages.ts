@@ -161,7 +161,7 @@ async function translated(req: GatewayRequest, log: RequestFacts): Promise<HttpR
 export function providerKeyFromXApiKey(req: GatewayRequest): GatewayRequest {
   const { headers } = req;
   if (!headers['x-gateway-api-key'] || !headers['x-api-key'] || headers.authorization) return req;
-  return { ...req, headers: { ...headers, authorization: `Bearer ${headers['x-api-key']}` } };
+  return { ...req, headers: mergeHeaders(headers, { authorization: `Bearer ${headers['x-api-key']}` }) };
 }
 
 // The middleware is composed here, not in the route table: this module loads on first use.

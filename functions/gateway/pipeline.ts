@@ -209,7 +209,7 @@ async function routed(spec: DispatchSpec, options: GatewayOptions, onRateLimited
     options,
     resolvedConfig,
     upstreamLatencyMs,
-    rateLimitHeaders: budgets.buckets.length ? { ...grant.headers, ...budgets.headers } : grant.headers,
+    rateLimitHeaders: budgets.buckets.length ? mergeHeaders(grant.headers, budgets.headers) : grant.headers,
     cacheStatus,
     remainingMs: () => (deadline === undefined ? undefined : Math.max(0, deadline - Date.now())),
   };

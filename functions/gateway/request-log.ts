@@ -4,6 +4,7 @@ import { openPutJournal, type PutJournal } from '../shared/db/put-journal';
 import { INDEXED_METADATA_KEYS, LOG_METADATA_INDEXES } from '../shared/tables';
 import { ID_PREFIX, newId } from '../shared/ids';
 import type { CallerRequest, Middleware } from '../shared/http/types';
+import { mergeHeaders } from '../shared/http/response';
 import { afterResponse, type RequestContext } from '../shared/telemetry/context';
 import { logPartition, metadataPartition, tracePartition } from '../shared/db/log-keys';
 import { writeRequestTelemetry } from '../shared/telemetry/metrics';
@@ -195,7 +196,7 @@ export function requestLog(route: string): Middleware {
       // A whole answer carries its cost; a streamed one's is known only in its log record.
       if (res.statusCode < 400 && (typeof res.body === 'string' || Buffer.isBuffer(res.body)) && (facts.usage || facts.extra?.search_units !== undefined)) {
         facts.cost = await priceFacts(req, facts);
-        if (facts.cost.cost_usd !== null) res.headers = { ...res.headers, 'x-gateway-cost': String(facts.cost.cost_usd) };
+        if (facts.cost.cost_usd !== null) res.headers = mergeHeaders(res.headers, { 'x-gateway-cost': String(facts.cost.cost_usd) });
       }
       return res;
     } catch (err) {

@@ -2,7 +2,11 @@ import type { Readable } from 'node:stream';
 import type { ConfigNode, GatewayConfigSpec } from '../shared/gateway-config';
 import { badRequest, type GatewayError } from '../shared/errors';
 import { matches, usesRegex, type ConditionInput } from '../shared/routing-conditions';
+import { loadOnce } from '../shared/load-once';
 import type { AttemptRecord } from '../spend/request-record';
+
+/** The RE2 engine (150 KB) loads with the first config that uses `$regex`. */
+const linearRegex = loadOnce(() => import('../shared/linear-regex'));
 
 /** A provider target of the config with the settings it inherited from its parents. */
 export interface Leaf {
@@ -144,8 +148,7 @@ export async function routeRequest(
       }
       case 'conditional': {
         const conditions = node.strategy?.conditions ?? [];
-        // The RE2 engine (150 KB) loads with the first config that uses `$regex`.
-        const regex = conditions.some((c) => usesRegex(c.query)) ? (await import('../shared/linear-regex')).compileLinearRegex : undefined;
+        const regex = conditions.some((c) => usesRegex(c.query)) ? (await linearRegex()).compileLinearRegex : undefined;
         const chosen = conditions.find((c) => matches(c.query, input, regex))?.then ?? node.strategy?.default;
         const target = children.find((c) => c.child.name === chosen);
         if (!target) {

@@ -4,7 +4,7 @@ import { parseGatewayConfig, type ConfigNode, type GatewayConfigSpec } from '../
 import type { CallerRequest } from '../shared/http/types';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../shared/json-depth';
 import { resolveManagedProvider } from '../shared/stores/providers';
-import { resolveSavedConfig } from '../shared/stores/configs';
+import { resolveSavedConfig, type SavedConfig } from '../shared/stores/configs';
 import { cloudSettingsFromHeaders, PROVIDER_SLUGS, SETTING_NAMES, targetSettings } from '../shared/provider-table';
 import { getAdapter } from '../providers/registry';
 import type { ProviderAdapter, ProviderTarget } from '../providers/types';
@@ -96,7 +96,22 @@ async function loadConfig(raw: string, workspaceId: string, source: 'x-gateway-c
         : `No saved config '${raw}' in this workspace.`;
     throw badRequest(message, source, 'config_not_found');
   }
-  return parseGatewayConfig(saved.config, 'config');
+  return parsedSavedConfig(saved);
+}
+
+/**
+ * A saved config is parsed once per cached copy, not per request: the copy is held by the
+ * control cache until it is reloaded, and routing only reads the tree. A config that does
+ * not parse is not remembered, so every request still gets its 400.
+ */
+const parsedConfigs = new WeakMap<SavedConfig, GatewayConfigSpec>();
+function parsedSavedConfig(saved: SavedConfig): GatewayConfigSpec {
+  let parsed = parsedConfigs.get(saved);
+  if (!parsed) {
+    parsed = parseGatewayConfig(saved.config, 'config');
+    parsedConfigs.set(saved, parsed);
+  }
+  return parsed;
 }
 
 const SETTING_FIELDS: ReadonlySet<string> = new Set(SETTING_NAMES);

@@ -4,6 +4,7 @@ import type { ActiveBudget, BudgetGrant, BudgetPolicy } from './budget-model';
 import { applies, type LimitSubject } from './limiter';
 import { BUDGET_PREFIX, workspacePk } from './read';
 import { queryAll } from '../shared/db/ops';
+import { loadOnce } from '../shared/load-once';
 
 /**
  * Budget enforcement, exact across containers as the rate limits are: what a budget's
@@ -58,6 +59,7 @@ export function clearBudgetCache(workspaceId?: string): void {
 }
 
 const NO_BUDGETS: BudgetGrant = { buckets: [], headers: {} };
+const budgetCheck = loadOnce(() => import('./budget-check'));
 
 /**
  * Admit or refuse a request under the workspace's active budgets (before any provider is
@@ -66,5 +68,5 @@ const NO_BUDGETS: BudgetGrant = { buckets: [], headers: {} };
 export async function enforceBudgets(subject: LimitSubject, now = Date.now()): Promise<BudgetGrant> {
   const matching = (await activeBudgets(subject.workspaceId)).filter((b) => applies(b, subject));
   if (matching.length === 0) return NO_BUDGETS;
-  return (await import('./budget-check')).checkBudgets(matching, subject, now);
+  return (await budgetCheck()).checkBudgets(matching, subject, now);
 }

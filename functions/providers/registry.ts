@@ -100,5 +100,9 @@ const ADAPTERS: Record<ProviderSlug, ProviderAdapter | (() => Promise<ProviderAd
 export async function getAdapter(slug: string): Promise<ProviderAdapter | undefined> {
   if (!Object.hasOwn(ADAPTERS, slug)) return undefined;
   const entry = ADAPTERS[slug as ProviderSlug];
-  return typeof entry === 'function' ? entry() : entry;
+  if (typeof entry !== 'function') return entry;
+  // Loaded once, then held in the table: an `import()` per request costs tens of microseconds.
+  const adapter = await entry();
+  ADAPTERS[slug as ProviderSlug] = adapter;
+  return adapter;
 }

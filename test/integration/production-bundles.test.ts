@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
@@ -114,5 +114,16 @@ describe('the production bundles, served by the local runtime', () => {
       messages: [{ role: 'user', content: 'no ticket here' }],
     });
     expect(passed.choices[0]!.message.content).toBe('echo: no ticket here');
+  });
+
+  it('start each function on its first invocation, as Lambda does: no bundle is loaded before its first request', async () => {
+    // Replaced once the gateway runs: served only if the prompts function was not loaded at its start.
+    const handler = `export const handler = awslambda.streamifyResponse(async (_event, stream) => {
+      awslambda.HttpResponseStream.from(stream, { statusCode: 200, headers: { 'content-type': 'application/json' } }).end(JSON.stringify({ loaded: 'on first use' }));
+    });`;
+    writeFileSync(join(bundlesDir, 'prompts', 'index.mjs'), handler);
+    const res = await fetch(`${bundled.url}/v1/prompts`, { headers: { 'x-gateway-api-key': bundled.adminKey } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ loaded: 'on first use' });
   });
 });

@@ -53,7 +53,8 @@ export async function signHeaders(req: SigV4Request, opts: SigV4Options): Promis
       // WHATWG URL keeps percent-encodings, so `%3A` reaches the signer as is.
       path: url.pathname,
       query,
-      headers: { ...req.headers, host: url.host },
+      // Object.assign, not a spread literal with a key: several times faster in V8 (bench/README.md).
+      headers: Object.assign({}, req.headers, { host: url.host }),
       body: req.body,
     },
     {

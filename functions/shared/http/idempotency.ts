@@ -1,6 +1,10 @@
 import type { Middleware } from './types';
+import { loadOnce } from '../load-once';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
+
+/** The work is a chunk loaded with the first keyed request: cold starts do not pay for it. */
+const idempotencyRun = loadOnce(() => import('./idempotency-run'));
 
 /**
  * `Idempotency-Key` on the POSTs that create something or call a model (a route opts in
@@ -18,6 +22,5 @@ export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const idempotency: Middleware = (req, next) => {
   const idempotencyKey = req.headers[IDEMPOTENCY_HEADER];
   if (idempotencyKey === undefined) return next();
-  // The work is a chunk loaded with the first keyed request: cold starts do not pay for it.
-  return import('./idempotency-run').then((m) => m.runIdempotent(req, idempotencyKey, next));
+  return idempotencyRun().then((m) => m.runIdempotent(req, idempotencyKey, next));
 };
