@@ -169,12 +169,12 @@ export function growthItems(p: RequestProfile, c: GrowthContext): LineItem[] {
     {
       name: 'Budget charges',
       usdPerMillion: wru(counterWrites(p.budgets, c)),
-      detail: `${p.budgets} budgets: ${round(counterWrites(p.budgets, c), 3)} WRU/request`,
+      detail: `budgets: ${p.budgets}, ${round(counterWrites(p.budgets, c), 3)} WRU/request`,
     },
     {
       name: 'Tokens policies',
       usdPerMillion: wru(tokenWrites),
-      detail: `${p.tokensPolicies} policies × reservation + settlement: ${round(tokenWrites, 3)} WRU/request`,
+      detail: `tokens policies: ${p.tokensPolicies}, reservation + settlement each: ${round(tokenWrites, 3)} WRU/request`,
     },
     {
       name: 'DynamoDB storage (request logs)',
