@@ -19,6 +19,7 @@ import {
 } from '../../infra/cost/model';
 import { PRICES_AS_OF, REGION } from '../../infra/cost/prices';
 import { runsDefinition } from '../../infra/workflows/runs';
+import { growthTables, renderGrowth, type GrowthResults } from './cost-growth';
 import { api, setUpLimitedChat } from './admin';
 import { runLoad, round } from './load';
 import { cpuMs, type ChildGateway } from './procs';
@@ -379,6 +380,8 @@ export interface CostResults {
   assistantRuns: { shape: RunShape; path: string[]; rows: Array<{ providerLatencyS: number; cost: ModeCost }> };
   /** Managed instances at 2 s and 100 req/s with one setting or input changed: what moves the total. */
   variants: Array<{ change: string; usdPerMillion: number }>;
+  /** Front doors, what grows, the scale table and a batch line (bench/lib/cost-growth.ts). */
+  growth: GrowthResults;
   assumptions: string[];
 }
 
@@ -398,6 +401,7 @@ export function costTables(m: CostMeasurement, onDemand: OnDemandSettings, manag
     managedInstances: managed,
     rows,
     variants: variantsAt(m, managed, { providerLatencyS: 2, requestsPerSecond: 100 }),
+    growth: growthTables(m, onDemand, managed),
     assistantRuns: runCosts(),
     breakEven: COST_LATENCIES_S.map((providerLatencyS) => ({
       providerLatencyS,
@@ -410,7 +414,7 @@ export function costTables(m: CostMeasurement, onDemand: OnDemandSettings, manag
       `Managed instances: environments = max(minimum, requests in flight / ${managed.perExecutionEnvironmentMaxConcurrency}, CPU / ${managed.cpuTargetUtilization * 100} % of a vCPU); each instance keeps 1 vCPU and 1 GiB; at least 3 instances; the cheapest allowed type wins. Steady traffic: no headroom for surges is priced in.`,
       'NAT data: the provider request and response plus the log bytes pass through NAT (DynamoDB does not: gateway endpoint). An existing VPC may pay for egress differently.',
       `On demand an environment serves one request at a time: every write is the request's own (the alone phase). On managed instances what an environment holds and writes per second (counters, EMF document overhead: ${m.busy.heldWriteUnitsPerSecond} WRU and ${m.busy.heldLogBytesPerSecond} B per second, measured at ${m.busy.requestsPerSecond} req/s in one process) is shared by the requests of that environment (rate / environments), never costing more per request than the same writes unshared.`,
-      'No free tier, no Savings Plans (they apply to the EC2 part of managed instances only), no data transfer out to callers (the same in both modes).',
+      'No free tier, no Savings Plans (they apply to the EC2 part of managed instances only). Data transfer out to callers, storage, PITR, KMS, X-Ray and the other items that grow with a real workload are in the "what grows" table, not in these totals.',
     ],
   };
 }
@@ -525,6 +529,7 @@ export function renderCost(c: CostResults): string {
     head(['model step', ...runs.rows[0]!.cost.items.map((i) => i.name), 'total']),
     ...runs.rows.map((r) => `| ${r.providerLatencyS} s | ${r.cost.items.map((i) => usd(i.usdPerMillion)).join(' | ')} | ${usd(r.cost.usdPerMillion)} |`),
   );
+  if (c.growth) lines.push('', renderGrowth(c.growth));
   lines.push('', 'Assumptions:', '', ...c.assumptions.map((a) => `- ${a}`));
   return lines.join('\n');
 }

@@ -1,3 +1,4 @@
+import { frontDoorItems, type FrontDoorKind } from './growth';
 import { EC2_INSTANCE_PRICES, HOURS_PER_MONTH, LAMBDA_FACTS, PRICES } from './prices';
 
 /**
@@ -68,12 +69,16 @@ export interface Traffic {
 
 export interface OnDemandSettings {
   memoryMb: number;
+  /** Default `api-gateway`: the front door's per-request fees (infra/cost/growth.ts). */
+  frontDoor?: FrontDoorKind;
   /** Log bytes Lambda itself adds per invocation (platform start and report records). */
   platformLogBytesPerInvoke: number;
 }
 
 export interface ManagedInstancesSettings {
   instanceTypes: readonly string[];
+  /** Default `api-gateway`: the front door's per-request fees (infra/cost/growth.ts). */
+  frontDoor?: FrontDoorKind;
   memoryMb: number;
   memoryGiBPerVCpu: number;
   perExecutionEnvironmentMaxConcurrency: number;
@@ -129,15 +134,17 @@ export function processingMs(cpuMsPerRequest: number, memoryMb: number): number 
   return cpuMsPerRequest * Math.max(1, LAMBDA_FACTS.fullVcpuMemoryMb / memoryMb);
 }
 
-/** Items every mode pays the same way: API Gateway, Lambda requests, DynamoDB, logs, metrics. */
-function sharedItems(m: MeasuredInputs, t: Traffic, w: Pick<WritesAndLogs, 'writeUnitsPerRequest' | 'readUnitsPerRequest' | 'logBytesPerRequest'>): LineItem[] {
+/** Items every mode pays the same way: the front door, Lambda requests, DynamoDB, logs, metrics. */
+function sharedItems(
+  m: MeasuredInputs,
+  t: Traffic,
+  w: Pick<WritesAndLogs, 'writeUnitsPerRequest' | 'readUnitsPerRequest' | 'logBytesPerRequest'>,
+  frontDoor: FrontDoorKind = 'api-gateway',
+): LineItem[] {
   const monthlyMillions = (t.requestsPerSecond * 3600 * HOURS_PER_MONTH) / MILLION;
+  const door = frontDoorItems(frontDoor, t.requestsPerSecond);
   return [
-    {
-      name: 'API Gateway (REST)',
-      usdPerMillion: PRICES.apiGatewayRestPerMillion.usd,
-      detail: `$${PRICES.apiGatewayRestPerMillion.usd} ${PRICES.apiGatewayRestPerMillion.unit}`,
-    },
+    ...door,
     {
       name: 'Lambda requests',
       usdPerMillion: PRICES.lambdaRequestsPerMillion.usd,
@@ -169,8 +176,8 @@ function sharedItems(m: MeasuredInputs, t: Traffic, w: Pick<WritesAndLogs, 'writ
 export function onDemandCost(m: MeasuredInputs, t: Traffic, s: OnDemandSettings): OnDemandCost {
   const billedSeconds = t.providerLatencyS + processingMs(m.cpuMsPerRequest, s.memoryMb) / 1000;
   const gbSeconds = (billedSeconds * s.memoryMb) / 1024;
-  const items = sharedItems(m, t, { ...m.alone, logBytesPerRequest: m.alone.logBytesPerRequest + s.platformLogBytesPerInvoke });
-  items.splice(2, 0, {
+  const items = sharedItems(m, t, { ...m.alone, logBytesPerRequest: m.alone.logBytesPerRequest + s.platformLogBytesPerInvoke }, s.frontDoor);
+  items.splice(items.findIndex((i) => i.name === 'Lambda requests') + 1, 0, {
     name: 'Lambda duration',
     usdPerMillion: gbSeconds * MILLION * PRICES.lambdaArmGbSecond.usd,
     detail: `${round(billedSeconds, 4)} s × ${s.memoryMb} MB = ${round(gbSeconds, 4)} GB-s/request × $${PRICES.lambdaArmGbSecond.usd}`,
@@ -214,10 +221,10 @@ export function managedInstancesCost(m: MeasuredInputs, t: Traffic, s: ManagedIn
   const fleet = managedInstancesFleet(m, t, s);
   const hours = hoursPerMillion(t.requestsPerSecond);
   const perRequest = perRequestAt(m, t.requestsPerSecond / fleet.executionEnvironments);
-  const items = sharedItems(m, t, perRequest);
+  const items = sharedItems(m, t, perRequest, s.frontDoor);
   const natData = m.providerBytesPerRequest + perRequest.logBytesPerRequest;
   items.splice(
-    2,
+    items.findIndex((i) => i.name === 'Lambda requests') + 1,
     0,
     {
       name: 'EC2 instances',

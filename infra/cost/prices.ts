@@ -43,6 +43,34 @@ export const PRICES = {
   stepFunctionsPerThousandTransitions: p(0.025, 'per 1,000 state transitions', 'https://aws.amazon.com/step-functions/pricing/ (Standard workflows)'),
   /** FIFO queues (the runs queue); each message is sent, received and deleted: three requests. */
   sqsFifoPerMillion: p(0.5, 'per million requests (64 KB chunks)', 'https://aws.amazon.com/sqs/pricing/ (FIFO queues)'),
+  /** CloudFront pay-as-you-go, United States, Mexico and Canada edge: $0.0100 per 10,000 HTTPS requests. */
+  cloudFrontHttpsPerMillion: p(1.0, 'per million HTTPS requests', 'https://aws.amazon.com/cloudfront/pricing/ (pay-as-you-go, HTTPS requests, United States)'),
+  cloudFrontDataOutPerGb: p(
+    0.085,
+    'per GB to the internet',
+    'https://aws.amazon.com/cloudfront/pricing/ (data transfer out to internet, United States, first 10 TB)',
+  ),
+  /** What API Gateway and Lambda function URLs pay for answer bytes: the Region's data transfer out to the internet. */
+  dataTransferOutPerGb: p(0.09, 'per GB to the internet', 'https://aws.amazon.com/ec2/pricing/on-demand/ (Data Transfer OUT to Internet, first 10 TB a month)'),
+  /** AWS WAF: web ACL and rule fees per month, and requests inspected. */
+  wafWebAclPerMonth: p(5, 'per web ACL per month', 'https://aws.amazon.com/waf/pricing/ (web ACL)'),
+  wafRulePerMonth: p(
+    1,
+    'per rule or managed rule group per month',
+    'https://aws.amazon.com/waf/pricing/ (rule; the AWS common rule set is a rule group without a subscription fee)',
+  ),
+  wafRequestsPerMillion: p(0.6, 'per million requests', 'https://aws.amazon.com/waf/pricing/ (requests, up to 1,500 WCU and default body inspection)'),
+  /** DynamoDB storage and continuous backups (point-in-time recovery), Standard table class. */
+  dynamoStoragePerGbMonth: p(0.25, 'per GB-month', 'https://aws.amazon.com/dynamodb/pricing/on-demand/ (data storage, Standard)'),
+  dynamoPitrPerGbMonth: p(0.2, 'per GB-month', 'https://aws.amazon.com/dynamodb/pricing/on-demand/ (continuous backups, point-in-time recovery)'),
+  /** KMS: symmetric requests (Decrypt of the provider credentials). */
+  kmsRequestsPerMillion: p(3, 'per million requests ($0.03 per 10,000)', 'https://aws.amazon.com/kms/pricing/ (symmetric requests)'),
+  /** X-Ray: traces recorded (active tracing samples them: 1 a second and 5 % of the rest by default). */
+  xrayTracesRecordedPerMillion: p(5, 'per million traces recorded', 'https://aws.amazon.com/xray/pricing/ (traces recorded)'),
+  /** S3 Standard: batch input and output files. */
+  s3StandardPerGbMonth: p(0.023, 'per GB-month', 'https://aws.amazon.com/s3/pricing/ (S3 Standard, first 50 TB)'),
+  s3PutPerThousand: p(0.005, 'per 1,000 PUT, COPY, POST, LIST requests', 'https://aws.amazon.com/s3/pricing/ (requests, S3 Standard)'),
+  s3GetPerThousand: p(0.0004, 'per 1,000 GET and other requests', 'https://aws.amazon.com/s3/pricing/ (requests, S3 Standard)'),
   /** New VPC of managed-instances mode: NAT gateway hours and data processed. */
   natGatewayHour: p(0.045, 'per NAT gateway-hour', 'https://aws.amazon.com/vpc/pricing/ (NAT gateway)'),
   natGatewayPerGb: p(0.045, 'per GB processed', 'https://aws.amazon.com/vpc/pricing/ (NAT gateway)'),
@@ -87,3 +115,22 @@ export const LAMBDA_FACTS = {
 } as const;
 
 export const HOURS_PER_MONTH = 730;
+
+/**
+ * AWS quotas the scale table (infra/cost/scale.ts) checks, defaults of a new account in
+ * us-east-1 (the same numbers as docs/deploy.md's quota table).
+ */
+export const QUOTAS = {
+  /** Lambda concurrent executions, account and Region (Service Quotas L-B99A9384). */
+  lambdaConcurrency: 1000,
+  /** API Gateway REST throttle, account and Region, requests per second. */
+  apiGatewayAccountRps: 10_000,
+  /** The stage throttle this stack sets (STAGE_THROTTLING in infra/stacks/api-stack.ts). */
+  apiGatewayStageRps: 1000,
+  /** DynamoDB write capacity of one partition (one partition key), WCU. */
+  dynamoPartitionWcu: 1000,
+  /** KMS symmetric cryptographic requests per second (5,500 in most Regions; 10,000 or 50,000 in some). */
+  kmsRps: 5500,
+  /** Lambda function URL: no request-rate quota of its own; concurrency binds. CloudFront: 250,000 req/s per distribution. */
+  cloudFrontRps: 250_000,
+} as const;

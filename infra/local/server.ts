@@ -10,6 +10,7 @@ import { TABLE_SPECS } from '../tables';
 import { LocalResponseStream, type StreamingHandler } from './awslambda-shim';
 import { createTables, startDynamoDbLocal } from './dynamodb';
 import { answerClientError, readBody, refuseOversizedBody } from './http-edge';
+import { frontDoorFrom, toFunctionUrlEvent, type FrontDoor } from './function-url-event';
 import { lambdaContext } from './lambda-context';
 import { markRunning } from './crash-marker';
 import { startLocalKms } from './kms';
@@ -64,6 +65,12 @@ export interface LocalGatewayOptions {
    * start-up. Default GATEWAY_RUN_RECONCILE_INTERVAL_MS, else 10000.
    */
   reconcileIntervalMs?: number;
+  /**
+   * The events the functions get: API Gateway REST proxy events (default) or a Lambda
+   * function URL's (payload format 2.0), as `-c frontDoor=function-url` deploys them
+   * (GATEWAY_FRONT_DOOR).
+   */
+  frontDoor?: FrontDoor;
   /** Aborting it during start-up stops what has started and rejects with its reason. */
   signal?: AbortSignal;
 }
@@ -242,7 +249,8 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     stops.push(schedules.stop);
 
     // The port was free before the emulators started; another process may have taken it since.
-    const { server, url, idle } = await listen((path) => handlers.get(groupForPath(path))!, port, host).catch((err: unknown) => {
+    const frontDoor = options.frontDoor ?? frontDoorFrom(process.env.GATEWAY_FRONT_DOOR);
+    const { server, url, idle } = await listen((path) => handlers.get(groupForPath(path))!, port, host, frontDoor).catch((err: unknown) => {
       throw listenProblem(err, port, host);
     });
     stops.push(async () => {
@@ -274,15 +282,16 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
   }
 }
 
-/** An HTTP server that hands each request, as a REST v1 proxy event, to a streaming handler. */
+/** An HTTP server that hands each request, as a REST v1 proxy event or a function URL's event, to a streaming handler. */
 export async function listen(
   handlerFor: (path: string) => StreamingHandler,
   port = 0,
   host = '127.0.0.1',
+  frontDoor: FrontDoor = 'api-gateway',
 ): Promise<{ server: Server; url: string; idle: (timeoutMs: number) => Promise<void> }> {
   const invocations = new Set<Promise<void>>();
   const server = createServer((req, res) => {
-    const invocation = serve(handlerFor, req, res);
+    const invocation = serve(handlerFor, req, res, frontDoor);
     invocations.add(invocation);
     void invocation.finally(() => invocations.delete(invocation));
   });
@@ -386,9 +395,9 @@ export function toProxyEvent(req: IncomingMessage, body: Buffer): APIGatewayProx
 const groupContext = (group: string) =>
   lambdaContext({ functionName: `gateway-${group}`, timeoutSeconds: 900, memoryMb: 1024, region: 'us-east-1', accountId: '000000000000' });
 
-async function serve(handlerFor: (path: string) => StreamingHandler, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serve(handlerFor: (path: string) => StreamingHandler, req: IncomingMessage, res: ServerResponse, frontDoor: FrontDoor): Promise<void> {
   try {
-    await serveOne(handlerFor, req, res);
+    await serveOne(handlerFor, req, res, frontDoor);
   } catch {
     if (!res.headersSent) {
       res.writeHead(500, { 'content-type': 'application/json' });
@@ -397,17 +406,27 @@ async function serve(handlerFor: (path: string) => StreamingHandler, req: Incomi
   }
 }
 
-async function serveOne(handlerFor: (path: string) => StreamingHandler, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serveOne(handlerFor: (path: string) => StreamingHandler, req: IncomingMessage, res: ServerResponse, frontDoor: FrontDoor): Promise<void> {
   const body = await readBody(req).catch(() => Buffer.alloc(0));
   if (body === 'too_large') {
     await refuseOversizedBody(req, res);
     return;
   }
-  const event = toProxyEvent(req, body);
-  const group = groupForPath(event.path);
+  let event: unknown;
+  let path: string;
+  if (frontDoor === 'function-url') {
+    const rawPath = requestPath(req.url ?? '/', new URL(req.url ?? '/', 'http://local'));
+    event = toFunctionUrlEvent(req, body, rawPath);
+    path = safeDecode(rawPath);
+  } else {
+    const proxyEvent = toProxyEvent(req, body);
+    event = proxyEvent;
+    path = proxyEvent.path;
+  }
+  const group = groupForPath(path);
   const stream = new LocalResponseStream(res);
   try {
-    await handlerFor(event.path)(event, stream, groupContext(group));
+    await handlerFor(path)(event, stream, groupContext(group));
   } catch {
     // The handler already answered; a failure here is a caller that went away mid-stream.
     if (!res.headersSent) {

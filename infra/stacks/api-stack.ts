@@ -27,6 +27,7 @@ import { EndpointFunction } from './endpoint-function';
 import { filesBucketArnExport } from './files-bucket';
 import { ManagedCapacity } from './managed-capacity';
 import type { CapacityMode, ManagedInstancesOptions } from './options';
+import { FunctionUrlFrontDoor, type FrontDoor } from './front-door';
 import { acknowledge } from './nag';
 import { pascal } from './names';
 
@@ -49,6 +50,10 @@ export interface ApiStackProps extends StackProps {
   groups?: readonly EndpointGroup[];
   /** Single sign-on to the console: a Cognito user pool made here, or another issuer. */
   sso?: SsoOption;
+  /** Default `api-gateway` (the REST API); `function-url`: each group's function URL (front-door.ts). */
+  frontDoor?: FrontDoor;
+  /** `function-url` only: CloudFront in front, with this CLOUDFRONT-scope web ACL. */
+  cdn?: { webAclArn: string };
 }
 
 /**
@@ -114,7 +119,10 @@ const GATEWAY_ERRORS: ReadonlyArray<{
  * `/v1/{proxy+}`) goes to the gateway group, so unknown paths get the gateway's JSON 404.
  */
 export class ApiStack extends Stack {
-  readonly restApi: RestApi;
+  /** The REST API of the `api-gateway` front door. */
+  readonly restApi?: RestApi;
+  /** The function URLs (and CloudFront) of the `function-url` front door. */
+  readonly functionUrls?: FunctionUrlFrontDoor;
   readonly functions: Readonly<Record<string, EndpointFunction>>;
   readonly routes: readonly ApiRoute[];
   /** Only in `managed-instances` mode. */
@@ -151,6 +159,102 @@ export class ApiStack extends Stack {
       });
     }
 
+    const restApi = props.frontDoor === 'function-url' ? undefined : this.createRestApi(props);
+    this.restApi = restApi;
+
+    const functions: Record<string, EndpointFunction> = {};
+    const routes: ApiRoute[] = [];
+    const route = (resource: IResource, group: string, integration: LambdaIntegration) => {
+      const method = resource.addMethod('ANY', integration, { authorizationType: AuthorizationType.NONE });
+      acknowledge(method, 'AwsSolutions-APIG4', 'AwsSolutions-COG4');
+      routes.push({ path: resource.path, group, method });
+    };
+
+    const v1 = restApi?.root.addResource('v1');
+    const unownedParents: IResource[] = [];
+    let fallbackIntegration: LambdaIntegration | undefined;
+    for (const group of groups) {
+      const onManagedInstances = managed?.groups.includes(group.name) ?? false;
+      const fn = new EndpointFunction(this, `${pascal(group.name)}Function`, {
+        group,
+        stage: props.stage,
+        memorySize: onManagedInstances ? managed!.memorySize : (props.memorySizes?.[group.name] ?? props.memorySize),
+        managedInstances: onManagedInstances,
+        logRetentionDays: props.logRetentionDays,
+        tables: props.tables,
+        providerCredentialsKey: props.providerCredentialsKey,
+      });
+      functions[group.name] = fn;
+      const reserved = props.reservedConcurrency?.[group.name];
+      if (reserved !== undefined) (fn.function.node.defaultChild as CfnFunction).reservedConcurrentExecutions = reserved;
+      if (accessFor(group.name).filesBucket) grantFiles(fn, props.files, props.stage);
+      if (onManagedInstances) this.managedCapacity!.attach(fn.function);
+      if (!restApi || !v1) continue;
+      const integration = new LambdaIntegration(fn.function, {
+        responseTransferMode: ResponseTransferMode.STREAM,
+        timeout: Duration.minutes(15),
+        // One invoke permission per method, scoped to it; no console test-invoke permissions.
+        allowTestInvoke: false,
+      });
+      for (const prefix of group.prefixes) {
+        const parts = prefix.split('/');
+        let parent: IResource = v1;
+        for (const part of parts.slice(0, -1)) {
+          // A nested prefix's parent (`/v1/messages` of `messages/batches`) stays the fallback group's.
+          const existing = parent.getResource(part);
+          if (!existing) unownedParents.push((parent = parent.addResource(part)));
+          else parent = existing;
+        }
+        const resource = parent.addResource(parts.at(-1)!);
+        route(resource, group.name, integration);
+        route(resource.addResource('{proxy+}'), group.name, integration);
+      }
+      for (const root of group.roots ?? []) {
+        const resource = restApi.root.addResource(root);
+        route(resource, group.name, integration);
+        route(resource.addResource('{proxy+}'), group.name, integration);
+      }
+      if (group.name === FALLBACK_GROUP) {
+        route(restApi.root, group.name, integration);
+        route(restApi.root.addResource('{proxy+}'), group.name, integration);
+        route(v1, group.name, integration);
+        route(v1.addResource('{proxy+}'), group.name, integration);
+        fallbackIntegration = integration;
+      }
+    }
+    if (!functions[FALLBACK_GROUP]) throw new Error(`The endpoint groups must include the fallback group '${FALLBACK_GROUP}'.`);
+    for (const resource of unownedParents) {
+      route(resource, FALLBACK_GROUP, fallbackIntegration!);
+      route(resource.addResource('{proxy+}'), FALLBACK_GROUP, fallbackIntegration!);
+    }
+    if (props.sso && functions.admin) {
+      if (!restApi) throw new Error('Console single sign-on needs the API Gateway front door (its callback URL is fixed at deploy time).');
+      // Built from the API id and the stage name, not restApi.url: that names the stage
+      // resource, which depends on the methods, which depend on this function.
+      const callbackUrl = `https://${restApi.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${props.stage}/console/sso/callback`;
+      const sso = new ConsoleSso(this, 'ConsoleSso', { option: props.sso, stage: props.stage, callbackUrl });
+      for (const [name, value] of Object.entries(sso.environment)) functions.admin.function.addEnvironment(name, value);
+      sso.grantClientSecret(functions.admin.function);
+    }
+    this.functions = functions;
+    this.routes = routes;
+
+    if (!restApi) {
+      this.functionUrls = new FunctionUrlFrontDoor(this, 'FrontDoor', {
+        stage: props.stage,
+        groups,
+        functions,
+        ...(props.cdn ? { cdn: { webAclArn: props.cdn.webAclArn, logRetentionDays: props.logRetentionDays } } : {}),
+      });
+    }
+    new CfnOutput(this, 'BaseUrl', {
+      value: restApi ? `${restApi.url}v1` : this.functionUrls!.baseUrl,
+      description: 'OpenAI-compatible base URL (what an OpenAI SDK takes as baseURL)',
+    });
+  }
+
+  /** The `api-gateway` front door: the REST API, its access log and throttle metric, and its own errors in the OpenAI shape. */
+  private createRestApi(props: ApiStackProps): RestApi {
     const accessLogs = new LogGroup(this, 'AccessLogs', { retention: props.logRetentionDays });
     const throttled = apiThrottledMetric(props.stage);
     accessLogs.addMetricFilter('ThrottledRequests', {
@@ -160,7 +264,7 @@ export class ApiStack extends Stack {
       metricValue: '1',
       defaultValue: 0,
     });
-    this.restApi = new RestApi(this, 'Api', {
+    const restApi = new RestApi(this, 'Api', {
       restApiName: `ai-gateway-${props.stage}`,
       description: `AI gateway (${props.stage}): OpenAI-compatible endpoint in front of every model provider`,
       endpointConfiguration: { types: [EndpointType.REGIONAL] },
@@ -198,11 +302,11 @@ export class ApiStack extends Stack {
         throttlingBurstLimit: STAGE_THROTTLING.burstLimit,
       },
     });
-    acknowledge(this.restApi, 'AwsSolutions-APIG2');
-    acknowledge(this.restApi.deploymentStage, 'AwsSolutions-APIG3', 'AwsSolutions-APIG6');
+    acknowledge(restApi, 'AwsSolutions-APIG2');
+    acknowledge(restApi.deploymentStage, 'AwsSolutions-APIG3', 'AwsSolutions-APIG6');
 
     for (const e of GATEWAY_ERRORS) {
-      this.restApi.addGatewayResponse(e.id, {
+      restApi.addGatewayResponse(e.id, {
         type: e.type,
         ...(e.status ? { statusCode: e.status } : {}),
         ...(e.retry !== undefined ? { responseHeaders: { 'x-should-retry': `'${e.retry}'` } } : {}),
@@ -212,84 +316,6 @@ export class ApiStack extends Stack {
       });
     }
 
-    const functions: Record<string, EndpointFunction> = {};
-    const routes: ApiRoute[] = [];
-    const route = (resource: IResource, group: string, integration: LambdaIntegration) => {
-      const method = resource.addMethod('ANY', integration, { authorizationType: AuthorizationType.NONE });
-      acknowledge(method, 'AwsSolutions-APIG4', 'AwsSolutions-COG4');
-      routes.push({ path: resource.path, group, method });
-    };
-
-    const v1 = this.restApi.root.addResource('v1');
-    const unownedParents: IResource[] = [];
-    let fallbackIntegration: LambdaIntegration | undefined;
-    for (const group of groups) {
-      const onManagedInstances = managed?.groups.includes(group.name) ?? false;
-      const fn = new EndpointFunction(this, `${pascal(group.name)}Function`, {
-        group,
-        stage: props.stage,
-        memorySize: onManagedInstances ? managed!.memorySize : (props.memorySizes?.[group.name] ?? props.memorySize),
-        managedInstances: onManagedInstances,
-        logRetentionDays: props.logRetentionDays,
-        tables: props.tables,
-        providerCredentialsKey: props.providerCredentialsKey,
-      });
-      functions[group.name] = fn;
-      const reserved = props.reservedConcurrency?.[group.name];
-      if (reserved !== undefined) (fn.function.node.defaultChild as CfnFunction).reservedConcurrentExecutions = reserved;
-      if (accessFor(group.name).filesBucket) grantFiles(fn, props.files, props.stage);
-      if (onManagedInstances) this.managedCapacity!.attach(fn.function);
-      const integration = new LambdaIntegration(fn.function, {
-        responseTransferMode: ResponseTransferMode.STREAM,
-        timeout: Duration.minutes(15),
-        // One invoke permission per method, scoped to it; no console test-invoke permissions.
-        allowTestInvoke: false,
-      });
-      for (const prefix of group.prefixes) {
-        const parts = prefix.split('/');
-        let parent: IResource = v1;
-        for (const part of parts.slice(0, -1)) {
-          // A nested prefix's parent (`/v1/messages` of `messages/batches`) stays the fallback group's.
-          const existing = parent.getResource(part);
-          if (!existing) unownedParents.push((parent = parent.addResource(part)));
-          else parent = existing;
-        }
-        const resource = parent.addResource(parts.at(-1)!);
-        route(resource, group.name, integration);
-        route(resource.addResource('{proxy+}'), group.name, integration);
-      }
-      for (const root of group.roots ?? []) {
-        const resource = this.restApi.root.addResource(root);
-        route(resource, group.name, integration);
-        route(resource.addResource('{proxy+}'), group.name, integration);
-      }
-      if (group.name === FALLBACK_GROUP) {
-        route(this.restApi.root, group.name, integration);
-        route(this.restApi.root.addResource('{proxy+}'), group.name, integration);
-        route(v1, group.name, integration);
-        route(v1.addResource('{proxy+}'), group.name, integration);
-        fallbackIntegration = integration;
-      }
-    }
-    if (!functions[FALLBACK_GROUP] || !fallbackIntegration) throw new Error(`The endpoint groups must include the fallback group '${FALLBACK_GROUP}'.`);
-    for (const resource of unownedParents) {
-      route(resource, FALLBACK_GROUP, fallbackIntegration);
-      route(resource.addResource('{proxy+}'), FALLBACK_GROUP, fallbackIntegration);
-    }
-    if (props.sso && functions.admin) {
-      // Built from the API id and the stage name, not restApi.url: that names the stage
-      // resource, which depends on the methods, which depend on this function.
-      const callbackUrl = `https://${this.restApi.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${props.stage}/console/sso/callback`;
-      const sso = new ConsoleSso(this, 'ConsoleSso', { option: props.sso, stage: props.stage, callbackUrl });
-      for (const [name, value] of Object.entries(sso.environment)) functions.admin.function.addEnvironment(name, value);
-      sso.grantClientSecret(functions.admin.function);
-    }
-    this.functions = functions;
-    this.routes = routes;
-
-    new CfnOutput(this, 'BaseUrl', {
-      value: `${this.restApi.url}v1`,
-      description: 'OpenAI-compatible base URL (what an OpenAI SDK takes as baseURL)',
-    });
+    return restApi;
   }
 }

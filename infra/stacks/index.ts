@@ -5,8 +5,10 @@ import type { CfnQueue } from 'aws-cdk-lib/aws-sqs';
 import type { CfnStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { indexesOf, TABLE_SPECS } from '../tables';
+import { FALLBACK_GROUP } from '../endpoint-groups';
 import { ApiStack } from './api-stack';
 import { BootstrapStack } from './bootstrap-stack';
+import { EdgeWafStack } from './edge-waf-stack';
 import { DataStack } from './data-stack';
 import { ObservabilityStack, THRESHOLDS, type MonitoredFunction } from './observability-stack';
 import type { GatewayAppOptions } from './options';
@@ -34,6 +36,8 @@ export interface GatewayStacks {
   workflows: WorkflowsStack;
   bootstrap: BootstrapStack;
   observability: ObservabilityStack;
+  /** Only with `edgeWaf`. */
+  edgeWaf?: EdgeWafStack;
 }
 
 /**
@@ -64,7 +68,19 @@ export function buildApp(app: App, options: GatewayAppOptions): GatewayStacks {
     providerCredentialsKey: data.providerCredentialsKey,
     files: { bucket: data.files.bucket, key: data.files.key },
     ...(options.sso ? { sso: options.sso } : {}),
+    ...(options.frontDoor ? { frontDoor: options.frontDoor } : {}),
+    ...(options.wafArn ? { cdn: { webAclArn: options.wafArn } } : {}),
   });
+  // A CLOUDFRONT-scope web ACL exists in us-east-1 only: its stack is pinned there.
+  const edgeWaf = options.edgeWaf
+    ? new EdgeWafStack(app, `${prefix}-EdgeWaf`, {
+        stackName: `${prefix}-EdgeWaf`,
+        description: `AI gateway (${stage}): WAF web ACL for the CloudFront front door (us-east-1)`,
+        env: { region: 'us-east-1' },
+        stage,
+        rateLimitPer5Minutes: options.edgeWaf.rateLimitPer5Minutes,
+      })
+    : undefined;
 
   if (options.budgetAlarm) manageBudgetAlarms(api, stage, options.alarmTopicArn);
 
@@ -108,8 +124,14 @@ export function buildApp(app: App, options: GatewayAppOptions): GatewayStacks {
     stackName: `${prefix}-Observability`,
     description: `AI gateway (${stage}): alarms, alarm topic and CloudWatch dashboard`,
     stage,
-    apiName: api.restApi.restApiName,
-    apiStageName: stage,
+    ...(api.restApi
+      ? { apiName: api.restApi.restApiName, apiStageName: stage }
+      : {
+          functionUrls: {
+            functionNames: Object.values(api.functions).map((f) => f.function.functionName),
+            gatewayFunctionName: api.functions[FALLBACK_GROUP]!.function.functionName,
+          },
+        }),
     functions,
     deadLetterQueues: Object.fromEntries(
       Object.entries(workflows.queues).map(([name, q]) => [
@@ -137,7 +159,7 @@ export function buildApp(app: App, options: GatewayAppOptions): GatewayStacks {
   Tags.of(app).add('ai-gateway:stage', stage);
 
   if (options.nag ?? true) Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-  return { data, api, workflows, bootstrap, observability };
+  return { data, api, workflows, bootstrap, observability, ...(edgeWaf ? { edgeWaf } : {}) };
 }
 
 /** A physical name given literally in the template, or undefined when CloudFormation generates it. */

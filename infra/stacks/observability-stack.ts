@@ -20,6 +20,7 @@ import { Topic, type ITopic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { apiThrottledMetric, STAGE_THROTTLING } from './api-stack';
+import { functionUrlMetrics } from './front-door';
 import { pascal } from './names';
 
 /** EMF namespace of functions/shared/telemetry/metrics.ts (POWERTOOLS_METRICS_NAMESPACE on every function). */
@@ -81,9 +82,13 @@ export interface MonitoredTable {
 
 export interface ObservabilityStackProps extends StackProps {
   stage: string;
-  /** REST API name and stage: AWS/ApiGateway metrics by ApiName and Stage. */
-  apiName: string;
-  apiStageName: string;
+  /**
+   * The front door's metrics: the REST API's (AWS/ApiGateway by ApiName and Stage), or with
+   * `functionUrls` the function URLs' (AWS/Lambda Url* by function, front-door.ts).
+   */
+  apiName?: string;
+  apiStageName?: string;
+  functionUrls?: { functionNames: readonly string[]; gatewayFunctionName: string };
   /** Endpoint-group functions, then workers. */
   functions: readonly MonitoredFunction[];
   /** Dead-letter queue names, by the name of the queue they serve. */
@@ -132,7 +137,7 @@ export class ObservabilityStack extends Stack {
     const metric = (namespace: string, metricName: string, dimensionsMap: Record<string, string>, statistic: string, label?: string, period = PERIOD) =>
       new Metric({ namespace, metricName, dimensionsMap, statistic, period, ...(label ? { label } : {}) });
     const apiMetric = (metricName: string, statistic: string, label?: string) =>
-      metric('AWS/ApiGateway', metricName, { ApiName: props.apiName, Stage: props.apiStageName }, statistic, label);
+      metric('AWS/ApiGateway', metricName, { ApiName: props.apiName ?? '', Stage: props.apiStageName ?? '' }, statistic, label);
     const lambdaMetric = (f: MonitoredFunction, metricName: string, statistic: string, label?: string) =>
       metric('AWS/Lambda', metricName, { FunctionName: f.functionName }, statistic, label);
     const dlqDepth = (queueName: string, label?: string) =>
@@ -219,13 +224,14 @@ export class ObservabilityStack extends Stack {
     };
 
     // ---- API --------------------------------------------------------------------------------
-    const requests = apiMetric('Count', 'Sum');
-    const serverErrors = apiMetric('5XXError', 'Sum');
-    const clientErrors = apiMetric('4XXError', 'Sum');
+    const urls = props.functionUrls ? functionUrlMetrics(props.functionUrls.functionNames, props.functionUrls.gatewayFunctionName, PERIOD) : undefined;
+    const requests = urls?.requests ?? apiMetric('Count', 'Sum');
+    const serverErrors = urls?.serverErrors ?? apiMetric('5XXError', 'Sum');
+    const clientErrors = urls?.clientErrors ?? apiMetric('4XXError', 'Sum');
     const api5xxRate = new MathExpression({
       expression: `IF(requests >= ${THRESHOLDS.api5xxMinRequests}, 100 * errors / requests, 0)`,
-      usingMetrics: { requests, errors: serverErrors },
-      label: 'API 5XX rate (%)',
+      usingMetrics: urls ? { requests: urls.alarm.requests, errors: urls.alarm.serverErrors } : { requests, errors: serverErrors },
+      label: urls ? 'gateway URL 5XX rate (%)' : 'API 5XX rate (%)',
       period: PERIOD,
     });
     const api5xxAlarm = alarm(
@@ -311,13 +317,16 @@ export class ObservabilityStack extends Stack {
       { evaluationPeriods: 3 },
     );
     const throttled = apiThrottledMetric(props.stage);
-    alarm(
-      'ApiThrottledAlarm',
-      'api-throttled',
-      `API Gateway throttled requests (429 before any function ran): the stage's ${STAGE_THROTTLING.rateLimit} req/s (burst ${STAGE_THROTTLING.burstLimit}) or the account's Regional limit binds`,
-      metric(throttled.namespace, throttled.metricName, {}, 'Sum'),
-      1,
-    );
+    // Function URLs have no stage throttle: a 429 there is a Lambda throttle, which lambda-throttles-* alarm on.
+    if (!urls) {
+      alarm(
+        'ApiThrottledAlarm',
+        'api-throttled',
+        `API Gateway throttled requests (429 before any function ran): the stage's ${STAGE_THROTTLING.rateLimit} req/s (burst ${STAGE_THROTTLING.burstLimit}) or the account's Regional limit binds`,
+        metric(throttled.namespace, throttled.metricName, {}, 'Sum'),
+        1,
+      );
+    }
     const kmsCalls = metric(
       'AWS/Usage',
       'CallCount',
@@ -417,11 +426,14 @@ export class ObservabilityStack extends Stack {
       [
         graph('API requests and errors', [requests.with({ label: 'requests' }), clientErrors.with({ label: '4XX' }), serverErrors.with({ label: '5XX' })]),
         graph('API 5XX rate (%)', [api5xxRate], { leftAnnotations: [{ value: THRESHOLDS.api5xxRatePercent, label: api5xxAlarm.node.id, color: '#d62728' }] }),
-        graph('API latency (ms)', [
-          apiMetric('Latency', 'p50', 'latency p50'),
-          apiMetric('Latency', 'p99', 'latency p99'),
-          apiMetric('IntegrationLatency', 'p99', 'integration p99'),
-        ]),
+        graph(
+          'API latency (ms)',
+          urls?.latency ?? [
+            apiMetric('Latency', 'p50', 'latency p50'),
+            apiMetric('Latency', 'p99', 'latency p99'),
+            apiMetric('IntegrationLatency', 'p99', 'integration p99'),
+          ],
+        ),
       ],
       [
         graph('Requests by route / provider', byRouteAndProvider('Requests')),

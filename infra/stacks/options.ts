@@ -1,6 +1,8 @@
 import type { App } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { SsoOption } from './console-sso';
+import { DEFAULT_WAF_RATE_LIMIT } from './edge-waf-stack';
+import type { FrontDoor } from './front-door';
 
 /**
  * Deployment settings, given as CDK context (`cdk synth -c stage=dev -c memorySize=2048`)
@@ -53,6 +55,17 @@ export interface GatewayAppOptions {
    * itself and can use no more, so a flood on one group cannot starve the others.
    */
   reservedConcurrency?: Readonly<Record<string, number>>;
+  /**
+   * The public entrance: `api-gateway` (default; REST API, usage plans, stage throttling) or
+   * `function-url` (each group's Lambda function URL, RESPONSE_STREAM; no per-request fee).
+   */
+  frontDoor?: FrontDoor;
+  /** `function-url` only: CloudFront in front (one base URL, origin access control, `wafArn`). */
+  frontDoorCdn?: boolean;
+  /** The CLOUDFRONT-scope (us-east-1) WAF web ACL the distribution uses; `frontDoorCdn` needs it. */
+  wafArn?: string;
+  /** Adds the us-east-1 stack with a web ACL for the distribution (EdgeWafStack): deploy it, then pass its ARN as `wafArn`. */
+  edgeWaf?: { rateLimitPer5Minutes: number };
   /** Console single sign-on: `-c sso=cognito`, or `-c ssoIssuer=<url> -c ssoClientId=<id>` [`-c ssoClientSecretArn=<arn>`] (docs/console-sso.md). */
   sso?: SsoOption;
 }
@@ -131,6 +144,11 @@ export function resolveOptions(raw: {
   accountConcurrency?: unknown;
   reservedConcurrency?: unknown;
   sso?: SsoContext;
+  frontDoor?: unknown;
+  frontDoorCdn?: unknown;
+  wafArn?: unknown;
+  edgeWaf?: unknown;
+  wafRateLimit?: unknown;
 }): GatewayAppOptions {
   const stage = String(raw.stage ?? DEFAULT_OPTIONS.stage);
   if (!STAGE.test(stage)) {
@@ -164,6 +182,8 @@ export function resolveOptions(raw: {
   if (capacity !== 'on-demand' && capacity !== 'managed-instances') {
     throw new Error(`Context 'capacity' must be 'on-demand' or 'managed-instances'; got '${capacity}'.`);
   }
+  const sso = resolveSso(raw.sso ?? {});
+  const front = resolveFrontDoor(raw, sso.sso !== undefined);
   return {
     stage,
     logRetentionDays: logRetentionDays as RetentionDays,
@@ -177,7 +197,51 @@ export function resolveOptions(raw: {
     ...(raw.budgetAlarm === true || raw.budgetAlarm === 'true' ? { budgetAlarm: true } : {}),
     ...(accountConcurrency !== undefined ? { accountConcurrency } : {}),
     ...(reservedConcurrency ? { reservedConcurrency } : {}),
-    ...resolveSso(raw.sso ?? {}),
+    ...sso,
+    ...front,
+  };
+}
+
+const flag = (value: unknown) => value === true || value === 'true';
+
+/** A CLOUDFRONT-scope web ACL: WAF keeps those in us-east-1 under `global/webacl`. */
+const CLOUDFRONT_WEB_ACL_ARN = /^arn:aws[a-z-]*:wafv2:us-east-1:\d{12}:global\/webacl\/[A-Za-z0-9_-]{1,128}\/[0-9a-f-]{36}$/;
+
+function resolveFrontDoor(
+  raw: { frontDoor?: unknown; frontDoorCdn?: unknown; wafArn?: unknown; edgeWaf?: unknown; wafRateLimit?: unknown },
+  sso: boolean,
+): Pick<GatewayAppOptions, 'frontDoor' | 'frontDoorCdn' | 'wafArn' | 'edgeWaf'> {
+  const frontDoor = optionalString(raw.frontDoor) ?? 'api-gateway';
+  if (frontDoor !== 'api-gateway' && frontDoor !== 'function-url') {
+    throw new Error(`Context 'frontDoor' must be 'api-gateway' or 'function-url'; got '${frontDoor}'.`);
+  }
+  const cdn = flag(raw.frontDoorCdn);
+  const wafArn = optionalString(raw.wafArn);
+  if (cdn && frontDoor !== 'function-url')
+    throw new Error("Context 'frontDoorCdn' puts CloudFront in front of function URLs: give it with 'frontDoor=function-url'.");
+  if (wafArn !== undefined && !cdn) throw new Error("Context 'wafArn' is the web ACL of the CloudFront front door: give it with 'frontDoorCdn=true'.");
+  if (wafArn !== undefined && !CLOUDFRONT_WEB_ACL_ARN.test(wafArn)) {
+    throw new Error(
+      `Context 'wafArn' must be the ARN of a CLOUDFRONT-scope WAF web ACL, arn:aws:wafv2:us-east-1:<account>:global/webacl/<name>/<id>; got '${wafArn}'.`,
+    );
+  }
+  if (cdn && wafArn === undefined) {
+    throw new Error(
+      "Context 'frontDoorCdn=true' needs 'wafArn': CloudFront takes a web ACL of the CLOUDFRONT scope, which lives in us-east-1 only. Deploy one with 'npx cdk deploy AiGateway-<stage>-EdgeWaf -c edgeWaf=true' and pass its WebAclArn output, or give an existing one (docs/deploy.md, Front door).",
+    );
+  }
+  if (sso && frontDoor === 'function-url') {
+    throw new Error(
+      "Console single sign-on needs a callback URL fixed at deploy time, which only the API Gateway front door has for now: use 'frontDoor=api-gateway' with 'sso' or 'ssoIssuer'.",
+    );
+  }
+  const edgeWaf = flag(raw.edgeWaf)
+    ? { rateLimitPer5Minutes: raw.wafRateLimit === undefined ? DEFAULT_WAF_RATE_LIMIT : count('wafRateLimit', raw.wafRateLimit, 10, 2_000_000_000) }
+    : undefined;
+  return {
+    ...(frontDoor === 'function-url' ? { frontDoor } : {}),
+    ...(cdn ? { frontDoorCdn: true, wafArn: wafArn! } : {}),
+    ...(edgeWaf ? { edgeWaf } : {}),
   };
 }
 
@@ -350,7 +414,8 @@ export function resolveManagedInstances(raw: Record<string, unknown>): ManagedIn
  * settings (`managedInstanceGroups`, `instanceTypes`, `managedInstanceMemorySize`,
  * `memoryGiBPerVCpu`, `perExecutionEnvironmentMaxConcurrency`, `minExecutionEnvironments`,
  * `maxExecutionEnvironments`, `maxVCpuCount`, `vpcId`, `subnetIds`, `securityGroupIds`,
- * `natGateways`, `maxAzs`), `budgetAlarm`, `accountConcurrency` and `reservedConcurrency`.
+ * `natGateways`, `maxAzs`), `budgetAlarm`, `accountConcurrency`, `reservedConcurrency` and the
+ * front door (`frontDoor`, `frontDoorCdn`, `wafArn`, `edgeWaf`, `wafRateLimit`).
  */
 export function optionsFromContext(app: App): GatewayAppOptions {
   const ctx = (key: string): unknown => app.node.tryGetContext(key);
@@ -381,6 +446,11 @@ export function optionsFromContext(app: App): GatewayAppOptions {
       maxAzs: ctx('maxAzs'),
     },
     budgetAlarm: ctx('budgetAlarm'),
+    frontDoor: ctx('frontDoor'),
+    frontDoorCdn: ctx('frontDoorCdn'),
+    wafArn: ctx('wafArn'),
+    edgeWaf: ctx('edgeWaf'),
+    wafRateLimit: ctx('wafRateLimit'),
     sso: {
       sso: ctx('sso'),
       issuer: ctx('ssoIssuer'),

@@ -31,7 +31,7 @@ describe('results_url', () => {
   it('keeps the API Gateway stage, the host and the scheme the caller used', () => {
     const headers = { host: 'abc123.execute-api.eu-west-1.amazonaws.com', 'x-forwarded-proto': 'https' };
     const path = `/v1/messages/batches/${ended.id}`;
-    const req = buildRequest(event(path, `/prod${path}`, headers), newRequestContext('t'), headers);
+    const req = buildRequest(event(path, `/prod${path}`, headers), newRequestContext('t'), headers, 'GET', path);
     expect(req.basePath).toBe('/prod');
     expect(toMessageBatch(ended, req)).toMatchObject({
       processing_status: 'ended',
@@ -45,7 +45,7 @@ describe('results_url', () => {
   it('is plain http on the local runtime, which has no stage and sends no X-Forwarded-Proto', () => {
     const headers = { host: '127.0.0.1:8787' };
     const path = `/v1/messages/batches/${ended.id}`;
-    const req = buildRequest(event(path, path, headers), newRequestContext('t'), headers);
+    const req = buildRequest(event(path, path, headers), newRequestContext('t'), headers, 'GET', path);
     expect(req.basePath).toBe('');
     expect(toMessageBatch(ended, req).results_url).toBe(`http://127.0.0.1:8787/v1/messages/batches/${ended.id}/results`);
   });

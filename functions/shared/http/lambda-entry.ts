@@ -1,6 +1,6 @@
 import { finished, Readable, type Writable } from 'node:stream';
 import { isMainThread } from 'node:worker_threads';
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import { authenticate } from '../auth/authenticate';
 import { authorize, checkWorkspaceRef } from '../auth/roles';
 import { config } from '../config';
@@ -10,7 +10,7 @@ import { log } from '../telemetry/logger';
 import { callerLeft, flushAfterResponse, hasCallerLeft, newRequestContext, type RequestContext } from '../telemetry/context';
 import { invocationEnded, invocationStarted, writeHeld } from '../telemetry/invocations';
 import { installLastResort } from '../telemetry/last-resort';
-import { buildRequest, normaliseHeaders, traceIdFrom } from './request';
+import { buildRequest, functionUrlHeaders, functionUrlPath, isFunctionUrlEvent, normaliseHeaders, traceIdFrom, type HttpEvent } from './request';
 import { errorResponse, mergeHeaders } from './response';
 import { methodNotAllowed, oversizedParam, routeNotFound, Router } from './router';
 import type { GatewayRequest, HttpResponse, ResponseBody, Route } from './types';
@@ -53,19 +53,20 @@ export const TRACE_HEADER = 'x-gateway-trace-id';
 const newLogId = () => newId(ID_PREFIX.log);
 
 /**
- * Serve one API Gateway REST (v1) proxy event: trace id -> body limit -> authenticate ->
- * route -> the route's middleware (`Route.use`) -> handler. Every failure becomes the one
- * error shape; nothing thrown escapes.
+ * Serve one API Gateway REST (v1) proxy event or function URL (2.0) event: trace id -> body
+ * limit -> authenticate -> route -> the route's middleware (`Route.use`) -> handler. Every
+ * failure becomes the one error shape; nothing thrown escapes.
  */
-export async function handleEvent(group: GroupRouter, event: APIGatewayProxyEvent, ctx: RequestContext): Promise<HttpResponse> {
-  const headers = normaliseHeaders(event);
+export async function handleEvent(group: GroupRouter, event: HttpEvent, ctx: RequestContext): Promise<HttpResponse> {
+  const functionUrl = isFunctionUrlEvent(event);
+  const headers = functionUrl ? functionUrlHeaders(event) : normaliseHeaders(event);
   ctx.traceId = traceIdFrom(headers, newLogId);
   if (ctx.traceId !== headers[TRACE_HEADER]) ctx.logId = ctx.traceId;
-  const method = (event.httpMethod ?? 'GET').toUpperCase();
-  const path = event.path ?? '/';
+  const method = ((functionUrl ? event.requestContext?.http?.method : event.httpMethod) ?? 'GET').toUpperCase();
+  const path = functionUrl ? functionUrlPath(event.rawPath) : (event.path ?? '/');
   let shapeError = errorResponse;
   try {
-    const req = buildRequest(event, ctx, headers);
+    const req = buildRequest(event, ctx, headers, method, path);
     const match = matchRequest(group, method, path, headers);
     if (match.kind === 'match' && match.route.errorResponse) shapeError = match.route.errorResponse;
     if (req.body.length > config().maxBodyBytes) throw payloadTooLarge(config().maxBodyBytes);
@@ -207,10 +208,21 @@ writeHeldOnShutdown();
  * and aborts it at the end (a DOMException with a stack trace): many times the CPU of one
  * write per JSON response (bench/README.md, "No middy").
  */
+/**
+ * The head of a streamed response. A function URL takes cookies as their own list (its
+ * headers are one value per name), so a `set-cookie` header moves there.
+ */
+function responseMetadata(statusCode: number, headers: Record<string, string>, functionUrl: boolean) {
+  const cookie = functionUrl ? headers['set-cookie'] : undefined;
+  if (cookie === undefined) return { statusCode, headers };
+  delete headers['set-cookie'];
+  return { statusCode, headers, cookies: [cookie] };
+}
+
 export function createHttpHandler(routes: readonly Route[], options: GroupOptions = {}) {
   installLastResort();
   const group = groupRouter(routes, options);
-  return awslambda.streamifyResponse(async (event: APIGatewayProxyEvent, responseStream: Writable, _context: Context) => {
+  return awslambda.streamifyResponse(async (event: HttpEvent, responseStream: Writable, _context: Context) => {
     const ctx = newRequestContext();
     invocationStarted();
     // The caller leaving (stream closed before the response finished) aborts the upstream
@@ -220,10 +232,8 @@ export function createHttpHandler(routes: readonly Route[], options: GroupOption
     });
     try {
       const response = await handleEvent(group, event, ctx);
-      const out = awslambda.HttpResponseStream.from(responseStream, {
-        statusCode: response.statusCode,
-        headers: mergeHeaders(response.headers, { [TRACE_HEADER]: ctx.traceId }),
-      });
+      const headers = mergeHeaders(response.headers, { [TRACE_HEADER]: ctx.traceId });
+      const out = awslambda.HttpResponseStream.from(responseStream, responseMetadata(response.statusCode, headers, isFunctionUrlEvent(event)));
       await sendBody(response.body, out);
     } finally {
       await runAfterResponse(ctx);

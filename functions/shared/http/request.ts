@@ -1,10 +1,40 @@
-import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, LambdaFunctionURLEvent } from 'aws-lambda';
 import { badRequest } from '../errors';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth';
 import type { RequestContext } from '../telemetry/context';
 import type { GatewayRequest } from './types';
 
 const TRACE_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * What invokes an endpoint function: API Gateway REST (proxy event, v1) or a Lambda function
+ * URL, directly or behind CloudFront (payload format 2.0: `rawPath`, `rawQueryString`,
+ * comma-joined headers, cookies apart from them).
+ */
+export type HttpEvent = APIGatewayProxyEvent | LambdaFunctionURLEvent;
+
+export const isFunctionUrlEvent = (event: HttpEvent): event is LambdaFunctionURLEvent => (event as { version?: unknown }).version === '2.0';
+
+/** A 2.0 event's headers, with its cookies put back into the one `cookie` header the routes read. */
+export function functionUrlHeaders(event: Pick<LambdaFunctionURLEvent, 'headers' | 'cookies'>): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(event.headers ?? {})) {
+    if (value !== undefined) headers[name.toLowerCase()] = value;
+  }
+  if (event.cookies?.length) headers.cookie = event.cookies.join('; ');
+  return headers;
+}
+
+/** A 2.0 event's path is as sent; API Gateway REST hands it over decoded, and so must this (a malformed escape stays as sent). */
+export function functionUrlPath(rawPath: string | undefined): string {
+  if (!rawPath) return '/';
+  if (!rawPath.includes('%')) return rawPath;
+  try {
+    return decodeURIComponent(rawPath);
+  } catch {
+    return rawPath;
+  }
+}
 
 export function normaliseHeaders(event: Pick<APIGatewayProxyEvent, 'headers' | 'multiValueHeaders'>): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -46,14 +76,26 @@ function basePathOf(event: APIGatewayProxyEvent): string {
   return sent && event.path && sent.length > event.path.length && sent.endsWith(event.path) ? sent.slice(0, -event.path.length) : '';
 }
 
-export function buildRequest(event: APIGatewayProxyEvent, context: RequestContext, headers: Record<string, string>): GatewayRequest {
+/** A 2.0 event's query string: first value of each name, and the pairs re-encoded as the REST path builds them. */
+function queryFromRawString(raw: string | undefined): { query: Record<string, string>; rawQuery: string } {
+  const query: Record<string, string> = {};
+  if (!raw) return { query, rawQuery: '' };
+  const pairs: string[] = [];
+  for (const [name, value] of new URLSearchParams(raw)) {
+    if (query[name] === undefined) query[name] = value;
+    pairs.push(`${encodeURIComponent(name)}=${encodeURIComponent(value)}`);
+  }
+  return { query, rawQuery: pairs.join('&') };
+}
+
+export function buildRequest(event: HttpEvent, context: RequestContext, headers: Record<string, string>, method: string, path: string): GatewayRequest {
   const body = event.body ? Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8') : Buffer.alloc(0);
-  const { query, rawQuery } = rawQueryFrom(event);
+  const { query, rawQuery } = isFunctionUrlEvent(event) ? queryFromRawString(event.rawQueryString) : rawQueryFrom(event);
   let parsed: { value: unknown } | undefined;
   return {
-    method: event.httpMethod.toUpperCase(),
-    path: event.path,
-    basePath: basePathOf(event),
+    method,
+    path,
+    basePath: isFunctionUrlEvent(event) ? '' : basePathOf(event),
     params: {},
     query,
     rawQuery,
