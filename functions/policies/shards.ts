@@ -60,28 +60,41 @@ export function startShard(shards: number): number {
 /** A uniformly random shard (spend counters: each write goes to one of them). */
 export const randomShard = (shards: number): number => (shards <= 1 ? 0 : Math.floor(Math.random() * shards));
 
-/** Past this many windows remembered, those that have ended are forgotten. */
-const PRUNE_ABOVE = 1_000;
+/** Past this many windows remembered, those that have ended are forgotten, then the oldest (forgetting costs a read, never a wrong answer). */
+const REMEMBER_AT_MOST = 1_000;
+const NONE_FULL: ReadonlyMap<number, number> = new Map();
 
 /**
  * Shards a container has seen at their slice, per counter and window (a window's counts
  * only grow, so a shard seen full stays full until the window ends): later requests of the
  * container skip them without a round trip. With what each read said, for the headers of a
- * refusal.
+ * refusal. Only windows with a full shard take memory.
  */
 export class FullShards {
   private readonly windows = new Map<string, { endsAt: number; seen: Map<number, number> }>();
 
-  /** The shards seen full in the window `id` (counter and window; it ends at `endsAt`, epoch ms, Infinity: never). */
-  of(id: string, endsAt: number): Map<number, number> {
+  /** The shards seen full in the window `id` (a counter and its window). */
+  of(id: string): ReadonlyMap<number, number> {
+    return this.windows.get(id)?.seen ?? NONE_FULL;
+  }
+
+  /** Remember that `shard` of window `id` (ending at `endsAt`, epoch ms; Infinity: never) was seen holding `value`, at or past its slice. */
+  markFull(id: string, endsAt: number, shard: number, value: number): void {
     const existing = this.windows.get(id);
-    if (existing) return existing.seen;
-    if (this.windows.size >= PRUNE_ABOVE) {
-      const now = Date.now();
-      for (const [key, w] of this.windows) if (w.endsAt <= now) this.windows.delete(key);
+    if (existing) {
+      existing.seen.set(shard, value);
+      return;
     }
-    const seen = new Map<number, number>();
-    this.windows.set(id, { endsAt, seen });
-    return seen;
+    if (this.windows.size >= REMEMBER_AT_MOST) this.prune();
+    this.windows.set(id, { endsAt, seen: new Map([[shard, value]]) });
+  }
+
+  private prune(): void {
+    const now = Date.now();
+    for (const [key, w] of this.windows) if (w.endsAt <= now) this.windows.delete(key);
+    for (const key of this.windows.keys()) {
+      if (this.windows.size < REMEMBER_AT_MOST) break;
+      this.windows.delete(key);
+    }
   }
 }

@@ -57,12 +57,32 @@ describe('sharded counters: the pure rules', () => {
     expect(randomShard(1)).toBe(0);
   });
 
-  it('a container remembers the shards it saw full, per counter and window', () => {
+  it('a container remembers the shards it saw full, per counter and window, and only those windows', () => {
     const full = new FullShards();
     const endsAt = Date.now() + 60_000;
-    full.of('bucket-a#w1', endsAt).set(3, 500);
-    expect(full.of('bucket-a#w1', endsAt).has(3)).toBe(true);
-    expect(full.of('bucket-a#w2', endsAt + 60_000).has(3)).toBe(false);
-    expect(full.of('bucket-b#w1', endsAt).size).toBe(0);
+    expect(full.of('bucket-a#w1').size).toBe(0);
+    full.markFull('bucket-a#w1', endsAt, 3, 500);
+    full.markFull('bucket-a#w1', endsAt, 1, 501);
+    expect([...full.of('bucket-a#w1')]).toEqual([
+      [3, 500],
+      [1, 501],
+    ]);
+    expect(full.of('bucket-a#w2').has(3)).toBe(false);
+    expect(full.of('bucket-b#w1').size).toBe(0);
+  });
+
+  it('forgets ended windows first, then the oldest, past 1,000 windows', () => {
+    const full = new FullShards();
+    const ended = Date.now() - 1;
+    const later = Date.now() + 60_000;
+    full.markFull('ended', ended, 0, 1);
+    for (let i = 0; i < 999; i++) full.markFull(`open-${i}`, later, 0, 1);
+    full.markFull('one-more', later, 0, 1);
+    expect(full.of('ended').size).toBe(0);
+    expect(full.of('open-0').size).toBe(1);
+    expect(full.of('one-more').size).toBe(1);
+    for (let i = 0; i < 10; i++) full.markFull(`never-ending-${i}`, Number.POSITIVE_INFINITY, 0, 1);
+    expect(full.of('open-0').size).toBe(0); // the oldest made room
+    expect(full.of('never-ending-9').size).toBe(1);
   });
 });
