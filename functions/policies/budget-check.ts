@@ -4,7 +4,7 @@ import { GatewayError, NO_RETRY_HEADERS } from '../shared/errors';
 import { log } from '../shared/telemetry/logger';
 import type { ActiveBudget, BudgetBucket, BudgetGrant, BudgetPeriod } from './budget-model';
 import { groupOf, type LimitSubject } from './limiter';
-import { FullShards, shardCountFor, shardOrder, shardPk, sliceOf, startShard } from './shards';
+import { FullShards, shardCountFor, shardPk, sliceOf, startShard } from './shards';
 
 /** Checking the budgets that apply to a request (see ./budgets.ts): periods, counters, refusals. */
 
@@ -98,7 +98,9 @@ async function checkBudget(budget: ActiveBudget, subject: LimitSubject, now: num
   // The limit is part of the period's name: a raised limit reads its shards again.
   const id = `${pk}\u0000${sk}\u0000${budget.limitNusd}`;
   const full = fullShards.of(id);
-  for (const shard of shardOrder(shards, startShard(shards))) {
+  const start = startShard(shards);
+  for (let i = 0; i < shards; i++) {
+    const shard = (start + i) % shards;
     if (full.has(shard)) continue;
     const item = await getItem<{ spent_nusd?: number }>('usage', { pk: shardPk(pk, shard), sk }, true);
     const spent = Number(item?.spent_nusd ?? 0);

@@ -7,7 +7,7 @@ import { log, type LogContext } from '../shared/telemetry/logger';
 import { METADATA_PREFIX, UNIT_MS, UNIT_WORDS, WILDCARD, type PolicyType, type PolicyUnit, type RateLimitPolicy } from './model';
 import { admitRequest, returnUnit, type BucketWindow } from './reservations';
 import { listRateLimitPolicies } from './read';
-import { FullShards, shardCountFor, shardOrder, shardPk, sliceOf, startShard } from './shards';
+import { FullShards, shardCountFor, shardPk, sliceOf, startShard } from './shards';
 
 /**
  * The rate limiter: fixed windows, counters only in DynamoDB (the `usage` table), so a
@@ -212,7 +212,9 @@ async function countRequest(policy: ActivePolicy, pk: string, now: number): Prom
   const capacity = capacityOf(policy);
   const settings = config();
   const shards = shardCountFor(capacity, settings.rateLimitShardMin, settings.counterShards);
-  for (const shard of shardOrder(shards, startShard(shards))) {
+  const start = startShard(shards);
+  for (let i = 0; i < shards; i++) {
+    const shard = (start + i) % shards;
     const window = windowOf(shardPk(pk, shard), policy.type, policy.unit, now);
     const slice = sliceOf(capacity, shards, shard, true);
     const { admitted, count } = await admitRequest(window, slice);
@@ -234,7 +236,9 @@ async function readTokens(policy: ActivePolicy, pk: string, now: number): Promis
   // The limit is part of the window's name: a raised limit reads its shards again.
   const id = `${pk}\u0000${logical.sk}\u0000${policy.value}`;
   const full = fullTokenShards.of(id);
-  for (const shard of shardOrder(shards, startShard(shards))) {
+  const start = startShard(shards);
+  for (let i = 0; i < shards; i++) {
+    const shard = (start + i) % shards;
     if (full.has(shard)) continue;
     const window = shard === 0 ? logical : windowOf(shardPk(pk, shard), policy.type, policy.unit, now);
     const item = await getItem<{ count?: number }>('usage', { pk: window.pk, sk: window.sk }, true);

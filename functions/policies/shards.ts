@@ -10,7 +10,7 @@ import { othersInFlight } from '../shared/telemetry/invocations';
  *   sharding, and readers that sum shards count those older items as shard 0.
  * - A limit (requests, tokens, budget) is split into slices, one per shard, that add up to
  *   the limit: shard i admits while its own count is under its slice. A request tries its
- *   starting shard, then the others in order; the limit refuses only once every shard is
+ *   starting shard, then the others in order (wrapping around); the limit refuses only once every shard is
  *   at its slice, that is once the shards together reach the limit.
  * - A limit is sharded only when each slice would hold at least `minPerShard` (so a small
  *   limit stays one exact counter, as before): shards = clamp(floor(limit / minPerShard), 1, max).
@@ -37,11 +37,6 @@ export function sliceOf(limit: number, shards: number, shard: number, wholeUnits
 
 /** The partition key of a counter's shard: shard 0 is the unsharded key. */
 export const shardPk = (pk: string, shard: number): string => (shard === 0 ? pk : `${pk}#s${shard}`);
-
-/** Every shard once, from `start` on, wrapping around. */
-export function shardOrder(shards: number, start: number): number[] {
-  return Array.from({ length: shards }, (_, i) => (start + i) % shards);
-}
 
 /** This process's own shard among up to 2^16: where a busy process keeps its traffic, so its writes coalesce. */
 const HOME = Math.floor(Math.random() * 65_536);

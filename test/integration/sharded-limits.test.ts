@@ -10,7 +10,16 @@ import { call, startTestGateway } from '../support/gateway';
  * limits are sharded here: 4 shards of every limit below.
  */
 
-const SHARDING = { COUNTER_SHARDS: '4', RATE_LIMIT_SHARD_MIN: '5', TOKENS_SHARD_MIN: '10', BUDGET_SHARD_MIN_USD: '0.001' };
+const SHARDING = {
+  COUNTER_SHARDS: '4',
+  RATE_LIMIT_SHARD_MIN: '5',
+  TOKENS_SHARD_MIN: '10',
+  BUDGET_SHARD_MIN_USD: '0.001',
+  // Every process caches a workspace's policies: a new one must apply in all three before a test sends.
+  POLICY_CACHE_TTL_MS: '300',
+};
+/** Until every process has read a policy just written (the cache above, with a margin). */
+const policiesApplied = () => new Promise((r) => setTimeout(r, 1_000));
 const SHARDS = 4;
 
 let gw: LocalGateway;
@@ -93,6 +102,7 @@ describe('a requests policy split over 4 shards', () => {
       body: { name: unique('sharded rpm'), conditions: [], group_by: [{ key: 'metadata._user' }], type: 'requests', unit: 'rpm', value: 30 },
     });
     expect(policy.status, policy.text).toBe(200);
+    await policiesApplied();
     try {
       const user = unique('rpm');
       const minute = Math.floor(Date.now() / 60_000) * 60_000;
@@ -126,6 +136,7 @@ describe('a budget split over 4 shards', () => {
       body: { type: 'budget', name: unique('sharded budget'), limit_usd: limit, period: 'month', conditions: [{ key: 'api_key', value: key.body.id }] },
     });
     expect(budget.status, budget.text).toBe(200);
+    await policiesApplied();
     try {
       const user = unique('budget');
       const perProcess = 3;
@@ -185,6 +196,7 @@ describe('a tokens policy split over 4 shards', () => {
       body: { name: unique('sharded tpd'), conditions: [{ key: 'model', value: model }], group_by: [], type: 'tokens', unit: 'rpd', value },
     });
     expect(policy.status, policy.text).toBe(200);
+    await policiesApplied();
     try {
       const user = unique('tokens');
       const inFlight = 6;

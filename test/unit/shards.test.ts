@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FullShards, randomShard, shardCountFor, shardOrder, shardPk, sliceOf } from '../../functions/policies/shards';
+import { FullShards, randomShard, shardCountFor, shardPk, sliceOf } from '../../functions/policies/shards';
 import { spendShardPk } from '../../functions/spend/dimensions';
 
 describe('sharded counters: the pure rules', () => {
@@ -42,11 +42,6 @@ describe('sharded counters: the pure rules', () => {
     expect(spendShardPk('WS#ws_1#SPEND#cell', 3)).toBe('WS#ws_1#SPEND#3#cell');
     // A metadata key that ends like a shard suffix cannot meet another key's shard.
     expect(spendShardPk('WS#ws_1#SPEND#metadata.a', 3)).not.toBe(spendShardPk('WS#ws_1#SPEND#metadata.a#3', 0));
-  });
-
-  it('a request tries every shard once, from its start, wrapping around', () => {
-    expect(shardOrder(4, 2)).toEqual([2, 3, 0, 1]);
-    expect(shardOrder(1, 0)).toEqual([0]);
   });
 
   it('random shards cover the range evenly enough (10,000 writes over 32 shards: each within 20 % of 313)', () => {
