@@ -1,8 +1,10 @@
+import { config } from '../shared/config';
 import { getItem } from '../shared/db/ops';
 import { GatewayError, NO_RETRY_HEADERS } from '../shared/errors';
 import { log } from '../shared/telemetry/logger';
 import type { ActiveBudget, BudgetBucket, BudgetGrant, BudgetPeriod } from './budget-model';
 import { groupOf, type LimitSubject } from './limiter';
+import { FullShards, shardCountFor, shardPk, sliceOf, startShard } from './shards';
 
 /** Checking the budgets that apply to a request (see ./budgets.ts): periods, counters, refusals. */
 
@@ -44,8 +46,10 @@ export function periodOf(period: BudgetPeriod, now: number): Period {
 
 interface Checked {
   bucket: BudgetBucket;
+  /** What is spent: exact with one shard; with several, the admitting shard's spend scaled up (or, refused, the shards' sum). */
   spentNusd: number;
   period: Period;
+  admitted: boolean;
 }
 
 const usdText = (nusd: number) => String(nusd / NANO);
@@ -77,25 +81,48 @@ function exceeded(c: Checked, now: number): GatewayError {
   );
 }
 
+const fullShards = /* @__PURE__ */ new FullShards();
+
+/**
+ * One budget's period: its counter read on the request's starting shard (strongly
+ * consistent), and on the next shards while the ones read are at their slice of the limit.
+ * A container remembers shards seen at their slice for the period (spend only grows).
+ */
+async function checkBudget(budget: ActiveBudget, subject: LimitSubject, now: number): Promise<Checked> {
+  const period = periodOf(budget.period, now);
+  const pk = `WS#${subject.workspaceId}#BUD#${budget.id}#${groupOf(subject, budget.groupBy)}`;
+  const sk = `budget#${period.key}`;
+  const ttl = period.endsAt === undefined ? undefined : Math.ceil(period.endsAt / 1000) + TTL_SLACK_SECONDS;
+  const settings = config();
+  const shards = shardCountFor(budget.limitUsd, settings.budgetShardMinUsd, settings.counterShards);
+  // The limit is part of the period's name: a raised limit reads its shards again.
+  const id = `${pk}\u0000${sk}\u0000${budget.limitNusd}`;
+  const full = fullShards.of(id);
+  const start = startShard(shards);
+  for (let i = 0; i < shards; i++) {
+    const shard = (start + i) % shards;
+    if (full.has(shard)) continue;
+    const item = await getItem<{ spent_nusd?: number }>('usage', { pk: shardPk(pk, shard), sk }, true);
+    const spent = Number(item?.spent_nusd ?? 0);
+    const slice = sliceOf(budget.limitNusd, shards, shard, true);
+    if (spent < slice) {
+      const bucket: BudgetBucket = { budget, pk: shardPk(pk, shard), sk, ttl, ...(shards > 1 ? { sharded: { shards, sliceNusd: slice, basePk: pk } } : {}) };
+      const estimate = shards > 1 ? Math.min(budget.limitNusd - 1, Math.round((spent * budget.limitNusd) / slice)) : spent;
+      return { bucket, spentNusd: estimate, period, admitted: true };
+    }
+    fullShards.markFull(id, period.endsAt ?? Number.POSITIVE_INFINITY, shard, spent);
+  }
+  const spent = [...fullShards.of(id).values()].reduce((a, b) => a + b, 0);
+  return { bucket: { budget, pk, sk, ttl }, spentNusd: spent, period, admitted: false };
+}
+
 /**
  * Read the matching budgets' counters for the current period: the grant, or the 429 of
  * the budget whose period ends last when several are spent.
  */
 export async function checkBudgets(matching: readonly ActiveBudget[], subject: LimitSubject, now: number): Promise<BudgetGrant> {
-  const checked = await Promise.all(
-    matching.map(async (budget): Promise<Checked> => {
-      const period = periodOf(budget.period, now);
-      const bucket: BudgetBucket = {
-        budget,
-        pk: `WS#${subject.workspaceId}#BUD#${budget.id}#${groupOf(subject, budget.groupBy)}`,
-        sk: `budget#${period.key}`,
-        ttl: period.endsAt === undefined ? undefined : Math.ceil(period.endsAt / 1000) + TTL_SLACK_SECONDS,
-      };
-      const item = await getItem<{ spent_nusd?: number }>('usage', { pk: bucket.pk, sk: bucket.sk }, true);
-      return { bucket, spentNusd: Number(item?.spent_nusd ?? 0), period };
-    }),
-  );
-  const spent = checked.filter((c) => c.spentNusd >= c.bucket.budget.limitNusd);
+  const checked = await Promise.all(matching.map((budget) => checkBudget(budget, subject, now)));
+  const spent = checked.filter((c) => !c.admitted);
   if (spent.length) {
     const binding = spent.reduce((a, b) => ((b.period.endsAt ?? Infinity) > (a.period.endsAt ?? Infinity) ? b : a));
     log.debug('budget exceeded', { budget_id: binding.bucket.budget.id, period: binding.bucket.budget.period }, subject.context);

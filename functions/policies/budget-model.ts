@@ -77,9 +77,12 @@ export interface ActiveBudget {
 /** Where an admitted request's cost goes: opaque to callers, handed back to `chargeBudgets` with the request's log record. */
 export interface BudgetBucket {
   readonly budget: ActiveBudget;
+  /** The counter's shard the request was admitted on (its cost goes there). */
   readonly pk: string;
   readonly sk: string;
   readonly ttl?: number;
+  /** A sharded budget (./shards.ts): how many shards, this shard's slice of the limit, and the unsharded key. */
+  readonly sharded?: { readonly shards: number; readonly sliceNusd: number; readonly basePk: string };
 }
 
 export interface BudgetGrant {

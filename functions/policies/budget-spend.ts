@@ -1,10 +1,11 @@
-import { addOnce, getItem } from '../shared/db/ops';
+import { addOnce, getItem, putNew } from '../shared/db/ops';
 import { log } from '../shared/telemetry/logger';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { publishMetric } from '../shared/telemetry/emf';
 import type { BudgetBucket, BudgetGrant } from './budget-model';
 import { NANO } from './budgets';
 import type { LimitSubject } from './limiter';
+import { shardPk } from './shards';
 
 /**
  * The after-response half of budgets (./budgets.ts): a request's cost is charged in the
@@ -50,29 +51,56 @@ async function chargeBucket(bucket: BudgetBucket, nusd: number, subject: BudgetC
     (await getItem<{ spent_nusd: number }>('usage', key, true));
   const after = Number(updated?.spent_nusd ?? 0);
   const before = after - nusd;
-  const { budget } = bucket;
+  const { budget, sharded } = bucket;
   for (const threshold of [...budget.thresholds.filter((t) => t < 1), 1]) {
-    const line = Math.round(budget.limitNusd * threshold);
-    if (before < line && after >= line) {
-      log.warn(
-        threshold === 1 ? 'budget exhausted' : 'budget threshold crossed',
-        {
-          budget_id: budget.id,
-          budget_name: budget.name,
-          threshold,
-          limit_usd: budget.limitUsd,
-          spent_usd: after / NANO,
-          period: budget.period,
-          period_key: bucket.sk,
-        },
-        subject.context,
-      );
-      // By workspace and budget, and in total (for one alarm over every budget).
-      publishMetric('BudgetThresholdCrossed', MetricUnit.Count, 1, [['service', 'workspace', 'budget'], ['service']], {
-        workspace: subject.workspaceId,
-        budget: budget.id,
-        threshold,
-      });
+    if (!sharded) {
+      const line = Math.round(budget.limitNusd * threshold);
+      if (before < line && after >= line) emitCrossing(bucket, threshold, after, subject);
+      continue;
     }
+    // A sharded budget: this shard crossed its share of the line; the event is the budget's,
+    // once the shards' sum has crossed the whole line, claimed once per period and threshold.
+    const shardLine = Math.round(sharded.sliceNusd * threshold);
+    if (before < shardLine && after >= shardLine) await emitShardedCrossing(bucket, sharded, threshold, subject);
   }
+}
+
+async function emitShardedCrossing(
+  bucket: BudgetBucket,
+  sharded: NonNullable<BudgetBucket['sharded']>,
+  threshold: number,
+  subject: BudgetCharge,
+): Promise<void> {
+  const items = await Promise.all(
+    Array.from({ length: sharded.shards }, (_, shard) =>
+      getItem<{ spent_nusd?: number }>('usage', { pk: shardPk(sharded.basePk, shard), sk: bucket.sk }, true),
+    ),
+  );
+  const total = items.reduce((sum, item) => sum + Number(item?.spent_nusd ?? 0), 0);
+  if (total < Math.round(bucket.budget.limitNusd * threshold)) return;
+  const claim = { pk: sharded.basePk, sk: `alert#${bucket.sk}#${threshold}`, ...(bucket.ttl === undefined ? {} : { ttl: bucket.ttl }) };
+  if (await putNew('usage', claim)) emitCrossing(bucket, threshold, total, subject);
+}
+
+function emitCrossing(bucket: BudgetBucket, threshold: number, spentNusd: number, subject: BudgetCharge): void {
+  const { budget } = bucket;
+  log.warn(
+    threshold === 1 ? 'budget exhausted' : 'budget threshold crossed',
+    {
+      budget_id: budget.id,
+      budget_name: budget.name,
+      threshold,
+      limit_usd: budget.limitUsd,
+      spent_usd: spentNusd / NANO,
+      period: budget.period,
+      period_key: bucket.sk,
+    },
+    subject.context,
+  );
+  // By workspace and budget, and in total (for one alarm over every budget).
+  publishMetric('BudgetThresholdCrossed', MetricUnit.Count, 1, [['service', 'workspace', 'budget'], ['service']], {
+    workspace: subject.workspaceId,
+    budget: budget.id,
+    threshold,
+  });
 }

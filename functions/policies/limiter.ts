@@ -7,6 +7,7 @@ import { log, type LogContext } from '../shared/telemetry/logger';
 import { METADATA_PREFIX, UNIT_MS, UNIT_WORDS, WILDCARD, type PolicyType, type PolicyUnit, type RateLimitPolicy } from './model';
 import { admitRequest, returnUnit, type BucketWindow } from './reservations';
 import { listRateLimitPolicies } from './read';
+import { FullShards, shardCountFor, shardPk, sliceOf, startShard } from './shards';
 
 /**
  * The rate limiter: fixed windows, counters only in DynamoDB (the `usage` table), so a
@@ -35,6 +36,12 @@ import { listRateLimitPolicies } from './read';
  *   bound: requests admitted while the window was under the limit each add their full
  *   usage, so a window can exceed its limit by at most (requests in flight at the moment
  *   the limit is crossed) x (their tokens each). Nothing more is admitted after that.
+ * - Sharding (./shards.ts): a large limit is split into slices over several counters, so
+ *   no item takes every request's write. A request counts on one shard, trying the others
+ *   when its shard's slice is spent; a container remembers the shards it saw full for the
+ *   window. Requests: still never more than the limit (the slices add up to it), and a
+ *   refusal only once every slice is spent. Tokens: each shard can overshoot its slice by
+ *   the requests in flight on it when it crossed (docs/usage.md states the bound).
  */
 
 export interface LimitSubject {
@@ -193,17 +200,55 @@ interface Checked {
  */
 const capacityOf = (policy: ActivePolicy): number => (countsUnits(policy.type) ? Math.floor(policy.value) : policy.value);
 
+/** A count on one shard, as the whole window's estimate: the shard's share scaled up (exact with one shard). */
+const scaled = (count: number, slice: number, capacity: number): number =>
+  slice === capacity ? count : Math.min(capacity, Math.round((count * capacity) / slice));
+
+/**
+ * Count one request on the policy's window: on its starting shard, else on the next with
+ * room. A shard whose slice is spent answers from this container's memory (./reservations).
+ */
 async function countRequest(policy: ActivePolicy, pk: string, now: number): Promise<Checked> {
-  const window = windowOf(pk, policy.type, policy.unit, now);
-  const { admitted, count } = await admitRequest(window, capacityOf(policy));
-  return { policy, pk, window, count, admitted };
+  const capacity = capacityOf(policy);
+  const settings = config();
+  const shards = shardCountFor(capacity, settings.rateLimitShardMin, settings.counterShards);
+  const start = startShard(shards);
+  for (let i = 0; i < shards; i++) {
+    const shard = (start + i) % shards;
+    const window = windowOf(shardPk(pk, shard), policy.type, policy.unit, now);
+    const slice = sliceOf(capacity, shards, shard, true);
+    const { admitted, count } = await admitRequest(window, slice);
+    if (admitted) return { policy, pk, window, count: scaled(count, slice, capacity), admitted };
+  }
+  return { policy, pk, window: windowOf(pk, policy.type, policy.unit, now), count: capacity, admitted: false };
 }
 
+const fullTokenShards = /* @__PURE__ */ new FullShards();
+
+/**
+ * Read the tokens the window has consumed on the request's starting shard; a shard at its
+ * slice is remembered and the next one read. Refused once every shard is at its slice.
+ */
 async function readTokens(policy: ActivePolicy, pk: string, now: number): Promise<Checked> {
-  const window = windowOf(pk, policy.type, policy.unit, now);
-  const item = await getItem<{ count?: number }>('usage', { pk, sk: window.sk }, true);
-  const count = Number(item?.count ?? 0);
-  return { policy, pk, window, count, admitted: count < policy.value };
+  const settings = config();
+  const shards = shardCountFor(policy.value, settings.tokensShardMin, settings.counterShards);
+  const logical = windowOf(pk, policy.type, policy.unit, now);
+  // The limit is part of the window's name: a raised limit reads its shards again.
+  const id = `${pk}\u0000${logical.sk}\u0000${policy.value}`;
+  const full = fullTokenShards.of(id);
+  const start = startShard(shards);
+  for (let i = 0; i < shards; i++) {
+    const shard = (start + i) % shards;
+    if (full.has(shard)) continue;
+    const window = shard === 0 ? logical : windowOf(shardPk(pk, shard), policy.type, policy.unit, now);
+    const item = await getItem<{ count?: number }>('usage', { pk: window.pk, sk: window.sk }, true);
+    const count = Number(item?.count ?? 0);
+    const slice = sliceOf(policy.value, shards, shard, false);
+    if (count < slice) return { policy, pk: window.pk, window, count: scaled(count, slice, policy.value), admitted: true };
+    fullTokenShards.markFull(id, logical.endsAt, shard, count);
+  }
+  const consumed = [...fullTokenShards.of(id).values()].reduce((a, b) => a + b, 0);
+  return { policy, pk, window: logical, count: Math.max(consumed, policy.value), admitted: false };
 }
 
 /** A requests policy's headers are unsuffixed (as they always were); a tokens policy's end in `-tokens`, a tool-calls policy's in `-tool-calls`. */

@@ -3,8 +3,9 @@ import { HOLD_MS, othersInFlight, registerHolder } from '../shared/telemetry/inv
 import { log } from '../shared/telemetry/logger';
 import { addOnce } from '../shared/db/ops';
 import type { TableName } from '../shared/tables';
+import { randomShard } from '../policies/shards';
 import type { RequestLogRecord } from './request-record';
-import { addAmounts, amountsOf, COUNTER_ATTRIBUTES, countersOf, zeroAmounts, type CounterKey, type SpendAmounts } from './dimensions';
+import { addAmounts, amountsOf, COUNTER_ATTRIBUTES, countersOf, spendShardPk, zeroAmounts, type CounterKey, type SpendAmounts } from './dimensions';
 import { DAY_SECONDS, HOUR_SECONDS, floorTo } from './periods';
 
 /** At most this many UpdateItem calls of one flush in flight. */
@@ -34,12 +35,17 @@ function newGeneration(): Generation {
   return { items: new Map(), done, settle };
 }
 
-/** One counter's summed increments, added once even if the client retries (`addOnce`). */
+/**
+ * One counter's summed increments, added once even if the client retries (`addOnce`), to one
+ * of its shards picked at random per write: at 10,000 writes a second of one counter, each of
+ * the 32 default shards takes about 313.
+ */
 async function addToCounter(table: TableName, item: PendingIncrement): Promise<void> {
   const add: Record<string, number> = {};
   for (const attribute of COUNTER_ATTRIBUTES) if (item.amounts[attribute] !== 0) add[attribute] = item.amounts[attribute];
   add.requests ??= 0;
-  await addOnce(table, item.key, { set: { ttl: item.ttl }, add });
+  const key = { pk: spendShardPk(item.key.pk, randomShard(config().counterShards)), sk: item.key.sk };
+  await addOnce(table, key, { set: { ttl: item.ttl }, add });
 }
 
 /**

@@ -11,7 +11,9 @@ import { hourLabel, HOUR_LABEL_LENGTH } from './periods';
  *      `<YYYY-MM-DDTHH>#<value>`.
  *   pk `WS#<workspace>#SPEND#api_key|provider|model`: what requests wrote before cells
  *      (one counter per dimension), still summed by reports, never written.
- * so a report is one or two Queries per workspace over a sort-key range of hours.
+ * so a report is one or two Queries per workspace and shard over a sort-key range of hours.
+ * Each counter is spread over `COUNTER_SHARDS` partitions (`spendShardPk`): a write goes to
+ * one of them at random, a report sums them all.
  */
 
 export const BASE_DIMENSIONS = ['workspace', 'api_key', 'provider', 'model'] as const;
@@ -31,6 +33,13 @@ export const MAX_SPEND_VALUE_BYTES = 512;
 /** A dimension's counters, or `cell`: the (key, provider, model) counters. */
 export type SpendPartition = Dimension | 'cell';
 export const spendPartition = (workspaceId: string, partition: SpendPartition) => `WS#${workspaceId}#SPEND#${partition}`;
+
+/**
+ * Shard `shard` of a spend partition (`WS#<ws>#SPEND#<shard>#<partition>`; a partition name
+ * never starts with a digit). Shard 0 is the partition itself: the counters written before
+ * sharding are read as its shard 0.
+ */
+export const spendShardPk = (pk: string, shard: number): string => (shard === 0 ? pk : pk.replace('#SPEND#', `#SPEND#${shard}#`));
 
 /** What a cell counts: one key's requests to one provider and model. */
 export interface Cell {

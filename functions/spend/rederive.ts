@@ -2,16 +2,27 @@ import type { RequestLogRecord } from './request-record';
 import { logPartition } from '../shared/db/log-keys';
 import { config } from '../shared/config';
 import { ddb, tableName } from '../shared/db/client';
-import { updateItem } from '../shared/db/ops';
+import { batchWrite, updateItem } from '../shared/db/ops';
 import { counterTtl } from './counters';
-import { addAmounts, amountsOf, COUNTER_ATTRIBUTES, countersOf, zeroAmounts, type CounterKey, type SpendAmounts } from './dimensions';
-import { DAY_SECONDS, HOUR_SECONDS, floorTo } from './periods';
+import {
+  addAmounts,
+  amountsOf,
+  COUNTER_ATTRIBUTES,
+  countersOf,
+  hourRangeBounds,
+  spendShardPk,
+  zeroAmounts,
+  type CounterKey,
+  type SpendAmounts,
+} from './dimensions';
+import { DAY_SECONDS, HOUR_SECONDS, floorTo, hourLabel } from './periods';
 
 /**
  * Spend counters re-derived from the request-log records, after a process that held
  * increments died without writing them (a crash, `kill -9`): every counter of the hours
  * that `fromSeconds` to `toSeconds` touch is set to what the stored records of those hours
- * add up to. The counters count exactly the stored records, so a record that survived the
+ * add up to (in shard 0; the other shards' counters of those hours are deleted). The
+ * counters count exactly the stored records, so a record that survived the
  * crash is counted, once. Run while no process writes these counters (the local runtime
  * runs it at start, before it serves). Hours whose records may have expired
  * (`REQUEST_LOG_TTL_DAYS`) are left as they are: their counters outlive the records.
@@ -61,6 +72,36 @@ async function recordsBetween(workspaceId: string, from: number, to: number): Pr
   return records;
 }
 
+/** Delete the counters of shards 1.. of the partitions `pks` in the hours [from, to): their sums go to shard 0. */
+async function clearOtherShards(pks: ReadonlySet<string>, from: number, to: number): Promise<void> {
+  const { lo, hi } = hourRangeBounds(hourLabel(from), hourLabel(to - HOUR_SECONDS));
+  const partitions = [...pks].flatMap((pk) => Array.from({ length: config().counterShards - 1 }, (_, i) => spendShardPk(pk, i + 1)));
+  let i = 0;
+  const lane = async () => {
+    while (i < partitions.length) {
+      const pk = partitions[i++]!;
+      let start: Record<string, unknown> | undefined;
+      do {
+        const page = await ddb.query({
+          TableName: tableName('usage'),
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
+          ExpressionAttributeValues: { ':pk': pk, ':lo': lo, ':hi': hi },
+          ProjectionExpression: 'pk, sk',
+          ExclusiveStartKey: start,
+        });
+        const keys = (page.Items ?? []) as Array<{ pk: string; sk: string }>;
+        if (keys.length)
+          await batchWrite(
+            'usage',
+            keys.map((key) => ({ DeleteRequest: { Key: { pk: key.pk, sk: key.sk } } })),
+          );
+        start = page.LastEvaluatedKey;
+      } while (start);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(MAX_PARALLEL_UPDATES, partitions.length) }, lane));
+}
+
 /** Set every counter of the hours from `fromSeconds` to `toSeconds` to the sums of the stored records; resolves with how many were set. */
 export async function rederiveSpendCounters(fromSeconds: number, toSeconds: number): Promise<number> {
   const recordsKeptSince = Date.now() / 1000 - (config().requestLogTtlDays - 1) * DAY_SECONDS;
@@ -80,6 +121,7 @@ export async function rederiveSpendCounters(fromSeconds: number, toSeconds: numb
     }
   }
   const counters = [...sums.values()];
+  await clearOtherShards(new Set(counters.map((c) => c.key.pk)), from, to);
   let i = 0;
   const lane = async () => {
     while (i < counters.length) {

@@ -1,3 +1,4 @@
+import { config } from '../shared/config';
 import { ddb, tableName } from '../shared/db/client';
 import { badRequest } from '../shared/errors';
 import {
@@ -8,6 +9,7 @@ import {
   parseCellSortKey,
   parseCounterSortKey,
   spendPartition,
+  spendShardPk,
   zeroAmounts,
   type BaseDimension,
   type Dimension,
@@ -24,8 +26,8 @@ const SPEND_TABLE = 'usage';
  */
 export const MAX_REPORT_COUNTERS = 100_000;
 
-/** At most this many workspaces read at once for an organisation-wide report. */
-const MAX_PARALLEL_QUERIES = 8;
+/** At most this many Queries (workspace, partition and shard) at once. */
+const MAX_PARALLEL_QUERIES = 16;
 
 export interface SpendRow {
   period_start: string;
@@ -60,10 +62,11 @@ interface CounterItem extends Partial<Record<(typeof COUNTER_ATTRIBUTES)[number]
   sk: string;
 }
 
-/** One workspace's counters of one partition over the range's hours: one Query, paged. */
+/** One workspace's counters of one shard of one partition over the range's hours: one Query, paged. */
 async function readCounters(
   workspaceId: string,
   partition: SpendPartition,
+  shard: number,
   range: ReportRange,
   nowSeconds: number,
   budget: { left: number; max: number },
@@ -78,7 +81,7 @@ async function readCounters(
       // Counters past their TTL stay until DynamoDB deletes them: they are not counted.
       FilterExpression: '#ttl > :now',
       ExpressionAttributeNames: { '#ttl': 'ttl' },
-      ExpressionAttributeValues: { ':pk': spendPartition(workspaceId, partition), ':lo': lo, ':hi': hi, ':now': nowSeconds },
+      ExpressionAttributeValues: { ':pk': spendShardPk(spendPartition(workspaceId, partition), shard), ':lo': lo, ':hi': hi, ':now': nowSeconds },
       ExclusiveStartKey: start,
     });
     items.push(...((out.Items ?? []) as unknown as CounterItem[]));
@@ -140,18 +143,26 @@ export async function spendReport(query: SpendQuery): Promise<SpendReport> {
     addAmounts(totals, amounts);
   };
   const base = isBaseDimension(dimension);
-  await inLanes(query.workspaceIds, MAX_PARALLEL_QUERIES, async (ws) => {
-    if (base) {
-      // Workspace, key, provider and model are fields of the (key, provider, model) cells.
-      for (const item of await readCounters(ws, 'cell', range, nowSeconds, budget)) {
-        const parsed = parseCellSortKey(item.sk);
-        if (parsed) add(parsed.hour, dimension === 'workspace' ? ws : parsed.cell[dimension], item);
-      }
-    }
+  // Every shard of each partition: a counter is the sum of its shards (shard 0 holds what was
+  // written before sharding, and the counters written before cells are never sharded).
+  const shards = Array.from({ length: config().counterShards }, (_, shard) => shard);
+  const reads = query.workspaceIds.flatMap((ws) => [
+    // Workspace, key, provider and model are fields of the (key, provider, model) cells.
+    ...(base ? shards.map((shard) => ({ ws, cell: true, shard })) : []),
     // Metadata counters; for the base dimensions, the counters written before cells (a
     // workspace's were its keys'), which hold the hours before cells and nothing after.
-    const legacy: Dimension = dimension === 'workspace' ? 'api_key' : dimension;
-    for (const item of await readCounters(ws, legacy, range, nowSeconds, budget)) {
+    ...(base ? [0] : shards).map((shard) => ({ ws, cell: false, shard })),
+  ]);
+  const legacy: Dimension = dimension === 'workspace' ? 'api_key' : dimension;
+  await inLanes(reads, MAX_PARALLEL_QUERIES, async ({ ws, cell, shard }) => {
+    if (cell) {
+      for (const item of await readCounters(ws, 'cell', shard, range, nowSeconds, budget)) {
+        const parsed = parseCellSortKey(item.sk);
+        if (parsed) add(parsed.hour, dimension === 'workspace' || !isBaseDimension(dimension) ? ws : parsed.cell[dimension], item);
+      }
+      return;
+    }
+    for (const item of await readCounters(ws, legacy, shard, range, nowSeconds, budget)) {
       const { hour, value } = parseCounterSortKey(item.sk);
       add(hour, dimension === 'workspace' ? ws : value, item);
     }

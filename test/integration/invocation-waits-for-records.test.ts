@@ -85,7 +85,7 @@ describe('an invocation alone in its execution environment (Lambda on demand)', 
     expect(stream.metadata.statusCode).toBe(200);
     const written = (operation: string, text: string) => proxy.state.answered.find((a) => a.operation === operation && a.body.includes(text));
     const record = written('BatchWriteItem', model);
-    const counter = written('UpdateItem', '#SPEND#cell');
+    const counter = written('UpdateItem', '#SPEND#'); // a cell counter's shard: `#SPEND#cell` or `#SPEND#<n>#cell`
     const charge = written('UpdateItem', `#BUD#${budget.body.id}`);
     expect(record, 'the log record was written').toBeDefined();
     expect(counter, 'the spend counter was written').toBeDefined();

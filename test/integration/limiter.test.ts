@@ -268,7 +268,8 @@ describe('reservations', () => {
   it('a busy container reserves ahead of demand: far fewer round trips than requests, never a unit it did not reserve', async () => {
     const { storageCalls } = await import('../../functions/shared/db/client');
     const ws = await freshWorkspace();
-    const policy = await createPolicy(ws, { type: 'requests', unit: 'rpm', value: 1_000_000 });
+    // Under 1,000 a window: one counter (a larger limit is sharded, test/integration/sharded-limits.test.ts).
+    const policy = await createPolicy(ws, { type: 'requests', unit: 'rpm', value: 900 });
     const updates = () => Object.entries(storageCalls).reduce((n, [name, calls]) => (name.startsWith('Update') ? n + calls : n), 0);
     const before = updates();
     const remaining: number[] = [];
@@ -280,11 +281,11 @@ describe('reservations', () => {
     expect(roundTrips).toBeGreaterThan(0);
     expect(roundTrips).toBeLessThan(150);
     // One container alone: every request sees the count go up by exactly one.
-    expect(remaining).toEqual(Array.from({ length: 300 }, (_, i) => 1_000_000 - 1 - i));
+    expect(remaining).toEqual(Array.from({ length: 300 }, (_, i) => 900 - 1 - i));
     // Units are handed out only after DynamoDB counted them; some may be reserved ahead.
     const stored = await storedCount(ws, policy.id);
     expect(stored).toBeGreaterThanOrEqual(300);
-    expect(stored - 300).toBeLessThanOrEqual(1_000);
+    expect(stored - 300).toBeLessThanOrEqual(600);
   });
 
   it('near a small limit reservations shrink to the waiting requests: every unit used, none stranded', async () => {

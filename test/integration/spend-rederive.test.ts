@@ -71,6 +71,9 @@ describe('spend counters re-derived from the records', () => {
       await ops.putItem('logs', requestLogItem(record(workspaceId, `log_rederive_${i}`, at)));
     }
     await ops.updateItem('usage', { pk: cellPk, sk: cellSk(crashHour) }, { set: { requests: 1, cost_nano_usd: 2_000_000 } });
+    // Counters are sharded: it had counted another on shard 5 (`WS#<ws>#SPEND#5#cell`).
+    const shard5Pk = `WS#${workspaceId}#SPEND#5#cell`;
+    await ops.updateItem('usage', { pk: shard5Pk, sk: cellSk(crashHour) }, { set: { requests: 1, cost_nano_usd: 2_000_000 } });
     // A later hour with a counter but no record in reach; an hour past the records' TTL (30
     // days) whose counter outlives its records: 9 requests, of which one record is left.
     await ops.updateItem('usage', { pk: cellPk, sk: cellSk(now) }, { set: { requests: 5 } });
@@ -83,6 +86,8 @@ describe('spend counters re-derived from the records', () => {
 
     const cell = await ops.getItem<Record<string, number>>('usage', { pk: cellPk, sk: cellSk(crashHour) });
     expect(cell).toMatchObject({ requests: 3, prompt_tokens: 9, completion_tokens: 12, total_tokens: 21, cost_nano_usd: 6_000_000, unpriced_requests: 0 });
+    // The sum is in shard 0; the other shards of the hour are gone, so the shards add up to the records.
+    expect(await ops.getItem('usage', { pk: shard5Pk, sk: cellSk(crashHour) })).toBeUndefined();
     expect((await ops.getItem<{ requests: number }>('usage', { pk: cellPk, sk: cellSk(now) }))?.requests).toBe(5);
     expect((await ops.getItem<{ requests: number }>('usage', { pk: cellPk, sk: cellSk(expired) }))?.requests).toBe(9);
 

@@ -417,6 +417,35 @@ describe('counters written before cells (one counter per dimension)', () => {
   });
 });
 
+describe('sharded counters (COUNTER_SHARDS, 32 by default)', () => {
+  it("spread one counter's writes over its shards, and a report sums them with the unsharded item written before sharding", async () => {
+    const ops = await import('../../functions/shared/db/ops');
+    const { recordSpend } = await import('../../functions/spend/counters');
+    const { hourLabel } = await import('../../functions/spend/periods');
+    const { cellSortKey, spendPartition, spendShardPk } = await import('../../functions/spend/dimensions');
+    const f = await workspace('spend-f', 1);
+    const keyId = f.keys[0]!.id;
+    const now = Math.floor(Date.now() / 1000);
+    const sk = cellSortKey(hourLabel(now), { api_key: keyId, provider: 'openai', model: 'gpt-4o-mini' });
+    const cellPk = spendPartition(f.id, 'cell');
+    // What this cell held before sharding: the unsharded item, which is shard 0.
+    await ops.updateItem('usage', { pk: cellPk, sk }, { set: { ttl: now + 86_400 }, add: { requests: 3, total_tokens: 30, cost_nano_usd: 7000 } });
+    // 40 requests of one cell, one after another (each its own write, as on Lambda on demand).
+    for (let i = 0; i < 40; i++)
+      await recordSpend(spendRecord(f.id, keyId, { id: `log_shard_${i}`, model: 'gpt-4o-mini', cost_usd: 0.000002, created_at: now }));
+    const shards = await Promise.all(
+      Array.from({ length: 32 }, (_, shard) => ops.getItem<{ requests?: number }>('usage', { pk: spendShardPk(cellPk, shard), sk }, true)),
+    );
+    const perShard = shards.map((item) => Number(item?.requests ?? 0));
+    expect(perShard.reduce((x, y) => x + y, 0)).toBe(43);
+    // 40 writes at random over 32 shards: all on one shard has a chance of 32^-39.
+    expect(perShard.filter((n) => n > 0).length).toBeGreaterThan(5);
+    const res = await spend(f.keys[0]!.secret, `group_by=model&from=${now - 3600}&to=${now + 3600}`);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.totals).toMatchObject({ requests: 43, total_tokens: 30 + 40 * 2, cost_usd: 0.000087 });
+  });
+});
+
 describe('a report over too many counters', () => {
   it('is refused with a 400 instead of reading on (the bound lowered here to 3 counters)', async () => {
     const { spendReport } = await import('../../functions/spend/report');
