@@ -25,7 +25,7 @@ function metadataIndexKeys(record: RequestLogRecord): Record<string, string> {
   const keys: Record<string, string> = {};
   for (const key of INDEXED_METADATA_KEYS) {
     const value = record.metadata[key];
-    if (value !== undefined && value !== '') keys[LOG_METADATA_INDEXES[key].partitionKey] = metadataPartition(record.workspace_id, value);
+    if (value !== undefined && value !== '') keys[LOG_METADATA_INDEXES[key].partitionKey] = metadataPartition(record.workspace_id, value, record.id);
   }
   return keys;
 }
@@ -124,13 +124,14 @@ export function recordRequest(req: CallerRequest, facts: RequestFacts): void {
  * well-known metadata key it has (`_user`, `_prompt`, ...) and, unless the record's id is its
  * trace id (a trace the gateway made has that one record, found by its key), by trace id.
  * The trace index costs a second write unit per record, so only traces that can hold several
- * records (a caller's trace id, an assistant run's) pay it.
+ * records (a caller's trace id, an assistant run's) pay it. Every key is in the record id's
+ * write shard (functions/shared/db/log-keys.ts).
  */
 export function requestLogItem(record: RequestLogRecord): RequestLogRecord & { pk: string; sk: string; gsi1pk?: string; gsi1sk?: string; ttl: number } {
   return {
-    pk: logPartition(record.workspace_id),
+    pk: logPartition(record.workspace_id, record.id),
     sk: record.id,
-    ...(record.id === record.trace_id ? {} : { gsi1pk: tracePartition(record.workspace_id, record.trace_id), gsi1sk: record.id }),
+    ...(record.id === record.trace_id ? {} : { gsi1pk: tracePartition(record.workspace_id, record.trace_id, record.id), gsi1sk: record.id }),
     ...metadataIndexKeys(record),
     ttl: record.created_at + config().requestLogTtlDays * 86_400,
     ...record,

@@ -26,6 +26,16 @@ const listFromEnv = z.pipe(
   ),
 );
 
+/** `64` or `128,64`: whole numbers from 1 to 1,000, the first the one in use; 64 when unset. */
+const shardCountsFromEnv = z.pipe(
+  z.optional(z.string()),
+  z.transform((v) => {
+    const counts = (v || '64').split(',').map((s) => Number(s.trim()));
+    if (counts.some((n) => !Number.isInteger(n) || n < 1 || n > 1000)) throw new Error(`expected shard counts from 1 to 1000 separated by commas, got '${v}'`);
+    return counts;
+  }),
+);
+
 const TRUTHY = new Set(['1', 'y', 'yes', 't', 'true', 'on']);
 const FALSY = new Set(['0', 'n', 'no', 'f', 'false', 'off']);
 /**
@@ -89,6 +99,15 @@ const schema = z.object({
   SPEND_RETENTION_DAYS: intFromEnv(400, 1),
   /** How long a request-log record waits for others to share its write (0: at once). */
   REQUEST_LOG_BATCH_WAIT_MS: intFromEnv(0, 0),
+  /**
+   * Write shards of a workspace's request log and of each of its indexes (functions/shared/db/log-keys.ts):
+   * the count records are written with, then any counts used before (still read), e.g. `64` or `128,64`.
+   */
+  REQUEST_LOG_SHARDS: shardCountsFromEnv,
+  /** How long a throttled request-log write is retried before the record goes to the dead-letter queue. */
+  REQUEST_LOG_RETRY_MS: intFromEnv(5_000, 0),
+  /** The queue request-log records go to when their write keeps failing (its consumer writes them later). */
+  LOG_RECORDS_QUEUE_URL: z.optional(z.string()),
   /** How long a stored Responses API object (`store: true`) is kept for `previous_response_id`. */
   RESPONSES_TTL_DAYS: intFromEnv(30, 1),
   MAX_BODY_BYTES: intFromEnv(10 * 1024 * 1024, 1),
@@ -194,6 +213,10 @@ export interface GatewayConfig {
   fineTuningPollsPerExecution: number;
   fineTuningQueueUrl: string | undefined;
   batchQueueUrl: string | undefined;
+  /** Request-log write shards: the count in use first, then earlier counts whose partitions are still read. */
+  requestLogShards: number[];
+  requestLogRetryMs: number;
+  logRecordsQueueUrl: string | undefined;
   batchWindowMs: number;
   batchConcurrency: number;
   serviceName: string;
@@ -245,6 +268,9 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     requestLogTtlDays: e.REQUEST_LOG_TTL_DAYS,
     spendRetentionDays: e.SPEND_RETENTION_DAYS,
     requestLogBatchWaitMs: e.REQUEST_LOG_BATCH_WAIT_MS,
+    requestLogShards: e.REQUEST_LOG_SHARDS,
+    requestLogRetryMs: e.REQUEST_LOG_RETRY_MS,
+    logRecordsQueueUrl: e.LOG_RECORDS_QUEUE_URL,
     responsesTtlDays: e.RESPONSES_TTL_DAYS,
     maxBodyBytes: e.MAX_BODY_BYTES,
     maxStreamEventBytes: e.MAX_STREAM_EVENT_BYTES,
