@@ -1,24 +1,14 @@
 import { config } from '../shared/config';
-import { batchedPuts } from '../shared/db/batched-puts';
 import { INDEXED_METADATA_KEYS, LOG_METADATA_INDEXES } from '../shared/tables';
 import { ID_PREFIX, newId } from '../shared/ids';
 import type { CallerRequest, Middleware } from '../shared/http/types';
 import { afterResponse, type RequestContext } from '../shared/telemetry/context';
 import { logPartition, metadataPartition, tracePartition } from '../shared/db/log-keys';
 import { writeRequestTelemetry } from '../shared/telemetry/metrics';
-import { log } from '../shared/telemetry/logger';
-import { chargeBudgets, countStored, priceFacts } from '../spend/load';
+import { countStored, priceFacts } from '../spend/load';
 import type { RequestFacts, RequestLogRecord } from '../spend/request-record';
 import type { BudgetCharge } from '../policies/budget-spend';
-
-// Pure: bundles that import this module without logging (workers) drop the writer.
-const putLogRecord = /* @__PURE__ */ batchedPuts<BudgetCharge>('logs', {
-  waitMs: () => config().requestLogBatchWaitMs,
-  onSend: (charges) =>
-    chargeBudgets(charges).catch((err: unknown) =>
-      log.error('budget charges not written', { requests: charges.length, error: String(err) }, charges[0]?.context),
-    ),
-});
+import { storeLogRecord } from './log-store';
 
 /** The metadata index attributes of a record: one per well-known key it carries. */
 function metadataIndexKeys(record: RequestLogRecord): Record<string, string> {
@@ -110,12 +100,12 @@ export function recordRequest(req: CallerRequest, facts: RequestFacts): void {
       },
       req.context,
     );
-    // The budget charge goes with the record's write; the spend counters count it once stored.
+    // The budget charge goes with the record's write; the spend counters count it once stored
+    // (by the log-records queue's consumer if its write kept failing: ./log-store.ts).
     const charge: BudgetCharge | undefined = facts.budgets?.buckets.length
       ? { grant: facts.budgets, costUsd: record.cost_usd, workspaceId: record.workspace_id, context: req.context }
       : undefined;
-    const stored = putLogRecord(requestLogItem(record), charge);
-    await Promise.all([stored, countStored(record, stored)]);
+    if (await storeLogRecord(requestLogItem(record), charge, req.context)) await countStored(record, Promise.resolve());
   });
 }
 
