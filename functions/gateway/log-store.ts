@@ -1,5 +1,5 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { retryKind } from '../shared/aws/json-client';
+import { createAwsJsonClient, retryKind, SQS } from '../shared/aws/json-client';
 import { config } from '../shared/config';
 import { batchedPuts } from '../shared/db/batched-puts';
 import { putItem, UnprocessedItemsError, type Key } from '../shared/db/ops';
@@ -35,6 +35,9 @@ const putLogRecord = /* @__PURE__ */ batchedPuts<BudgetCharge>('logs', {
 
 /** A failure a later attempt may not meet: throttling (a 400 or items left unprocessed), a 5xx, a network error. */
 export const isRetryable = (err: unknown): boolean => err instanceof UnprocessedItemsError || retryKind(err) !== undefined;
+
+/** SendMessage through the AWS JSON client: the SDK's SQS client would double the gateway's cold-start code. */
+const sqs = /* @__PURE__ */ createAwsJsonClient(SQS);
 
 const RETRY_BASE_MS = 50;
 const RETRY_CAP_MS = 1_000;
@@ -75,10 +78,8 @@ async function deadLetter(item: LogItem, failure: unknown, context: RequestConte
   const url = config().logRecordsQueueUrl;
   try {
     if (!url) throw new Error('LOG_RECORDS_QUEUE_URL is not set');
-    // Loaded only here: the SQS client stays out of the request path.
-    const { sendMessage } = await import('../shared/workflows/sqs');
     const body: DeadLetteredLogRecord = { item };
-    await sendMessage(url, body);
+    await sqs.send('SendMessage', { QueueUrl: url, MessageBody: JSON.stringify(body) });
   } catch (err) {
     log.error(
       'request-log record lost: its write and the log-records queue both failed',

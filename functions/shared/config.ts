@@ -67,6 +67,7 @@ const schema = z.object({
   AWS_ENDPOINT_URL_DYNAMODB: urlFromEnv,
   AWS_ENDPOINT_URL_KMS: urlFromEnv,
   AWS_ENDPOINT_URL_SECRETS_MANAGER: urlFromEnv,
+  AWS_ENDPOINT_URL_SQS: urlFromEnv,
   /** KMS key (id, ARN or alias) that wraps the data keys of provider credentials. */
   PROVIDER_CREDENTIALS_KEY_ID: z._default(z.string(), 'alias/ai-gateway-provider-credentials'),
   GATEWAY_TRUSTED_HOSTS: listFromEnv,
@@ -185,7 +186,7 @@ export interface GatewayConfig {
   region: string;
   budgetAlarms: { topicArn: string | undefined; namePrefix: string; endpoint: string | undefined };
   /** Endpoint of a service when set in the environment; otherwise the regional one is used. */
-  awsEndpoints: { dynamodb: string | undefined; kms: string | undefined; secretsManager: string | undefined };
+  awsEndpoints: { dynamodb: string | undefined; kms: string | undefined; secretsManager: string | undefined; sqs: string | undefined };
   tables: Record<TableName, string>;
   providerCredentialsKeyId: string;
   trustedHosts: readonly string[];
@@ -240,6 +241,7 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
       dynamodb: e.AWS_ENDPOINT_URL_DYNAMODB ?? e.AWS_ENDPOINT_URL,
       kms: e.AWS_ENDPOINT_URL_KMS ?? e.AWS_ENDPOINT_URL,
       secretsManager: e.AWS_ENDPOINT_URL_SECRETS_MANAGER ?? e.AWS_ENDPOINT_URL,
+      sqs: e.AWS_ENDPOINT_URL_SQS ?? e.AWS_ENDPOINT_URL,
     },
     tables,
     budgetAlarms: {
