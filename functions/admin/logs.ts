@@ -1,6 +1,7 @@
 import { ddb, tableName } from '../shared/db/client';
 import { getItem } from '../shared/db/ops';
-import { listPage, type Page, type PageRequest } from '../shared/db/list';
+import type { Page, PageRequest } from '../shared/db/list';
+import { listMerged } from '../shared/db/merged-list';
 import { ID_PREFIX } from '../shared/ids';
 import { badRequest, notFound } from '../shared/errors';
 import { listObject, pageFromQuery } from '../shared/http/list';
@@ -9,7 +10,7 @@ import type { GatewayRequest, Route } from '../shared/http/types';
 import { queryInt } from '../shared/validation';
 import { INDEXED_METADATA_KEYS, LOG_METADATA_INDEXES, type IndexedMetadataKey } from '../shared/tables';
 import { MAX_WELL_KNOWN_METADATA_CHARS } from '../gateway/headers';
-import { logPartition, metadataPartition, tracePartition } from '../shared/db/log-keys';
+import { logPartitionsOfId, logReadPartitions, metadataReadPartitions, traceReadPartitions } from '../shared/db/log-keys';
 import type { RequestLogRecord } from '../spend/request-record';
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -42,16 +43,17 @@ function metadataFilters(query: Record<string, string>): Array<[key: string, val
 }
 
 /**
- * Where to read a filtered list from, never the whole workspace: a trace id's partition, or
- * the index of the most selective well-known metadata key filtered on (`_user` first,
- * `_environment` last). Metadata keys outside the indexes only narrow one of those.
+ * Where to read a filtered list from, never the whole workspace: a trace id's partitions, or
+ * those of the index of the most selective well-known metadata key filtered on (`_user` first,
+ * `_environment` last). Metadata keys outside the indexes only narrow one of those. Every
+ * filter stays a filter too: an index's legacy partition key can equal another value's shard.
  */
 function listSource(ws: string, traceId: string | undefined, filters: Array<[string, string]>) {
-  if (traceId) return { index: 'gsi1' as const, partition: tracePartition(ws, traceId), rest: filters };
+  if (traceId) return { index: 'gsi1' as const, partitions: traceReadPartitions(ws, traceId), rest: filters };
   const indexedKey = INDEXED_METADATA_KEYS.find((key) => filters.some(([k]) => k === key));
   if (indexedKey) {
     const value = filters.find(([k]) => k === indexedKey)![1];
-    return { index: LOG_METADATA_INDEXES[indexedKey], partition: metadataPartition(ws, value), rest: filters.filter(([k]) => k !== indexedKey) };
+    return { index: LOG_METADATA_INDEXES[indexedKey], partitions: metadataReadPartitions(ws, value), rest: filters };
   }
   if (filters.length) {
     const [key] = filters[0]!;
@@ -61,7 +63,7 @@ function listSource(ws: string, traceId: string | undefined, filters: Array<[str
       'unindexed_filter',
     );
   }
-  return { partition: logPartition(ws), rest: filters };
+  return { partitions: logReadPartitions(ws), rest: filters };
 }
 
 /**
@@ -80,6 +82,7 @@ async function list(req: GatewayRequest) {
     values[`:${attr}${clauses.length}`] = value;
     clauses.push(`#${attr} ${op} :${attr}${clauses.length}`);
   };
+  if (q.trace_id) filter('trace_id', '=', q.trace_id);
   if (q.api_key_id) filter('api_key_id', '=', q.api_key_id);
   if (q.provider) filter('provider', '=', q.provider);
   if (q.model) filter('model', '=', q.model);
@@ -99,8 +102,8 @@ async function list(req: GatewayRequest) {
     clauses.push(`#metadata.#mk${i} = :mv${i}`);
   });
   const where = clauses.length ? { expression: clauses.join(' AND '), names, values } : undefined;
-  const listed = listPage<Record<string, unknown>>(
-    { table: 'logs', ...(source.index ? { index: source.index } : {}), partition: source.partition, prefix: '', ...(where ? { filter: where } : {}) },
+  const listed = listMerged<Record<string, unknown>>(
+    { table: 'logs', ...(source.index ? { index: source.index } : {}), partitions: source.partitions, ...(where ? { filter: where } : {}) },
     page,
   );
   const result = q.trace_id?.startsWith(ID_PREFIX.log)
@@ -121,14 +124,26 @@ type Filter = { expression: string; names: Record<string, string>; values: Recor
  * trace index) when it passes the list's filters.
  */
 async function recordOfTrace(workspaceId: string, traceId: string, filter: Filter | undefined) {
-  const out = await ddb.query({
-    TableName: tableName('logs'),
-    KeyConditionExpression: '#pk = :pk AND #sk = :sk',
-    FilterExpression: filter?.expression,
-    ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk', ...filter?.names },
-    ExpressionAttributeValues: { ':pk': logPartition(workspaceId), ':sk': traceId, ...filter?.values },
-  });
-  return out.Items?.[0] as Record<string, unknown> | undefined;
+  for (const partition of logPartitionsOfId(workspaceId, traceId)) {
+    const out = await ddb.query({
+      TableName: tableName('logs'),
+      KeyConditionExpression: '#pk = :pk AND #sk = :sk',
+      FilterExpression: filter?.expression,
+      ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk', ...filter?.names },
+      ExpressionAttributeValues: { ':pk': partition, ':sk': traceId, ...filter?.values },
+    });
+    if (out.Items?.[0]) return out.Items[0] as Record<string, unknown>;
+  }
+  return undefined;
+}
+
+/** A record by id: in the shard its id names (one read), else where an earlier shard count or the unsharded log put it. */
+async function recordById(workspaceId: string, id: string): Promise<Record<string, unknown> | undefined> {
+  for (const partition of logPartitionsOfId(workspaceId, id)) {
+    const item = await getItem('logs', { pk: partition, sk: id });
+    if (item) return item;
+  }
+  return undefined;
 }
 
 /** A page of the trace index with the trace's own record put in its place (if it falls within the cursors). */
@@ -146,7 +161,7 @@ function withRecord(indexed: Page<Record<string, unknown>>, record: Record<strin
 }
 
 async function get(req: GatewayRequest) {
-  const item = await getItem<{ ttl?: number }>('logs', { pk: logPartition(req.auth.workspaceId), sk: req.params.id! });
+  const item = await recordById(req.auth.workspaceId, req.params.id!);
   if (!item || isExpired(item)) throw notFound(`No request log '${req.params.id}' in this workspace.`, 'id');
   return ok(strip(item));
 }

@@ -1,5 +1,4 @@
 import { config } from '../shared/config';
-import { batchedPuts } from '../shared/db/batched-puts';
 import { openPutJournal, type PutJournal } from '../shared/db/put-journal';
 import { INDEXED_METADATA_KEYS, LOG_METADATA_INDEXES } from '../shared/tables';
 import { ID_PREFIX, newId } from '../shared/ids';
@@ -8,19 +7,10 @@ import { mergeHeaders } from '../shared/http/response';
 import { afterResponse, type RequestContext } from '../shared/telemetry/context';
 import { logPartition, metadataPartition, tracePartition } from '../shared/db/log-keys';
 import { writeRequestTelemetry } from '../shared/telemetry/metrics';
-import { log } from '../shared/telemetry/logger';
-import { chargeBudgets, countStored, priceFacts } from '../spend/load';
+import { countStored, priceFacts } from '../spend/load';
 import type { RequestFacts, RequestLogRecord } from '../spend/request-record';
 import type { BudgetCharge } from '../policies/budget-spend';
-
-// Pure: bundles that import this module without logging (workers) drop the writer.
-const putLogRecord = /* @__PURE__ */ batchedPuts<BudgetCharge>('logs', {
-  waitMs: () => config().requestLogBatchWaitMs,
-  onSend: (charges) =>
-    chargeBudgets(charges).catch((err: unknown) =>
-      log.error('budget charges not written', { requests: charges.length, error: String(err) }, charges[0]?.context),
-    ),
-});
+import { storeLogRecord } from './log-store';
 
 let journal: PutJournal | null | undefined;
 /** The write-ahead journal of records (local runtime with a data folder), opened on first use; null where there is none. */
@@ -43,7 +33,7 @@ function metadataIndexKeys(record: RequestLogRecord): Record<string, string> {
   const keys: Record<string, string> = {};
   for (const key of INDEXED_METADATA_KEYS) {
     const value = record.metadata[key];
-    if (value !== undefined && value !== '') keys[LOG_METADATA_INDEXES[key].partitionKey] = metadataPartition(record.workspace_id, value);
+    if (value !== undefined && value !== '') keys[LOG_METADATA_INDEXES[key].partitionKey] = metadataPartition(record.workspace_id, value, record.id);
   }
   return keys;
 }
@@ -134,9 +124,11 @@ export function recordRequest(req: CallerRequest, facts: RequestFacts): void {
       },
       req.context,
     );
-    const stored = putLogRecord(item, charge);
+    // The spend counters count the record once stored (by the log-records queue's consumer
+    // if its write kept failing: ./log-store.ts); the journal entry settles either way.
+    const stored = storeLogRecord(item, charge, req.context);
     if (settle) stored.then(settle, settle);
-    await Promise.all([stored, countStored(record, stored)]);
+    if (await stored) await countStored(record, Promise.resolve());
   });
 }
 
@@ -153,13 +145,14 @@ function journalRecord(item: JournaledRecord['item'], charge: BudgetCharge | und
  * well-known metadata key it has (`_user`, `_prompt`, ...) and, unless the record's id is its
  * trace id (a trace the gateway made has that one record, found by its key), by trace id.
  * The trace index costs a second write unit per record, so only traces that can hold several
- * records (a caller's trace id, an assistant run's) pay it.
+ * records (a caller's trace id, an assistant run's) pay it. Every key is in the record id's
+ * write shard (functions/shared/db/log-keys.ts).
  */
 export function requestLogItem(record: RequestLogRecord): RequestLogRecord & { pk: string; sk: string; gsi1pk?: string; gsi1sk?: string; ttl: number } {
   return {
-    pk: logPartition(record.workspace_id),
+    pk: logPartition(record.workspace_id, record.id),
     sk: record.id,
-    ...(record.id === record.trace_id ? {} : { gsi1pk: tracePartition(record.workspace_id, record.trace_id), gsi1sk: record.id }),
+    ...(record.id === record.trace_id ? {} : { gsi1pk: tracePartition(record.workspace_id, record.trace_id, record.id), gsi1sk: record.id }),
     ...metadataIndexKeys(record),
     ttl: record.created_at + config().requestLogTtlDays * 86_400,
     ...record,

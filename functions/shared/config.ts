@@ -36,6 +36,16 @@ const listFromEnv = z.pipe(
   ),
 );
 
+/** `64` or `128,64`: whole numbers from 1 to 1,000, the first the one in use; 64 when unset. */
+const shardCountsFromEnv = z.pipe(
+  z.optional(z.string()),
+  z.transform((v) => {
+    const counts = (v || '64').split(',').map((s) => Number(s.trim()));
+    if (counts.some((n) => !Number.isInteger(n) || n < 1 || n > 1000)) throw new Error(`expected shard counts from 1 to 1000 separated by commas, got '${v}'`);
+    return counts;
+  }),
+);
+
 const TRUTHY = new Set(['1', 'y', 'yes', 't', 'true', 'on']);
 const FALSY = new Set(['0', 'n', 'no', 'f', 'false', 'off']);
 /**
@@ -67,6 +77,7 @@ const schema = z.object({
   AWS_ENDPOINT_URL_DYNAMODB: urlFromEnv,
   AWS_ENDPOINT_URL_KMS: urlFromEnv,
   AWS_ENDPOINT_URL_SECRETS_MANAGER: urlFromEnv,
+  AWS_ENDPOINT_URL_SQS: urlFromEnv,
   /** KMS key (id, ARN or alias) that wraps the data keys of provider credentials. */
   PROVIDER_CREDENTIALS_KEY_ID: z._default(z.string(), 'alias/ai-gateway-provider-credentials'),
   GATEWAY_TRUSTED_HOSTS: listFromEnv,
@@ -113,6 +124,15 @@ const schema = z.object({
   REQUEST_LOG_BATCH_WAIT_MS: intFromEnv(0, 0),
   /** Folder of the request-log write-ahead journal (shared/db/put-journal.ts); unset: none (AWS). */
   REQUEST_LOG_JOURNAL_DIR: z.optional(z.string()),
+  /**
+   * Write shards of a workspace's request log and of each of its indexes (functions/shared/db/log-keys.ts):
+   * the count records are written with, then any counts used before (still read), e.g. `64` or `128,64`.
+   */
+  REQUEST_LOG_SHARDS: shardCountsFromEnv,
+  /** How long a throttled request-log write is retried before the record goes to the dead-letter queue. */
+  REQUEST_LOG_RETRY_MS: intFromEnv(5_000, 0),
+  /** The queue request-log records go to when their write keeps failing (its consumer writes them later). */
+  LOG_RECORDS_QUEUE_URL: z.optional(z.string()),
   /** How long a stored Responses API object (`store: true`) is kept for `previous_response_id`. */
   RESPONSES_TTL_DAYS: intFromEnv(30, 1),
   MAX_BODY_BYTES: intFromEnv(10 * 1024 * 1024, 1),
@@ -190,7 +210,7 @@ export interface GatewayConfig {
   region: string;
   budgetAlarms: { topicArn: string | undefined; namePrefix: string; endpoint: string | undefined };
   /** Endpoint of a service when set in the environment; otherwise the regional one is used. */
-  awsEndpoints: { dynamodb: string | undefined; kms: string | undefined; secretsManager: string | undefined };
+  awsEndpoints: { dynamodb: string | undefined; kms: string | undefined; secretsManager: string | undefined; sqs: string | undefined };
   tables: Record<TableName, string>;
   providerCredentialsKeyId: string;
   trustedHosts: readonly string[];
@@ -223,6 +243,10 @@ export interface GatewayConfig {
   fineTuningPollsPerExecution: number;
   fineTuningQueueUrl: string | undefined;
   batchQueueUrl: string | undefined;
+  /** Request-log write shards: the count in use first, then earlier counts whose partitions are still read. */
+  requestLogShards: number[];
+  requestLogRetryMs: number;
+  logRecordsQueueUrl: string | undefined;
   batchWindowMs: number;
   batchConcurrency: number;
   serviceName: string;
@@ -246,6 +270,7 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
       dynamodb: e.AWS_ENDPOINT_URL_DYNAMODB ?? e.AWS_ENDPOINT_URL,
       kms: e.AWS_ENDPOINT_URL_KMS ?? e.AWS_ENDPOINT_URL,
       secretsManager: e.AWS_ENDPOINT_URL_SECRETS_MANAGER ?? e.AWS_ENDPOINT_URL,
+      sqs: e.AWS_ENDPOINT_URL_SQS ?? e.AWS_ENDPOINT_URL,
     },
     tables,
     budgetAlarms: {
@@ -279,6 +304,9 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     spendRetentionDays: e.SPEND_RETENTION_DAYS,
     requestLogBatchWaitMs: e.REQUEST_LOG_BATCH_WAIT_MS,
     requestLogJournalDir: e.REQUEST_LOG_JOURNAL_DIR || undefined,
+    requestLogShards: e.REQUEST_LOG_SHARDS,
+    requestLogRetryMs: e.REQUEST_LOG_RETRY_MS,
+    logRecordsQueueUrl: e.LOG_RECORDS_QUEUE_URL,
     responsesTtlDays: e.RESPONSES_TTL_DAYS,
     maxBodyBytes: e.MAX_BODY_BYTES,
     maxStreamEventBytes: e.MAX_STREAM_EVENT_BYTES,

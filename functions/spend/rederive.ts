@@ -1,5 +1,5 @@
 import type { RequestLogRecord } from './request-record';
-import { logPartition } from '../shared/db/log-keys';
+import { logReadPartitions } from '../shared/db/log-keys';
 import { config } from '../shared/config';
 import { ddb, tableName } from '../shared/db/client';
 import { batchWrite, updateItem } from '../shared/db/ops';
@@ -31,6 +31,7 @@ import { DAY_SECONDS, HOUR_SECONDS, floorTo, hourLabel } from './periods';
 /** A record's id is taken when its request starts; it is created at most this long after (Lambda's limit). */
 const LONGEST_REQUEST_SECONDS = 900;
 const MAX_PARALLEL_UPDATES = 16;
+const MAX_PARALLEL_READS = 8;
 
 /** Every workspace id (a scan of the control table's workspace items: for a local table). */
 async function workspaceIds(): Promise<string[]> {
@@ -50,25 +51,33 @@ async function workspaceIds(): Promise<string[]> {
   return ids;
 }
 
-/** A workspace's records created in [from, to): newest first, until ids are too old to hold any. */
+/** A workspace's records created in [from, to): each of its log partitions (a few at a time) newest first, until ids are too old to hold any. */
 async function recordsBetween(workspaceId: string, from: number, to: number): Promise<RequestLogRecord[]> {
   const records: RequestLogRecord[] = [];
-  let start: Record<string, unknown> | undefined;
-  let older = false;
-  do {
-    const page = await ddb.query({
-      TableName: tableName('logs'),
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': logPartition(workspaceId) },
-      ScanIndexForward: false,
-      ExclusiveStartKey: start,
-    });
-    for (const item of (page.Items ?? []) as unknown as RequestLogRecord[]) {
-      if (item.created_at >= from && item.created_at < to) records.push(item);
-      else if (item.created_at < from - LONGEST_REQUEST_SECONDS) older = true;
+  const partitions = logReadPartitions(workspaceId);
+  let next = 0;
+  const lane = async () => {
+    while (next < partitions.length) {
+      const partition = partitions[next++]!;
+      let start: Record<string, unknown> | undefined;
+      let older = false;
+      do {
+        const page = await ddb.query({
+          TableName: tableName('logs'),
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': partition },
+          ScanIndexForward: false,
+          ExclusiveStartKey: start,
+        });
+        for (const item of (page.Items ?? []) as unknown as RequestLogRecord[]) {
+          if (item.created_at >= from && item.created_at < to) records.push(item);
+          else if (item.created_at < from - LONGEST_REQUEST_SECONDS) older = true;
+        }
+        start = page.LastEvaluatedKey;
+      } while (start && !older);
     }
-    start = page.LastEvaluatedKey;
-  } while (start && !older);
+  };
+  await Promise.all(Array.from({ length: MAX_PARALLEL_READS }, lane));
   return records;
 }
 

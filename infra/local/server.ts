@@ -99,6 +99,11 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 /** REQUEST_LOG_BATCH_WAIT_MS of the local runtime unless set (docs/settings.md, bench/README.md). */
 export const LOCAL_REQUEST_LOG_BATCH_WAIT_MS = 20;
+/**
+ * REQUEST_LOG_SHARDS of the local runtime unless set: one machine writes far below one
+ * partition's limit, and every log listing reads each shard (AWS's default is 64).
+ */
+export const LOCAL_REQUEST_LOG_SHARDS = 4;
 /** How long `stop()` lets running invocations finish. */
 const INVOCATION_DRAIN_MS = 10_000;
 
@@ -168,6 +173,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
       // One process serves every request here, so request-log records of requests that end
       // close together can share a write (Lambda, one request per container, writes at once).
       REQUEST_LOG_BATCH_WAIT_MS: process.env.REQUEST_LOG_BATCH_WAIT_MS ?? String(LOCAL_REQUEST_LOG_BATCH_WAIT_MS),
+      REQUEST_LOG_SHARDS: process.env.REQUEST_LOG_SHARDS ?? String(LOCAL_REQUEST_LOG_SHARDS),
       // Records are journaled in the data folder as they are scheduled, so a crash loses none (crash-marker.ts replays them).
       ...(dir ? { REQUEST_LOG_JOURNAL_DIR: join(dir, 'request-log-journal') } : {}),
       ...Object.fromEntries(TABLE_SPECS.map((t) => [t.envVar, tableNames[t.name]!])),

@@ -156,6 +156,8 @@ export const WORKER_ACCESS: Readonly<Record<string, FunctionAccess>> = {
   // the output files (the files bucket). Idempotency: the Messages route it runs composes that
   // middleware (a line carries no Idempotency-Key, so it is not used, but the bundle holds it).
   'batch-run': { tables: { ...PIPELINE_TABLES, jobs: 'readWrite', idempotency: 'readWrite' }, providerCredentials: 'read', filesBucket: 'readWrite' },
+  // Writes request-log records whose write kept failing and adds their spend to the counters.
+  'log-redrive': { tables: { logs: 'readWrite', usage: 'readWrite' }, providerCredentials: 'none' },
   // The deploy-time custom resource of the bootstrap stack (functions/workers/bootstrap-admin.ts):
   // creates the organisation, the default workspace and the admin key's hash. Its only other
   // permission is secretsmanager:GetSecretValue on the one secret that holds that key.

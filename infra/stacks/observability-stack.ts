@@ -282,6 +282,15 @@ export class ObservabilityStack extends Stack {
       );
     }
 
+    // ---- request-log writes (functions/gateway/log-store.ts) -----------------------------------
+    alarm(
+      'LogWriteDeadLetteredAlarm',
+      'log-write-dead-lettered',
+      'request-log records went to the log-records queue because DynamoDB kept throttling their write (its consumer writes them later; see the logs table throttle alarms, raise REQUEST_LOG_SHARDS or the table throughput)',
+      metric(METRICS_NAMESPACE, 'LogWriteDeadLettered', { service: 'ai-gateway' }, 'Sum'),
+      1,
+    );
+
     // ---- dead-letter queues -----------------------------------------------------------------
     for (const [name, queueName] of Object.entries(props.deadLetterQueues)) {
       alarm(

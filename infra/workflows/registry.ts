@@ -20,6 +20,8 @@ import { RUN_FINALIZE_WORKER, RUN_RECONCILE_WORKER, RUN_START_WORKER, RUN_STEP_W
 
 /** The batch queue's consumer (functions/workers/batch-run.ts). */
 export const BATCH_RUN_WORKER = 'batch-run';
+/** The log-records queue's consumer (functions/workers/log-redrive.ts). */
+export const LOG_REDRIVE_WORKER = 'log-redrive';
 
 /** An endpoint-group Lambda (`api:<group>`, infra/endpoint-groups.ts) or a worker (`worker:<name>`). */
 export type Principal = `api:${string}` | `worker:${string}`;
@@ -134,6 +136,13 @@ export const WORKERS: readonly WorkerSpec[] = [
     timeoutSeconds: 900,
   },
   {
+    name: LOG_REDRIVE_WORKER,
+    entry: 'functions/workers/log-redrive.ts',
+    kind: 'queue-consumer',
+    description: 'writes request-log records whose write kept failing (throttling), counting their spend once',
+    timeoutSeconds: 30,
+  },
+  {
     name: RUN_RECONCILE_WORKER,
     entry: 'functions/workers/run-reconcile.ts',
     kind: 'scheduled',
@@ -205,6 +214,30 @@ export const QUEUES: readonly QueueSpec[] = [
     maxReceiveCount: 5,
     visibilityTimeoutSeconds: 180,
     producers: ['api:assistants'],
+  },
+  {
+    // Request-log records whose write DynamoDB kept throttling (functions/gateway/log-store.ts),
+    // written later by the consumer; one that keeps failing lands in the dead-letter queue (alarmed).
+    name: 'log-records',
+    fifo: false,
+    envVar: 'LOG_RECORDS_QUEUE_URL',
+    consumer: LOG_REDRIVE_WORKER,
+    batchSize: 10,
+    maxReceiveCount: 10,
+    visibilityTimeoutSeconds: 180,
+    // Every function that writes request-log records (the inference pipeline's).
+    producers: [
+      'api:gateway',
+      'api:prompts',
+      'api:assistants',
+      'api:fine-tuning',
+      'api:files',
+      'api:batches',
+      'api:rerank',
+      'api:mcp',
+      `worker:${RUN_STEP_WORKER}`,
+      `worker:${BATCH_RUN_WORKER}`,
+    ],
   },
 ];
 

@@ -54,12 +54,12 @@ const expectWeakRef = (value: unknown, stack: Stack, element: unknown) => {
 };
 
 describe('observability stack: alarms', () => {
-  it('has one alarm per signal: API 5XX rate, 3 per function, 1 per DLQ, 3 per state machine, 1 per table and index beyond the first, 3 quotas', () => {
+  it('has one alarm per signal: API 5XX rate, 3 per function, 1 per DLQ, 3 per state machine, 1 per table and index beyond the first, 3 quotas, dead-lettered log records', () => {
     const functions = Object.keys(stacks.api.functions).length + Object.keys(stacks.workflows.workers).length;
     expect(functions).toBe(ENDPOINT_GROUPS.length + WORKERS.length);
     const extraIndexes = TABLE_SPECS.reduce((n, t) => n + Math.max(0, indexesOf(t).length - 1), 0);
     expect(extraIndexes).toBeGreaterThanOrEqual(4); // the request log's meta_* indexes
-    const expected = 1 + 3 * functions + QUEUES.length + 3 * STATE_MACHINES.length + TABLE_SPECS.length + extraIndexes + 3;
+    const expected = 1 + 3 * functions + QUEUES.length + 3 * STATE_MACHINES.length + TABLE_SPECS.length + extraIndexes + 3 + 1;
     obs.resourceCountIs('AWS::CloudWatch::Alarm', expected);
     expect(stacks.observability.alarms).toHaveLength(expected);
     expect(new Set(alarms().map((a) => a.AlarmName)).size).toBe(expected);
@@ -132,6 +132,14 @@ describe('observability stack: alarms', () => {
       expect(a).toMatchObject({ Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible', Statistic: 'Maximum', Period: 60, Threshold: 1 });
       expect(dims(a)).toEqual({ QueueName: queueName });
     }
+  });
+
+  it('alarms on request-log records sent to the log-records queue (their write kept being throttled), whose own DLQ is alarmed too', () => {
+    const a = alarmNamed('log-write-dead-lettered');
+    expect(a).toMatchObject({ Namespace: METRICS_NAMESPACE, MetricName: 'LogWriteDeadLettered', Statistic: 'Sum', Threshold: 1 });
+    expect(dims(a)).toEqual({ service: 'ai-gateway' });
+    expect(QUEUES.map((q) => q.name)).toContain('log-records');
+    expect(alarmNamed('dlq-log-records').Threshold).toBe(1);
   });
 
   it('alarms on failed, timed-out and throttled executions of every state machine', () => {
@@ -246,7 +254,7 @@ describe('observability stack: topic', () => {
     const t = Template.fromStack(stack);
     t.resourceCountIs('AWS::SNS::Topic', 0);
     t.resourceCountIs('AWS::KMS::Key', 0);
-    t.resourceCountIs('AWS::CloudWatch::Alarm', 1 + 3 + 1 + 3 + 1 + 3);
+    t.resourceCountIs('AWS::CloudWatch::Alarm', 1 + 3 + 1 + 3 + 1 + 3 + 1);
     t.allResourcesProperties('AWS::CloudWatch::Alarm', { AlarmActions: [arn], OKActions: [arn] });
     t.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com', TopicArn: arn });
   });
@@ -266,7 +274,7 @@ describe('observability stack: topic', () => {
           accountConcurrency: 1000,
         }),
       );
-    build(false).resourceCountIs('AWS::CloudWatch::Alarm', 1 + 3);
+    build(false).resourceCountIs('AWS::CloudWatch::Alarm', 1 + 3 + 1);
     build(true).hasResourceProperties('AWS::CloudWatch::Alarm', {
       AlarmName: 'ai-gateway-x-budget-threshold-crossed',
       MetricName: 'BudgetThresholdCrossed',

@@ -198,14 +198,21 @@ describe('workflows stack: workers', () => {
     const startEnv = (wf.findResources('AWS::Lambda::Function')[workerFnId('run-start')]!.Properties as Json).Environment.Variables;
     expect(startEnv[runs.envVar]).toEqual(machineRef);
 
-    // run-step (the machine's only task worker) and run-finalize neither start, stop, answer nor enqueue.
+    // run-step (the machine's only task worker) and run-finalize neither start, stop, answer nor
+    // enqueue runs; run-step's model calls write request-log records, which go to the
+    // log-records queue when their write keeps being throttled.
     expect(taskWorkersOf(runs)).toEqual(['run-step']);
+    const logRecordsArn = { 'Fn::GetAtt': [logicalId(stacks.workflows, stacks.workflows.queues['log-records']!.queue.node.defaultChild), 'Arn'] };
     for (const w of ['run-step', 'run-finalize']) {
-      const own = policyOf(wf, stacks.workflows, stacks.workflows.workers[w]!.role).flatMap(actions);
+      const own = policyOf(wf, stacks.workflows, stacks.workflows.workers[w]!.role);
       expect(
-        own.filter((a) => a.startsWith('states:') || a.startsWith('sqs:')),
+        own.flatMap(actions).filter((a) => a.startsWith('states:')),
         w,
       ).toEqual([]);
+      expect(
+        own.filter((s) => actions(s).some((a) => a.startsWith('sqs:'))).map((s) => [actions(s), s.Resource]),
+        w,
+      ).toEqual(w === 'run-step' ? [[['sqs:SendMessage'], logRecordsArn]] : []);
     }
 
     // The assistants API function: send to the runs queue, stop (and describe) its executions,

@@ -63,7 +63,8 @@ describe('request-log records grouped across requests', () => {
     for (const trace of traces) expect((await chat(trace)).status).toBe(200);
     const workspaceId = gw.workspaceId;
     await gw.stop();
-    const stored = await ops.queryAll<{ trace_id: string }>('logs', `WS#${workspaceId}#LOG`, 'log_');
+    const { logReadPartitions } = await import('../../functions/shared/db/log-keys');
+    const stored = (await Promise.all(logReadPartitions(workspaceId).map((pk) => ops.queryAll<{ trace_id: string }>('logs', pk, 'log_')))).flat();
     expect(stored.map((r) => r.trace_id)).toEqual(expect.arrayContaining(traces));
   }, 20_000);
 });

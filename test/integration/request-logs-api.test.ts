@@ -59,7 +59,8 @@ describe('a trace id the gateway made', () => {
     const logs = await logsOf(gw, `trace_id=${trace}`);
     expect(logs.body.data).toHaveLength(1);
     expect(logs.body.data[0]).toMatchObject({ id: trace, trace_id: trace, status: 400, route: 'chat.completions' });
-    const item = await ops.getItem<Record<string, unknown>>('logs', { pk: `WS#${gw.workspaceId}#LOG`, sk: trace });
+    const { logPartition } = await import('../../functions/shared/db/log-keys');
+    const item = await ops.getItem<Record<string, unknown>>('logs', { pk: logPartition(gw.workspaceId, trace), sk: trace });
     expect(item).toBeDefined();
     expect(item!.gsi1pk).toBeUndefined();
     expect((await call(gw, 'GET', `/v1/logs/${trace}`)).body.id).toBe(trace);

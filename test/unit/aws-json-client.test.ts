@@ -133,11 +133,12 @@ describe('AWS JSON client: the request', () => {
 describe('AWS JSON client: endpoints and credentials', () => {
   it('takes the service endpoint, else AWS_ENDPOINT_URL, else none (the regional one)', () => {
     const base = { AWS_REGION: 'eu-west-1' };
-    expect(parseConfig(base).awsEndpoints).toEqual({ dynamodb: undefined, kms: undefined, secretsManager: undefined });
+    expect(parseConfig(base).awsEndpoints).toEqual({ dynamodb: undefined, kms: undefined, secretsManager: undefined, sqs: undefined });
     expect(parseConfig({ ...base, AWS_ENDPOINT_URL: 'http://all:1' }).awsEndpoints).toEqual({
       dynamodb: 'http://all:1',
       kms: 'http://all:1',
       secretsManager: 'http://all:1',
+      sqs: 'http://all:1',
     });
     expect(
       parseConfig({
@@ -146,11 +147,13 @@ describe('AWS JSON client: endpoints and credentials', () => {
         AWS_ENDPOINT_URL_KMS: 'http://kms:2',
         AWS_ENDPOINT_URL_DYNAMODB: '',
         AWS_ENDPOINT_URL_SECRETS_MANAGER: 'http://sm:3',
+        AWS_ENDPOINT_URL_SQS: 'http://sqs:4',
       }).awsEndpoints,
     ).toEqual({
       dynamodb: 'http://all:1',
       kms: 'http://kms:2',
       secretsManager: 'http://sm:3',
+      sqs: 'http://sqs:4',
     });
     expect(regionalEndpoint('dynamodb', 'eu-west-1')).toBe('https://dynamodb.eu-west-1.amazonaws.com');
     expect(regionalEndpoint('kms', 'cn-north-1')).toBe('https://kms.cn-north-1.amazonaws.com.cn');

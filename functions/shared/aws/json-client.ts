@@ -46,6 +46,14 @@ export const SECRETS_MANAGER: AwsJsonService = {
   endpointOverride: () => config().awsEndpoints.secretsManager,
 };
 
+/** SQS's AWS JSON protocol: the one call the request path may need (a dead-lettered log record) without the SDK's client. */
+export const SQS: AwsJsonService = {
+  name: 'sqs',
+  targetPrefix: 'AmazonSQS',
+  contentType: 'application/x-amz-json-1.0',
+  endpointOverride: () => config().awsEndpoints.sqs,
+};
+
 export const regionalEndpoint = (service: string, region: string): string =>
   `https://${service}.${region}.${region.startsWith('cn-') ? 'amazonaws.com.cn' : 'amazonaws.com'}`;
 

@@ -152,6 +152,11 @@ export type WriteRequest = { PutRequest: { Item: Key & Record<string, unknown> }
 export const BATCH_WRITE_MAX = 25;
 const BATCH_WRITE_ATTEMPTS = 5;
 
+/** Requests DynamoDB left unprocessed (throttled) through every attempt of `batchWrite`. */
+export class UnprocessedItemsError extends Error {
+  override name = 'UnprocessedItemsError';
+}
+
 /**
  * Puts and deletes in BatchWriteItem calls of up to 25, re-sending what DynamoDB leaves
  * unprocessed (throttling) with a growing pause. Not atomic: each request lands or not on
@@ -166,7 +171,8 @@ export async function batchWrite(table: TableName, requests: readonly WriteReque
       const out = await ddb.batchWrite({ RequestItems: { [name]: pending } });
       pending = out.UnprocessedItems?.[name] ?? [];
     }
-    if (pending.length) throw new Error(`BatchWriteItem on ${table}: ${pending.length} request(s) still unprocessed after ${BATCH_WRITE_ATTEMPTS} attempts`);
+    if (pending.length)
+      throw new UnprocessedItemsError(`BatchWriteItem on ${table}: ${pending.length} request(s) still unprocessed after ${BATCH_WRITE_ATTEMPTS} attempts`);
   }
 }
 
