@@ -14,7 +14,8 @@
  * Writes bench/results.json and the tables between the markers of bench/README.md.
  * Flags (any of them writes bench/.tmp/results.json instead and leaves bench/README.md alone):
  *   --quick                       short smoke run
- *   --skip=load,streams,rss,storage,cold
+ *   --skip=load,streams,rss,storage,cold,cost,heat,batch,open   leave phases out
+ *   --only=heat,batch             run only these phases
  *   --scenarios=a,b  --latencies=0  --connections=1,16   a slice of the load matrix
  *   --update-cost                 only the cost phase (cost per million requests, right-sizing):
  *                                 merged into bench/results.json and its own block of bench/README.md
@@ -43,6 +44,7 @@ const { measureRss } = await import('./lib/rss');
 const { BASELINE, DESCRIPTION, requestFor, SCENARIOS } = await import('./lib/scenarios');
 const { measureStorageCalls } = await import('./lib/storage');
 const { measureStreams } = await import('./lib/streams');
+const { runHeatPhase } = await import('./lib/heat');
 const { costTables, measureCostInputs, measureGroupCpu, renderCost, renderRightSizing, rightSizingRows, startCapacityCounter } = await import('./lib/cost');
 const { DEFAULT_MANAGED_INSTANCES, DEFAULT_OPTIONS } = await import('../infra/stacks/options');
 type Results = import('./lib/report').Results;
@@ -53,17 +55,19 @@ type Latency = import('./lib/scenarios').Latency;
 const args = process.argv.slice(2);
 const QUICK = args.includes('--quick');
 const UPDATE_COST = args.includes('--update-cost');
-const SKIP = new Set(
-  UPDATE_COST
-    ? ['load', 'streams', 'rss', 'storage', 'cold']
-    : (args.find((a) => a.startsWith('--skip='))?.slice('--skip='.length) ?? '').split(',').filter(Boolean),
-);
 const listFlag = (name: string) =>
   args
     .find((a) => a.startsWith(`--${name}=`))
     ?.slice(name.length + 3)
     .split(',')
     .filter(Boolean);
+const numberFlag = (name: string) => {
+  const v = args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  return v === undefined ? undefined : Number(v);
+};
+const PHASES = ['load', 'streams', 'rss', 'storage', 'cold', 'cost', 'heat', 'batch', 'open'] as const;
+const ONLY = listFlag('only');
+const SKIP = new Set<string>(UPDATE_COST ? PHASES.filter((p) => p !== 'cost') : ONLY ? PHASES.filter((p) => !ONLY.includes(p)) : (listFlag('skip') ?? []));
 const ONLY_SCENARIOS = listFlag('scenarios') as Array<import('./lib/scenarios').Scenario> | undefined;
 const ONLY_LATENCIES = listFlag('latencies')?.map(Number) as Latency[] | undefined;
 const ONLY_CONNECTIONS = listFlag('connections')?.map(Number);
@@ -90,6 +94,10 @@ const M = {
   groupCpuRequests: QUICK ? 50 : 300,
   storageRequests: QUICK ? 50 : 200,
   pairedRounds: QUICK ? 1 : 5,
+  // Heat (issue 37): writes by partition key, one request at a time and many at once.
+  heatOnDemandRequests: numberFlag('heat-requests') ?? (QUICK ? 100 : 400),
+  heatMultiRequests: (numberFlag('heat-requests') ?? (QUICK ? 100 : 400)) * 5,
+  heatConnections: 32,
 };
 
 const started = Date.now();
@@ -482,6 +490,18 @@ try {
       await counter.stop();
     }
   }
+  // ---- heat: DynamoDB writes by partition key, scaled to 10,000 req/s of one workspace ----
+  if (!SKIP.has('heat')) {
+    if (!results.bundles.length) results.bundles = await bundleAll();
+    await quietEmulator();
+    results.heat = await runHeatPhase({
+      dynamoEndpoint: dynamo.endpoint,
+      upstreamUrl: up.openai0,
+      startGateway: (o) => startChildGateway({ ...o, functionBundles: resolve(TMP_DIR, 'bundles') }),
+      requests: { onDemand: M.heatOnDemandRequests, multi: M.heatMultiRequests, warmup: 50, connections: M.heatConnections },
+      log,
+    });
+  }
 } finally {
   await bare.stop();
   await upstream.stop();
@@ -593,6 +613,16 @@ function evaluateTargets(r: Results): Results['targets'] {
         .map((s) => `${s.scenario.replace('gateway-', '')} ${s.ttfbAddedP50.toFixed(2)}`)
         .join(', ')} ms (p50)`,
       met: worst.ttfbAddedP50 <= 1,
+    });
+  }
+  if (r.heat) {
+    out.push({
+      name: `hottest DynamoDB partition at ${r.heat.targetRps.toLocaleString('en-US')} req/s of one workspace`,
+      goal: `<= ${r.heat.goalWcuPerPartition} WCU per partition key (half of DynamoDB's 1,000)`,
+      measured: r.heat.modes
+        .map((m) => `${m.mode}: ${m.hottest ? `${m.hottest.target} \`${m.hottest.partition}\` ${m.hottest.wcuAtTarget} WCU` : 'no writes'}`)
+        .join('; '),
+      met: r.heat.met,
     });
   }
   const gwBundle = r.bundles.find((b) => b.name === 'gateway');

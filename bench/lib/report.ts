@@ -1,5 +1,6 @@
 import type { BundleInfo, ColdStartRow } from './cold-start';
 import type { CostResults, RightSizingRow } from './cost';
+import { renderHeat, type HeatResults } from './heat';
 import type { LoadResult, SchedShare } from './load';
 import type { RssResult } from './rss';
 import type { Latency, Scenario } from './scenarios';
@@ -90,6 +91,8 @@ export interface Results {
   cost?: CostResults;
   /** On-demand memory per endpoint group from CPU per request and cold start. */
   rightSizing?: RightSizingRow[];
+  /** DynamoDB writes by partition key, scaled to 10,000 req/s of one workspace (issue 37). */
+  heat?: HeatResults;
   targets: Target[];
   durationS: number;
 }
@@ -343,5 +346,6 @@ export function renderTables(r: Results): string {
     coldTable(r.coldStart, r.bundles),
     'Workflow workers (`worker:…`) take Step Functions / SQS events: only their import is timed.',
   );
+  if (r.heat) parts.push('### Heat: DynamoDB write units by partition key (issue 37)', renderHeat(r.heat));
   return `${parts.join('\n\n')}\n`;
 }
