@@ -34,7 +34,7 @@ await import('../infra/local/awslambda-shim');
 const { startDynamoDbLocal } = await import('../infra/local/dynamodb');
 const { LOCAL_REQUEST_LOG_BATCH_WAIT_MS } = await import('../infra/local/server');
 const { TABLE_SPECS } = await import('../infra/tables');
-const { setUpGateway } = await import('./lib/admin');
+const { setUpFullChat, setUpGateway } = await import('./lib/admin');
 const { bundleAll, buildProbe, measureColdStarts } = await import('./lib/cold-start');
 const { median, runLoad, runPaced, round } = await import('./lib/load');
 const { throughputBounds, withMachineCpu } = await import('./lib/machine-cpu');
@@ -45,6 +45,8 @@ const { BASELINE, DESCRIPTION, requestFor, SCENARIOS } = await import('./lib/sce
 const { measureStorageCalls } = await import('./lib/storage');
 const { measureStreams } = await import('./lib/streams');
 const { runHeatPhase } = await import('./lib/heat');
+const { runBatchPhase } = await import('./lib/batch');
+const { boundedThroughput, OPEN_SCENARIO, sequentialLatency, soak, streamCadence } = await import('./lib/open-harness');
 const { costTables, measureCostInputs, measureGroupCpu, renderCost, renderRightSizing, rightSizingRows, startCapacityCounter } = await import('./lib/cost');
 const { DEFAULT_MANAGED_INSTANCES, DEFAULT_OPTIONS } = await import('../infra/stacks/options');
 type Results = import('./lib/report').Results;
@@ -98,6 +100,18 @@ const M = {
   heatOnDemandRequests: numberFlag('heat-requests') ?? (QUICK ? 100 : 400),
   heatMultiRequests: (numberFlag('heat-requests') ?? (QUICK ? 100 : 400)) * 5,
   heatConnections: 32,
+  // Batch (issue 35): lines through the gateway's own engine, GATEWAY_BATCH_CONCURRENCY at a time.
+  batchLines: numberFlag('batch-lines') ?? (QUICK ? 500 : 5000),
+  batchConcurrency: numberFlag('batch-concurrency') ?? 8,
+  // Open harness (issue 38 item 3).
+  openSequential: QUICK ? 300 : 2000,
+  openBoundDurationS: QUICK ? 1.5 : 3,
+  openBoundMaxRate: QUICK ? 1600 : 6400,
+  openStreams: QUICK ? 10 : 30,
+  cadenceMs: 10,
+  soakSeconds: numberFlag('soak-seconds') ?? (QUICK ? 60 : 600),
+  soakRate: 100,
+  soakSampleS: 10,
 };
 
 const started = Date.now();
@@ -146,9 +160,14 @@ async function quietEmulator(): Promise<void> {
   if (waitedMs > 1000) log(`waited ${waitedMs} ms for DynamoDB Local to finish the previous phase's writes`);
 }
 log(`DynamoDB Local at ${dynamo.endpoint}`);
-const upstream = await spawnTsJson<Upstreams>('bench/upstream.ts', { BENCH_SLOW_CHUNK_DELAY_MS: String(M.slowChunkDelayMs) });
+const upstream = await spawnTsJson<Upstreams>('bench/upstream.ts', {
+  BENCH_SLOW_CHUNK_DELAY_MS: String(M.slowChunkDelayMs),
+  BENCH_CADENCE_MS: String(M.cadenceMs),
+});
 const up = upstream.info;
-const bare = await spawnTsJson<{ ports: number[] }>('bench/bare-proxy.ts', { BARE_TARGETS: [up.openai0, up.openai50, up.openaiSlow].join(',') });
+const bare = await spawnTsJson<{ ports: number[] }>('bench/bare-proxy.ts', {
+  BARE_TARGETS: [up.openai0, up.openai50, up.openaiSlow, up.openaiCadence].join(','),
+});
 const bareUrl = (i: number) => `http://127.0.0.1:${bare.info.ports[i]}`;
 log(`fake upstream (pid ${upstream.pid}) and bare proxy (pid ${bare.pid}) up`);
 
@@ -502,6 +521,30 @@ try {
       log,
     });
   }
+  // ---- batch: lines per second through the gateway's own batch engine ---------------------
+  if (!SKIP.has('batch')) {
+    if (!results.bundles.length) results.bundles = await bundleAll();
+    await quietEmulator();
+    results.batch = await runBatchPhase({
+      dynamoEndpoint: dynamo.endpoint,
+      upstreamUrl: up.openai0,
+      startGateway: (o) => startChildGateway({ ...o, functionBundles: resolve(TMP_DIR, 'bundles') }),
+      lines: M.batchLines,
+      writesLines: 500,
+      concurrency: M.batchConcurrency,
+      timeoutMs: 15 * 60_000,
+    });
+    const b = results.batch;
+    log(
+      `batch: ${b.lines} lines in ${b.seconds} s = ${b.linesPerSecond} lines/s at concurrency ${b.concurrency} (${b.status}); ${b.writesPerLine} writes per line`,
+    );
+  }
+  // ---- open harness: the open benchmarks' figures, each against the bare proxy ------------
+  if (!SKIP.has('open')) {
+    if (!results.bundles.length) results.bundles = await bundleAll();
+    await quietEmulator();
+    results.openHarness = await runOpenHarness();
+  }
 } finally {
   await bare.stop();
   await upstream.stop();
@@ -534,6 +577,68 @@ log(`done in ${results.durationS} s; results in ${jsonFile}${FULL ? ' and bench/
 process.exit(0);
 
 // ---- helpers -------------------------------------------------------------------------------
+
+/** Issue 38 item 3 on a fresh gateway (production bundles), chat with every feature on. */
+async function runOpenHarness(): Promise<NonNullable<Results['openHarness']>> {
+  const functionBundles = resolve(TMP_DIR, 'bundles');
+  const targets: Targets = { upstreams: up, bare: { openai0: bareUrl(0), openai50: bareUrl(1) }, gateway: '', key: '', limitedKey: '' };
+  const direct = requestFor('direct-openai', targets, 0);
+  const gatewaySpec = (url: string, chat: { headers: Record<string, string> }, body = direct.body) => ({
+    url: `${url}/v1/chat/completions`,
+    method: 'POST' as const,
+    headers: chat.headers,
+    body,
+  });
+  const gw = await startChildGateway({ name: 'open', dynamodbEndpoint: dynamo.endpoint, functionBundles });
+  let figures: Omit<NonNullable<Results['openHarness']>, 'soak'>;
+  try {
+    const chat = await setUpFullChat(gw.url, gw.adminKey, 'open', up.openai0);
+    const specs = { direct, bare: requestFor('bare-proxy', targets, 0), gateway: gatewaySpec(gw.url, chat) };
+    const sequential = await sequentialLatency(specs, M.openSequential);
+    log(`open harness c=1: p99 direct ${sequential.latency.direct.p99}, bare ${sequential.latency.bare.p99}, gateway ${sequential.latency.gateway.p99} ms`);
+    const bounded = await boundedThroughput(specs, {
+      boundMs: 10,
+      durationS: M.openBoundDurationS,
+      warmupS: 1,
+      start: 100,
+      max: M.openBoundMaxRate,
+      before: quietEmulator,
+    });
+    log(`open harness at p99 added <= 10 ms: bare ${bounded.rate.bare} req/s, gateway ${bounded.rate.gateway} req/s`);
+    const streamChat = await setUpFullChat(gw.url, gw.adminKey, 'open-stream', up.openaiCadence);
+    const words = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
+    const streamBody = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: words }], stream: true });
+    const streamSpecs = {
+      direct: { ...direct, url: `${up.openaiCadence}/v1/chat/completions`, body: streamBody },
+      bare: { ...requestFor('bare-proxy', targets, 0), url: `${bareUrl(3)}/v1/chat/completions`, body: streamBody },
+      gateway: gatewaySpec(gw.url, streamChat, streamBody),
+    };
+    const streams = await streamCadence(streamSpecs, { streams: M.openStreams, cadenceMs: M.cadenceMs });
+    log(
+      `open harness streams: TTFB added bare ${streams.added.bare.ttfbP50}, gateway ${streams.added.gateway.ttfbP50} ms; gap p99 added bare ${streams.added.bare.gapP99}, gateway ${streams.added.gateway.gapP99} ms`,
+    );
+    figures = { scenario: OPEN_SCENARIO, sequential, bounded, streams };
+  } finally {
+    await gw.stop();
+  }
+  if (M.soakSeconds <= 0) return figures;
+  await quietEmulator();
+  const soakGw = await startChildGateway({ name: 'soak', dynamodbEndpoint: dynamo.endpoint, functionBundles });
+  try {
+    const chat = await setUpFullChat(soakGw.url, soakGw.adminKey, 'soak', up.openai0);
+    log(`open harness soak: ${M.soakSeconds} s at ${M.soakRate} req/s, gateway pid ${soakGw.pid} and bare proxy pid ${bare.pid}`);
+    const soaked = await soak(
+      { gateway: { pid: soakGw.pid, spec: gatewaySpec(soakGw.url, chat) }, bare: { pid: bare.pid, spec: requestFor('bare-proxy', targets, 0) } },
+      { seconds: M.soakSeconds, warmupS: Math.round(M.soakSeconds * 0.2), sampleEveryS: M.soakSampleS, rate: M.soakRate },
+    );
+    log(
+      `open harness soak: plateau gateway ${soaked.gateway.plateauMb} MB (+${soaked.gateway.growthMbPerMin} MB/min), bare ${soaked.bare.plateauMb} MB (+${soaked.bare.growthMbPerMin} MB/min)`,
+    );
+    return { ...figures, soak: soaked };
+  } finally {
+    await soakGw.stop();
+  }
+}
 
 /** An API Gateway REST (v1) proxy event, as infra/local/server.ts builds them. */
 function restEvent(method: string, path: string, headers: Record<string, string>, body?: string) {
@@ -624,6 +729,25 @@ function evaluateTargets(r: Results): Results['targets'] {
         .join('; '),
       met: r.heat.met,
     });
+  }
+  if (r.openHarness) {
+    const a = r.openHarness.streams.added;
+    const within = (gateway: number, bare: number) => gateway <= 2 * Math.max(bare, 0);
+    out.push({
+      name: 'streaming TTFB and inter-event delay added, every feature on (open harness)',
+      goal: '<= 2 x what the bare proxy adds (p50)',
+      measured: `TTFB ${a.gateway.ttfbP50} vs ${a.bare.ttfbP50} ms; inter-event ${a.gateway.gapP50} vs ${a.bare.gapP50} ms (p99 ${a.gateway.gapP99} vs ${a.bare.gapP99} ms)`,
+      met: within(a.gateway.ttfbP50, a.bare.ttfbP50) && within(a.gateway.gapP50, a.bare.gapP50),
+    });
+    const soak = r.openHarness.soak;
+    if (soak) {
+      out.push({
+        name: `memory over a ${Math.round(soak.seconds / 60)}-minute soak at ${soak.rate} req/s (open harness)`,
+        goal: 'no growth after warm-up (<= 0.5 MB/min by linear regression)',
+        measured: `gateway ${soak.gateway.plateauMb} MB, ${soak.gateway.growthMbPerMin} MB/min; bare proxy ${soak.bare.plateauMb} MB, ${soak.bare.growthMbPerMin} MB/min`,
+        met: soak.gateway.growthMbPerMin <= 0.5,
+      });
+    }
   }
   const gwBundle = r.bundles.find((b) => b.name === 'gateway');
   if (gwBundle) {
