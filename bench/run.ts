@@ -725,7 +725,10 @@ function evaluateTargets(r: Results): Results['targets'] {
       name: `hottest DynamoDB partition at ${r.heat.targetRps.toLocaleString('en-US')} req/s of one workspace`,
       goal: `<= ${r.heat.goalWcuPerPartition} WCU per partition key (half of DynamoDB's 1,000)`,
       measured: r.heat.modes
-        .map((m) => `${m.mode}: ${m.hottest ? `${m.hottest.target} \`${m.hottest.partition}\` ${m.hottest.wcuAtTarget} WCU` : 'no writes'}`)
+        .map(
+          (m) =>
+            `${m.mode}: ${m.hottest ? `${m.hottest.target} \`${m.hottest.partition}\` ${m.hottest.wcuAtTarget} WCU (${m.hottest.wcuAtTargetWithRecordBytes} with 2 KB records)` : 'no writes'}`,
+        )
         .join('; '),
       met: r.heat.met,
     });

@@ -112,10 +112,24 @@ describe('the heat summary', () => {
     expect(s.hottest).toMatchObject({ target: 'logs', partition: 'LOG', writes: 100, units: 200, wcuPer1000Rps: 2000, wcuAtTarget: 20000, withinGoal: false });
     // Ties (every user at 4 units) are ordered by name, so the ranking is stable between runs.
     expect(s.top.map((r) => r.partition)).toEqual(['LOG', 'u0', 'u1', 'u10', 'u11', 'u12', 'u13', 'u14', 'u15', 'u16']);
-    expect(s.top[1]).toMatchObject({ units: 4, wcuPer1000Rps: 40, wcuAtTarget: 400, withinGoal: true });
+    expect(s.top[1]).toMatchObject({ units: 4, wcuPer1000Rps: 40, wcuAtTarget: 400, wcuAtTargetWithRecordBytes: 400, withinGoal: true });
     expect(s.byTarget['logs/meta_user']).toMatchObject({ writesPerRequest: 1, unitsPerRequest: 2, partitions: 50 });
     expect(s.writesPerRequest).toBe(2.03);
     expect(s.unitsPerRequest).toBe(4.03);
+  });
+
+  it('also counts request-log records (and their index copies) at 2 KB at least, and judges the goal by the larger figure', () => {
+    const writes = [
+      ...Array.from({ length: 3 }, () => w('logs/meta_environment', 'prod', 1)),
+      ...Array.from({ length: 4 }, () => w('usage', 'RL', 1)),
+      w('logs', 'LOG', 3),
+    ];
+    const s = summariseHeat(writes, 100);
+    expect(s.top.map((r) => [r.target, r.wcuAtTarget, r.wcuAtTargetWithRecordBytes, r.withinGoal])).toEqual([
+      ['logs/meta_environment', 300, 600, false],
+      ['usage', 400, 400, true],
+      ['logs', 300, 300, true],
+    ]);
   });
 
   it('names ids in partition keys and shortens long ones', () => {
