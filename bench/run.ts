@@ -9,6 +9,7 @@
  *   ├─ infra/local/main.ts    the gateway under load (what `npm start` runs, with the endpoint
  *   │                         functions from their production bundles), in memory
  *   ├─ infra/local/main.ts    a fresh gateway for the RSS measurement (the same way)
+ *   ├─ infra/local/main.ts    fresh gateways for heat (behind the recording proxy), batch and the open harness
  *   └─ node bench/.tmp/cold-child.mjs   one fresh process per cold-start sample
  *
  * Writes bench/results.json and the tables between the markers of bench/README.md.
@@ -16,6 +17,7 @@
  *   --quick                       short smoke run
  *   --skip=load,streams,rss,storage,cold,cost,heat,batch,open   leave phases out
  *   --only=heat,batch             run only these phases
+ *   --heat-requests=N --batch-lines=N --batch-concurrency=N --soak-seconds=N   resize the new phases
  *   --scenarios=a,b  --latencies=0  --connections=1,16   a slice of the load matrix
  *   --update-cost                 only the cost phase (cost per million requests, right-sizing):
  *                                 merged into bench/results.json and its own block of bench/README.md
@@ -73,7 +75,8 @@ const SKIP = new Set<string>(UPDATE_COST ? PHASES.filter((p) => p !== 'cost') : 
 const ONLY_SCENARIOS = listFlag('scenarios') as Array<import('./lib/scenarios').Scenario> | undefined;
 const ONLY_LATENCIES = listFlag('latencies')?.map(Number) as Latency[] | undefined;
 const ONLY_CONNECTIONS = listFlag('connections')?.map(Number);
-const FULL = !QUICK && SKIP.size === 0 && !ONLY_SCENARIOS && !ONLY_LATENCIES && !ONLY_CONNECTIONS;
+const SIZED = ['heat-requests', 'batch-lines', 'batch-concurrency', 'soak-seconds'].some((name) => numberFlag(name) !== undefined);
+const FULL = !QUICK && SKIP.size === 0 && !ONLY_SCENARIOS && !ONLY_LATENCIES && !ONLY_CONNECTIONS && !SIZED;
 
 const M = {
   warmupS: QUICK ? 1 : 2,
@@ -745,7 +748,7 @@ function evaluateTargets(r: Results): Results['targets'] {
     const soak = r.openHarness.soak;
     if (soak) {
       out.push({
-        name: `memory over a ${Math.round(soak.seconds / 60)}-minute soak at ${soak.rate} req/s (open harness)`,
+        name: `memory over a ${soak.seconds >= 60 ? `${Math.round(soak.seconds / 60)}-minute` : `${soak.seconds} s`} soak at ${soak.rate} req/s (open harness)`,
         goal: 'no growth after warm-up (<= 0.5 MB/min by linear regression)',
         measured: `gateway ${soak.gateway.plateauMb} MB, ${soak.gateway.growthMbPerMin} MB/min; bare proxy ${soak.bare.plateauMb} MB, ${soak.bare.growthMbPerMin} MB/min`,
         met: soak.gateway.growthMbPerMin <= 0.5,
