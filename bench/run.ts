@@ -36,7 +36,7 @@ await import('../infra/local/awslambda-shim');
 const { startDynamoDbLocal } = await import('../infra/local/dynamodb');
 const { LOCAL_REQUEST_LOG_BATCH_WAIT_MS } = await import('../infra/local/server');
 const { TABLE_SPECS } = await import('../infra/tables');
-const { setUpFullChat, setUpGateway } = await import('./lib/admin');
+const { setUpGateway } = await import('./lib/admin');
 const { bundleAll, buildProbe, measureColdStarts } = await import('./lib/cold-start');
 const { median, runLoad, runPaced, round } = await import('./lib/load');
 const { throughputBounds, withMachineCpu } = await import('./lib/machine-cpu');
@@ -48,7 +48,7 @@ const { measureStorageCalls } = await import('./lib/storage');
 const { measureStreams } = await import('./lib/streams');
 const { runHeatPhase } = await import('./lib/heat');
 const { runBatchPhase } = await import('./lib/batch');
-const { boundedThroughput, OPEN_SCENARIO, sequentialLatency, soak, streamCadence } = await import('./lib/open-harness');
+const { runOpenHarnessPhase } = await import('./lib/open-phase');
 const { costTables, measureCostInputs, measureGroupCpu, renderCost, renderRightSizing, rightSizingRows, startCapacityCounter } = await import('./lib/cost');
 const { DEFAULT_MANAGED_INSTANCES, DEFAULT_OPTIONS } = await import('../infra/stacks/options');
 type Results = import('./lib/report').Results;
@@ -546,7 +546,24 @@ try {
   if (!SKIP.has('open')) {
     if (!results.bundles.length) results.bundles = await bundleAll();
     await quietEmulator();
-    results.openHarness = await runOpenHarness();
+    results.openHarness = await runOpenHarnessPhase({
+      upstreams: up,
+      bareUrl,
+      barePid: bare.pid,
+      startGateway: (name) => startChildGateway({ name, dynamodbEndpoint: dynamo.endpoint, functionBundles: resolve(TMP_DIR, 'bundles') }),
+      quietEmulator,
+      log,
+      settings: {
+        sequential: M.openSequential,
+        boundDurationS: M.openBoundDurationS,
+        boundMaxRate: M.openBoundMaxRate,
+        streams: M.openStreams,
+        cadenceMs: M.cadenceMs,
+        soakSeconds: M.soakSeconds,
+        soakRate: M.soakRate,
+        soakSampleS: M.soakSampleS,
+      },
+    });
   }
 } finally {
   await bare.stop();
@@ -580,68 +597,6 @@ log(`done in ${results.durationS} s; results in ${jsonFile}${FULL ? ' and bench/
 process.exit(0);
 
 // ---- helpers -------------------------------------------------------------------------------
-
-/** Issue 38 item 3 on a fresh gateway (production bundles), chat with every feature on. */
-async function runOpenHarness(): Promise<NonNullable<Results['openHarness']>> {
-  const functionBundles = resolve(TMP_DIR, 'bundles');
-  const targets: Targets = { upstreams: up, bare: { openai0: bareUrl(0), openai50: bareUrl(1) }, gateway: '', key: '', limitedKey: '' };
-  const direct = requestFor('direct-openai', targets, 0);
-  const gatewaySpec = (url: string, chat: { headers: Record<string, string> }, body = direct.body) => ({
-    url: `${url}/v1/chat/completions`,
-    method: 'POST' as const,
-    headers: chat.headers,
-    body,
-  });
-  const gw = await startChildGateway({ name: 'open', dynamodbEndpoint: dynamo.endpoint, functionBundles });
-  let figures: Omit<NonNullable<Results['openHarness']>, 'soak'>;
-  try {
-    const chat = await setUpFullChat(gw.url, gw.adminKey, 'open', up.openai0);
-    const specs = { direct, bare: requestFor('bare-proxy', targets, 0), gateway: gatewaySpec(gw.url, chat) };
-    const sequential = await sequentialLatency(specs, M.openSequential);
-    log(`open harness c=1: p99 direct ${sequential.latency.direct.p99}, bare ${sequential.latency.bare.p99}, gateway ${sequential.latency.gateway.p99} ms`);
-    const bounded = await boundedThroughput(specs, {
-      boundMs: 10,
-      durationS: M.openBoundDurationS,
-      warmupS: 1,
-      start: 100,
-      max: M.openBoundMaxRate,
-      before: quietEmulator,
-    });
-    log(`open harness at p99 added <= 10 ms: bare ${bounded.rate.bare} req/s, gateway ${bounded.rate.gateway} req/s`);
-    const streamChat = await setUpFullChat(gw.url, gw.adminKey, 'open-stream', up.openaiCadence);
-    const words = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
-    const streamBody = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: words }], stream: true });
-    const streamSpecs = {
-      direct: { ...direct, url: `${up.openaiCadence}/v1/chat/completions`, body: streamBody },
-      bare: { ...requestFor('bare-proxy', targets, 0), url: `${bareUrl(3)}/v1/chat/completions`, body: streamBody },
-      gateway: gatewaySpec(gw.url, streamChat, streamBody),
-    };
-    const streams = await streamCadence(streamSpecs, { streams: M.openStreams, cadenceMs: M.cadenceMs });
-    log(
-      `open harness streams: TTFB added bare ${streams.added.bare.ttfbP50}, gateway ${streams.added.gateway.ttfbP50} ms; gap p99 added bare ${streams.added.bare.gapP99}, gateway ${streams.added.gateway.gapP99} ms`,
-    );
-    figures = { scenario: OPEN_SCENARIO, sequential, bounded, streams };
-  } finally {
-    await gw.stop();
-  }
-  if (M.soakSeconds <= 0) return figures;
-  await quietEmulator();
-  const soakGw = await startChildGateway({ name: 'soak', dynamodbEndpoint: dynamo.endpoint, functionBundles });
-  try {
-    const chat = await setUpFullChat(soakGw.url, soakGw.adminKey, 'soak', up.openai0);
-    log(`open harness soak: ${M.soakSeconds} s at ${M.soakRate} req/s, gateway pid ${soakGw.pid} and bare proxy pid ${bare.pid}`);
-    const soaked = await soak(
-      { gateway: { pid: soakGw.pid, spec: gatewaySpec(soakGw.url, chat) }, bare: { pid: bare.pid, spec: requestFor('bare-proxy', targets, 0) } },
-      { seconds: M.soakSeconds, warmupS: Math.round(M.soakSeconds * 0.2), sampleEveryS: M.soakSampleS, rate: M.soakRate },
-    );
-    log(
-      `open harness soak: plateau gateway ${soaked.gateway.plateauMb} MB (+${soaked.gateway.growthMbPerMin} MB/min), bare ${soaked.bare.plateauMb} MB (+${soaked.bare.growthMbPerMin} MB/min)`,
-    );
-    return { ...figures, soak: soaked };
-  } finally {
-    await soakGw.stop();
-  }
-}
 
 /** An API Gateway REST (v1) proxy event, as infra/local/server.ts builds them. */
 function restEvent(method: string, path: string, headers: Record<string, string>, body?: string) {
