@@ -9,12 +9,15 @@
  *   ├─ infra/local/main.ts    the gateway under load (what `npm start` runs, with the endpoint
  *   │                         functions from their production bundles), in memory
  *   ├─ infra/local/main.ts    a fresh gateway for the RSS measurement (the same way)
+ *   ├─ infra/local/main.ts    fresh gateways for heat (behind the recording proxy), batch and the open harness
  *   └─ node bench/.tmp/cold-child.mjs   one fresh process per cold-start sample
  *
  * Writes bench/results.json and the tables between the markers of bench/README.md.
  * Flags (any of them writes bench/.tmp/results.json instead and leaves bench/README.md alone):
  *   --quick                       short smoke run
- *   --skip=load,streams,rss,storage,cold
+ *   --skip=load,streams,rss,storage,cold,cost,heat,batch,open   leave phases out
+ *   --only=heat,batch             run only these phases
+ *   --heat-requests=N --batch-lines=N --batch-concurrency=N --soak-seconds=N   resize the new phases
  *   --scenarios=a,b  --latencies=0  --connections=1,16   a slice of the load matrix
  *   --update-cost                 only the cost phase (cost per million requests, right-sizing):
  *                                 merged into bench/results.json and its own block of bench/README.md
@@ -43,6 +46,9 @@ const { measureRss } = await import('./lib/rss');
 const { BASELINE, DESCRIPTION, requestFor, SCENARIOS } = await import('./lib/scenarios');
 const { measureStorageCalls } = await import('./lib/storage');
 const { measureStreams } = await import('./lib/streams');
+const { runHeatPhase } = await import('./lib/heat');
+const { runBatchPhase } = await import('./lib/batch');
+const { runOpenHarnessPhase } = await import('./lib/open-phase');
 const { costTables, measureCostInputs, measureGroupCpu, renderCost, renderRightSizing, rightSizingRows, startCapacityCounter } = await import('./lib/cost');
 const { DEFAULT_MANAGED_INSTANCES, DEFAULT_OPTIONS } = await import('../infra/stacks/options');
 type Results = import('./lib/report').Results;
@@ -53,21 +59,24 @@ type Latency = import('./lib/scenarios').Latency;
 const args = process.argv.slice(2);
 const QUICK = args.includes('--quick');
 const UPDATE_COST = args.includes('--update-cost');
-const SKIP = new Set(
-  UPDATE_COST
-    ? ['load', 'streams', 'rss', 'storage', 'cold']
-    : (args.find((a) => a.startsWith('--skip='))?.slice('--skip='.length) ?? '').split(',').filter(Boolean),
-);
 const listFlag = (name: string) =>
   args
     .find((a) => a.startsWith(`--${name}=`))
     ?.slice(name.length + 3)
     .split(',')
     .filter(Boolean);
+const numberFlag = (name: string) => {
+  const v = args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  return v === undefined ? undefined : Number(v);
+};
+const PHASES = ['load', 'streams', 'rss', 'storage', 'cold', 'cost', 'heat', 'batch', 'open'] as const;
+const ONLY = listFlag('only');
+const SKIP = new Set<string>(UPDATE_COST ? PHASES.filter((p) => p !== 'cost') : ONLY ? PHASES.filter((p) => !ONLY.includes(p)) : (listFlag('skip') ?? []));
 const ONLY_SCENARIOS = listFlag('scenarios') as Array<import('./lib/scenarios').Scenario> | undefined;
 const ONLY_LATENCIES = listFlag('latencies')?.map(Number) as Latency[] | undefined;
 const ONLY_CONNECTIONS = listFlag('connections')?.map(Number);
-const FULL = !QUICK && SKIP.size === 0 && !ONLY_SCENARIOS && !ONLY_LATENCIES && !ONLY_CONNECTIONS;
+const SIZED = ['heat-requests', 'batch-lines', 'batch-concurrency', 'soak-seconds'].some((name) => numberFlag(name) !== undefined);
+const FULL = !QUICK && SKIP.size === 0 && !ONLY_SCENARIOS && !ONLY_LATENCIES && !ONLY_CONNECTIONS && !SIZED;
 
 const M = {
   warmupS: QUICK ? 1 : 2,
@@ -90,6 +99,22 @@ const M = {
   groupCpuRequests: QUICK ? 50 : 300,
   storageRequests: QUICK ? 50 : 200,
   pairedRounds: QUICK ? 1 : 5,
+  // Heat (issue 37): writes by partition key, one request at a time and many at once.
+  heatOnDemandRequests: numberFlag('heat-requests') ?? (QUICK ? 100 : 400),
+  heatMultiRequests: (numberFlag('heat-requests') ?? (QUICK ? 100 : 400)) * 5,
+  heatConnections: 32,
+  // Batch (issue 35): lines through the gateway's own engine, GATEWAY_BATCH_CONCURRENCY at a time.
+  batchLines: numberFlag('batch-lines') ?? (QUICK ? 500 : 5000),
+  batchConcurrency: numberFlag('batch-concurrency') ?? 8,
+  // Open harness (issue 38 item 3).
+  openSequential: QUICK ? 300 : 2000,
+  openBoundDurationS: QUICK ? 1.5 : 3,
+  openBoundMaxRate: QUICK ? 1600 : 6400,
+  openStreams: QUICK ? 10 : 30,
+  cadenceMs: 10,
+  soakSeconds: numberFlag('soak-seconds') ?? (QUICK ? 60 : 600),
+  soakRate: 100,
+  soakSampleS: 10,
 };
 
 const started = Date.now();
@@ -138,9 +163,14 @@ async function quietEmulator(): Promise<void> {
   if (waitedMs > 1000) log(`waited ${waitedMs} ms for DynamoDB Local to finish the previous phase's writes`);
 }
 log(`DynamoDB Local at ${dynamo.endpoint}`);
-const upstream = await spawnTsJson<Upstreams>('bench/upstream.ts', { BENCH_SLOW_CHUNK_DELAY_MS: String(M.slowChunkDelayMs) });
+const upstream = await spawnTsJson<Upstreams>('bench/upstream.ts', {
+  BENCH_SLOW_CHUNK_DELAY_MS: String(M.slowChunkDelayMs),
+  BENCH_CADENCE_MS: String(M.cadenceMs),
+});
 const up = upstream.info;
-const bare = await spawnTsJson<{ ports: number[] }>('bench/bare-proxy.ts', { BARE_TARGETS: [up.openai0, up.openai50, up.openaiSlow].join(',') });
+const bare = await spawnTsJson<{ ports: number[] }>('bench/bare-proxy.ts', {
+  BARE_TARGETS: [up.openai0, up.openai50, up.openaiSlow, up.openaiCadence].join(','),
+});
 const bareUrl = (i: number) => `http://127.0.0.1:${bare.info.ports[i]}`;
 log(`fake upstream (pid ${upstream.pid}) and bare proxy (pid ${bare.pid}) up`);
 
@@ -484,6 +514,59 @@ try {
       await counter.stop();
     }
   }
+  // ---- heat: DynamoDB writes by partition key, scaled to 10,000 req/s of one workspace ----
+  if (!SKIP.has('heat')) {
+    if (!results.bundles.length) results.bundles = await bundleAll();
+    await quietEmulator();
+    results.heat = await runHeatPhase({
+      dynamoEndpoint: dynamo.endpoint,
+      upstreamUrl: up.openai0,
+      startGateway: (o) => startChildGateway({ ...o, functionBundles: resolve(TMP_DIR, 'bundles') }),
+      requests: { onDemand: M.heatOnDemandRequests, multi: M.heatMultiRequests, warmup: 50, connections: M.heatConnections },
+      log,
+    });
+  }
+  // ---- batch: lines per second through the gateway's own batch engine ---------------------
+  if (!SKIP.has('batch')) {
+    if (!results.bundles.length) results.bundles = await bundleAll();
+    await quietEmulator();
+    results.batch = await runBatchPhase({
+      dynamoEndpoint: dynamo.endpoint,
+      upstreamUrl: up.openai0,
+      startGateway: (o) => startChildGateway({ ...o, functionBundles: resolve(TMP_DIR, 'bundles') }),
+      lines: M.batchLines,
+      writesLines: 500,
+      concurrency: M.batchConcurrency,
+      timeoutMs: 15 * 60_000,
+    });
+    const b = results.batch;
+    log(
+      `batch: ${b.lines} lines in ${b.seconds} s = ${b.linesPerSecond} lines/s at concurrency ${b.concurrency} (${b.status}); ${b.writesPerLine} writes per line`,
+    );
+  }
+  // ---- open harness: the open benchmarks' figures, each against the bare proxy ------------
+  if (!SKIP.has('open')) {
+    if (!results.bundles.length) results.bundles = await bundleAll();
+    await quietEmulator();
+    results.openHarness = await runOpenHarnessPhase({
+      upstreams: up,
+      bareUrl,
+      barePid: bare.pid,
+      startGateway: (name) => startChildGateway({ name, dynamodbEndpoint: dynamo.endpoint, functionBundles: resolve(TMP_DIR, 'bundles') }),
+      quietEmulator,
+      log,
+      settings: {
+        sequential: M.openSequential,
+        boundDurationS: M.openBoundDurationS,
+        boundMaxRate: M.openBoundMaxRate,
+        streams: M.openStreams,
+        cadenceMs: M.cadenceMs,
+        soakSeconds: M.soakSeconds,
+        soakRate: M.soakRate,
+        soakSampleS: M.soakSampleS,
+      },
+    });
+  }
 } finally {
   await bare.stop();
   await upstream.stop();
@@ -596,6 +679,38 @@ function evaluateTargets(r: Results): Results['targets'] {
         .join(', ')} ms (p50)`,
       met: worst.ttfbAddedP50 <= 1,
     });
+  }
+  if (r.heat) {
+    out.push({
+      name: `hottest DynamoDB partition at ${r.heat.targetRps.toLocaleString('en-US')} req/s of one workspace`,
+      goal: `<= ${r.heat.goalWcuPerPartition} WCU per partition key (half of DynamoDB's 1,000)`,
+      measured: r.heat.modes
+        .map(
+          (m) =>
+            `${m.mode}: ${m.hottest ? `${m.hottest.target} \`${m.hottest.partition}\` ${m.hottest.wcuAtTarget} WCU (${m.hottest.wcuAtTargetWithRecordBytes} with 2 KB records)` : 'no writes'}`,
+        )
+        .join('; '),
+      met: r.heat.met,
+    });
+  }
+  if (r.openHarness) {
+    const a = r.openHarness.streams.added;
+    const within = (gateway: number, bare: number) => gateway <= 2 * Math.max(bare, 0);
+    out.push({
+      name: 'streaming TTFB and inter-event delay added, every feature on (open harness)',
+      goal: '<= 2 x what the bare proxy adds (p50)',
+      measured: `TTFB ${a.gateway.ttfbP50} vs ${a.bare.ttfbP50} ms; inter-event ${a.gateway.gapP50} vs ${a.bare.gapP50} ms (p99 ${a.gateway.gapP99} vs ${a.bare.gapP99} ms)`,
+      met: within(a.gateway.ttfbP50, a.bare.ttfbP50) && within(a.gateway.gapP50, a.bare.gapP50),
+    });
+    const soak = r.openHarness.soak;
+    if (soak) {
+      out.push({
+        name: `memory over a ${soak.seconds >= 60 ? `${Math.round(soak.seconds / 60)}-minute` : `${soak.seconds} s`} soak at ${soak.rate} req/s (open harness)`,
+        goal: 'no growth after warm-up (<= 0.5 MB/min by linear regression)',
+        measured: `gateway ${soak.gateway.plateauMb} MB, ${soak.gateway.growthMbPerMin} MB/min; bare proxy ${soak.bare.plateauMb} MB, ${soak.bare.growthMbPerMin} MB/min`,
+        met: soak.gateway.growthMbPerMin <= 0.5,
+      });
+    }
   }
   const gwBundle = r.bundles.find((b) => b.name === 'gateway');
   if (gwBundle) {

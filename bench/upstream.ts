@@ -8,6 +8,8 @@ import { startAnthropicFake, startCohereFake, startOpenAIFake, type FakeServer }
 
 /** Delay between stream frames of the slow fake (the 1,000-stream RSS scenario). */
 export const SLOW_CHUNK_DELAY_MS = Number(process.env.BENCH_SLOW_CHUNK_DELAY_MS ?? 400);
+/** Delay between stream frames of the cadence fake (the open harness's inter-event delay). */
+export const CADENCE_MS = Number(process.env.BENCH_CADENCE_MS ?? 10);
 
 const fakes: Record<string, FakeServer> = {
   openai0: await startOpenAIFake(),
@@ -16,6 +18,8 @@ const fakes: Record<string, FakeServer> = {
   anthropic0: await startAnthropicFake(),
   anthropic50: await startAnthropicFake({ latencyMs: 50 }),
   openaiSlow: await startOpenAIFake({ chunkDelayMs: SLOW_CHUNK_DELAY_MS }),
+  // Many small frames at a fixed cadence: the inter-event delay a proxy adds (open harness).
+  openaiCadence: await startOpenAIFake({ chunkDelayMs: CADENCE_MS }),
   cohere0: await startCohereFake(),
 };
 

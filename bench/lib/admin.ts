@@ -106,3 +106,27 @@ export async function setUpLimitedChat(
   await admin('POST', '/v1/configs', { name, slug: `${name}-config`, config: { retry: { attempts: 1 }, targets: [{ provider: `@${name}-openai` }] } });
   return key;
 }
+
+/** A chat request's headers with every feature of issue 38 on (see `setUpFullChat`). */
+export interface FullChat {
+  keyId: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * Chat with every feature on (issue 38): a gateway key under a requests/min policy and a
+ * monthly budget (and, with `tokens`, a tokens/min policy), none of which ever refuses; a
+ * managed OpenAI provider at the fake upstream (its key encrypted, so a KMS data key); a
+ * saved config targeting it; pricing (gpt-4o-mini is in the price catalogue) and the
+ * request log, as always. Returns the headers a request sends (the body names the model).
+ */
+export async function setUpFullChat(url: string, adminKey: string, name: string, upstreamUrl: string, opts: { tokens?: boolean } = {}): Promise<FullChat> {
+  const admin = (method: string, path: string, body?: unknown) => api(url, adminKey, method, path, body);
+  const key = await setUpLimitedChat(admin, name, upstreamUrl, 'sk-bench-provider-key-0123456789');
+  const onKey = [{ key: 'api_key', value: key.id }];
+  await admin('POST', '/v1/policies/budgets', { type: 'budget', name: `${name}: never spent`, limit_usd: 1_000_000_000, period: 'month', conditions: onKey });
+  if (opts.tokens) {
+    await admin('POST', '/v1/policies/rate-limits', { name: `${name}: tokens`, conditions: onKey, type: 'tokens', unit: 'rpm', value: 1_000_000_000_000 });
+  }
+  return { keyId: key.id, headers: { 'content-type': 'application/json', 'x-gateway-api-key': key.secret, 'x-gateway-config': `${name}-config` } };
+}

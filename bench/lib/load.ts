@@ -199,3 +199,60 @@ export async function runPaced(
     ...(watched.length ? { sched } : {}),
   };
 }
+
+export interface DriveResult {
+  requests: number;
+  seconds: number;
+  /** Latency of every answer, ms, sorted (request sent -> end of body). */
+  latencies: Float64Array;
+  statuses: Record<string, number>;
+  errors: number;
+}
+
+/**
+ * Closed loop: `connections` workers send requests one after another until `requests` have
+ * been sent, each built by `specFor(i)` (so headers may vary per request); keep-alive.
+ */
+export async function drive(specFor: (i: number) => RequestSpec, opts: { connections: number; requests: number }): Promise<DriveResult> {
+  const { default: http } = await import('node:http');
+  const agent = new http.Agent({ keepAlive: true, maxSockets: opts.connections });
+  const latencies: number[] = [];
+  const statuses: Record<string, number> = {};
+  let errors = 0;
+  let next = 0;
+  const one = (spec: RequestSpec) =>
+    new Promise<void>((resolve) => {
+      const url = new URL(spec.url);
+      const started = performance.now();
+      const req = http.request(
+        { hostname: url.hostname, port: url.port, path: url.pathname + url.search, method: spec.method, headers: spec.headers, agent },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            latencies.push(performance.now() - started);
+            statuses[res.statusCode ?? 0] = (statuses[res.statusCode ?? 0] ?? 0) + 1;
+            resolve();
+          });
+          res.on('error', () => {
+            errors++;
+            resolve();
+          });
+        },
+      );
+      req.setTimeout(30_000, () => req.destroy(new Error('timeout')));
+      req.on('error', () => {
+        errors++;
+        resolve();
+      });
+      req.end(spec.body);
+    });
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: opts.connections }, async () => {
+      while (next < opts.requests) await one(specFor(next++));
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  agent.destroy();
+  return { requests: opts.requests, seconds, latencies: Float64Array.from(latencies).sort(), statuses, errors };
+}

@@ -1,6 +1,9 @@
 import type { BundleInfo, ColdStartRow } from './cold-start';
 import type { CostResults, RightSizingRow } from './cost';
+import { renderBatch, type BatchResult } from './batch';
+import { renderHeat, type HeatResults } from './heat';
 import type { LoadResult, SchedShare } from './load';
+import { renderOpenHarness, type OpenHarnessResults } from './open-harness';
 import type { RssResult } from './rss';
 import type { Latency, Scenario } from './scenarios';
 import type { StorageRow } from './storage';
@@ -90,6 +93,12 @@ export interface Results {
   cost?: CostResults;
   /** On-demand memory per endpoint group from CPU per request and cold start. */
   rightSizing?: RightSizingRow[];
+  /** DynamoDB writes by partition key, scaled to 10,000 req/s of one workspace (issue 37). */
+  heat?: HeatResults;
+  /** Lines per second through the gateway's own batch engine (issue 35). */
+  batch?: BatchResult;
+  /** The open benchmarks' figures against the bare proxy (issue 38 item 3). */
+  openHarness?: OpenHarnessResults;
   targets: Target[];
   durationS: number;
 }
@@ -343,5 +352,8 @@ export function renderTables(r: Results): string {
     coldTable(r.coldStart, r.bundles),
     'Workflow workers (`worker:…`) take Step Functions / SQS events: only their import is timed.',
   );
+  if (r.openHarness) parts.push("### The open harnesses' figures, against the bare proxy (issue 38 item 3)", renderOpenHarness(r.openHarness));
+  if (r.batch) parts.push("### Batch: the gateway's own engine (issue 35, fake OpenAI at 0 ms)", renderBatch(r.batch));
+  if (r.heat) parts.push('### Heat: DynamoDB write units by partition key (issue 37)', renderHeat(r.heat));
   return `${parts.join('\n\n')}\n`;
 }

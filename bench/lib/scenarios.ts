@@ -8,6 +8,7 @@ export interface Upstreams {
   anthropic0: string;
   anthropic50: string;
   openaiSlow: string;
+  openaiCadence: string;
   cohere0: string;
 }
 
