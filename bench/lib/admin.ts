@@ -1,4 +1,3 @@
-import { PROVIDER_KEY } from './scenarios';
 
 /** Admin-API calls the benchmarks make to set a gateway up (keys, providers, configs, policies). */
 export async function api<T = Record<string, unknown>>(baseUrl: string, key: string, method: string, path: string, body?: unknown): Promise<T> {
@@ -25,7 +24,7 @@ export interface BenchSetup {
    * latency a saved config whose target is a managed provider at the fake. Only when
    * `setUpGateway` is given the upstreams.
    */
-  full?: { key: string; configSlug: Record<0 | 50, string> };
+  full?: Record<0 | 50, FullChat>;
 }
 
 /**
@@ -44,43 +43,15 @@ export async function setUpGateway(url: string, adminKey: string, upstreams?: { 
     value: 1_000_000_000_000,
   });
   const setup: BenchSetup = { key: plain.secret, limitedKey: limited.secret, limitedKeyId: limited.id, policyId: policy.id };
-  if (upstreams) setup.full = await setUpFullChat((method, path, body) => api(url, adminKey, method, path, body), upstreams);
-  return setup;
-}
-
-async function setUpFullChat(
-  admin: (method: string, path: string, body?: unknown) => Promise<unknown>,
-  upstreams: { openai0: string; openai50: string },
-): Promise<NonNullable<BenchSetup['full']>> {
-  const key = (await admin('POST', '/v1/api-keys', { name: 'bench-full', scopes: ['gateway'] })) as { id: string; secret: string };
-  const forKey = [{ key: 'api_key', value: key.id }];
-  await admin('POST', '/v1/policies/rate-limits', {
-    name: 'bench-full: never refuses',
-    conditions: forKey,
-    type: 'requests',
-    unit: 'rpm',
-    value: 1_000_000_000_000,
-  });
-  await admin('POST', '/v1/policies/budgets', {
-    type: 'budget',
-    name: 'bench-full: never refuses',
-    conditions: forKey,
-    limit_usd: 1_000_000_000,
-    period: 'month',
-  });
-  await admin('POST', '/v1/prices', { provider: 'openai', model: 'gpt-4o-mini', input_per_mtok: 0.15, output_per_mtok: 0.6 });
-  const configSlug = {} as Record<0 | 50, string>;
-  for (const latency of [0, 50] as const) {
-    const upstream = latency === 0 ? upstreams.openai0 : upstreams.openai50;
-    await admin('POST', '/v1/providers', { slug: `bench-full-openai-${latency}`, provider: 'openai', api_key: PROVIDER_KEY, custom_host: `${upstream}/v1` });
-    configSlug[latency] = `bench-full-${latency}`;
-    await admin('POST', '/v1/configs', {
-      name: configSlug[latency],
-      slug: configSlug[latency],
-      config: { targets: [{ provider: `@bench-full-openai-${latency}` }] },
-    });
+  if (upstreams) {
+    // A price override too: a workspace price is looked up before the catalogue's.
+    await api(url, adminKey, 'POST', '/v1/prices', { provider: 'openai', model: 'gpt-4o-mini', input_per_mtok: 0.15, output_per_mtok: 0.6 });
+    setup.full = {
+      0: await setUpFullChat(url, adminKey, 'bench-full-0', upstreams.openai0),
+      50: await setUpFullChat(url, adminKey, 'bench-full-50', upstreams.openai50),
+    };
   }
-  return { key: key.secret, configSlug };
+  return setup;
 }
 
 /**

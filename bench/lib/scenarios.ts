@@ -31,7 +31,7 @@ export interface Targets {
   key: string;
   limitedKey: string;
   /** `BenchSetup.full` (bench/lib/admin.ts): needed by `gateway-chat-full` only. */
-  full?: { key: string; configSlug: Record<Latency, string> };
+  full?: Record<Latency, { headers: Record<string, string> }>;
 }
 
 export const SCENARIOS = [
@@ -133,7 +133,7 @@ export function requestFor(s: Scenario, t: Targets, latency: Latency, stream = f
       return {
         url: `${t.gateway}/v1/chat/completions`,
         method: 'POST',
-        headers: { ...json, 'x-gateway-api-key': t.full.key, 'x-gateway-config': t.full.configSlug[latency] },
+        headers: { ...t.full[latency].headers },
         body: openaiBody(stream),
       };
     }
