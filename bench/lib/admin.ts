@@ -1,4 +1,3 @@
-
 /** Admin-API calls the benchmarks make to set a gateway up (keys, providers, configs, policies). */
 export async function api<T = Record<string, unknown>>(baseUrl: string, key: string, method: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(baseUrl + path, {
