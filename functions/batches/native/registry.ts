@@ -3,9 +3,10 @@
  * implement NativeBatchAdapter in ./<provider>.ts and list it here.
  */
 import type { BatchEndpoint } from '../types';
+import { openaiBatches } from './openai';
 import type { NativeBatchAdapter } from './types';
 
-const ADAPTERS: readonly NativeBatchAdapter[] = [];
+const ADAPTERS: readonly NativeBatchAdapter[] = [openaiBatches];
 
 /** The adapter that runs `endpoint` batches on provider `slug`, if there is one. */
 export function nativeBatchAdapter(slug: string, endpoint?: BatchEndpoint): NativeBatchAdapter | undefined {
