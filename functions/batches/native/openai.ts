@@ -135,7 +135,9 @@ export const openaiBatches: NativeBatchAdapter = {
     const found = (Array.isArray(list.data) ? list.data : []).map(obj).find((b) => obj(b.metadata).gateway_batch_id === ctx.batchId);
     const id = found && str(found.id);
     const inputFileId = found && str(found.input_file_id);
-    return id ? { id, data: inputFileId ? { input_file_id: inputFileId } : {} } : undefined;
+    if (!id) return undefined;
+    const data: Record<string, string> = inputFileId ? { input_file_id: inputFileId } : {};
+    return { id, data };
   },
 
   async poll(ctx, job) {
