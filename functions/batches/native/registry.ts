@@ -3,10 +3,11 @@
  * implement NativeBatchAdapter in ./<provider>.ts and list it here.
  */
 import type { BatchEndpoint } from '../types';
+import { anthropicMessageBatches } from './anthropic';
 import { openaiBatches } from './openai';
 import type { NativeBatchAdapter } from './types';
 
-const ADAPTERS: readonly NativeBatchAdapter[] = [openaiBatches];
+const ADAPTERS: readonly NativeBatchAdapter[] = [openaiBatches, anthropicMessageBatches];
 
 /** The adapter that runs `endpoint` batches on provider `slug`, if there is one. */
 export function nativeBatchAdapter(slug: string, endpoint?: BatchEndpoint): NativeBatchAdapter | undefined {
