@@ -1,6 +1,5 @@
 /** The batch object of OpenAI's Batches API, and what the gateway stores beside it. */
 import type { AuthContext } from '../shared/http/types';
-import type { NativeJobRef } from './native/types';
 
 export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/embeddings', '/v1/responses', '/v1/messages', '/v1/completions'] as const;
 export type BatchEndpoint = (typeof BATCH_ENDPOINTS)[number];
@@ -73,8 +72,8 @@ export type BatchMode = (typeof BATCH_MODES)[number];
 export interface NativeBatchState {
   /** The provider slug the batch was created on (`openai`, `anthropic`, ...). */
   provider: string;
-  /** The provider's job, once submitted. */
-  job: NativeJobRef | null;
+  /** The provider's job, once submitted (a NativeJobRef of ./native/types.ts, spelled out here so the two modules do not import each other). */
+  job: { id: string; data?: Record<string, string> } | null;
   /** The provider's own status word at the last poll. */
   provider_status: string | null;
   /** Lines the provider has answered so far (its own counts), shown while the job runs. */
