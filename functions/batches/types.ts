@@ -61,6 +61,33 @@ export interface BatchRecord extends Omit<BatchObject, 'object' | 'request_count
   planned_error_file_id: string;
   /** The most requests its input may hold, when not the Batches API's 50,000 (a Message Batch: 100,000). */
   max_requests?: number;
+  /** `native`: handed to the provider's own batch API (docs/batches.md); absent on batches made before native mode: `gateway`. */
+  mode?: BatchMode;
+  /** Native mode only: the provider job and what the lifecycle knows of it. */
+  native?: NativeBatchState;
+}
+
+export const BATCH_MODES = ['gateway', 'native'] as const;
+export type BatchMode = (typeof BATCH_MODES)[number];
+
+/** What a native batch keeps between the steps of its lifecycle (functions/batches/native/lifecycle.ts). */
+export interface NativeBatchState {
+  /** The provider slug the batch was created on (`openai`, `anthropic`, ...). */
+  provider: string;
+  /** The provider's job, once submitted (a NativeJobRef of ./native/types.ts, spelled out here so the two modules do not import each other). */
+  job: { id: string; data?: Record<string, string> } | null;
+  /** The provider's own status word at the last poll. */
+  provider_status: string | null;
+  /** Lines the provider has answered so far (its own counts), shown while the job runs. */
+  provider_counts: { completed: number; failed: number } | null;
+  /** Lines refused before the job (bad lines): error lines of the batch, counted in `failed`. */
+  rejected: number;
+  /** Set once the provider was asked to stop the job (a cancel, or the window passing). */
+  stop_requested_at: number | null;
+  /** Unix seconds of the last poll. */
+  polled_at: number | null;
+  /** Polls made; the next poll waits longer the more were made (capped). */
+  polls: number;
 }
 
 export const BATCH_ID = /^batch_[0-9a-z]{26}$/;
@@ -85,9 +112,20 @@ export function toBatchObject(r: BatchRecord): BatchObject {
     expired_at: r.expired_at,
     cancelling_at: r.cancelling_at,
     cancelled_at: r.cancelled_at,
-    request_counts: { total: r.total, completed: r.completed, failed: r.failed },
+    request_counts: requestCounts(r),
     metadata: r.metadata,
   };
+}
+
+/**
+ * The counts the API shows. A native batch's lines are recorded only once the provider's job
+ * has ended, so while it runs the provider's own counts are shown (plus the lines refused
+ * before the job); the recorded counts win as soon as they are larger.
+ */
+function requestCounts(r: BatchRecord): BatchObject['request_counts'] {
+  const seen = r.native?.provider_counts;
+  if (!seen) return { total: r.total, completed: r.completed, failed: r.failed };
+  return { total: r.total, completed: Math.max(r.completed, seen.completed), failed: Math.max(r.failed, r.native!.rejected + seen.failed) };
 }
 
 /** One answered line: what the output or error file says for it. */
@@ -104,4 +142,6 @@ export interface LineResult {
 export type BatchMessage =
   | { kind: 'validate'; workspaceId: string; batchId: string }
   | { kind: 'chunk'; workspaceId: string; batchId: string; chunk: number; start: number; end: number; firstLine: number; lastLine: number }
-  | { kind: 'finalize'; workspaceId: string; batchId: string };
+  | { kind: 'finalize'; workspaceId: string; batchId: string }
+  /** Native mode (a standard queue, delayed): do the batch's next step (submit, poll, collect, finalize). */
+  | { kind: 'native'; workspaceId: string; batchId: string };

@@ -391,7 +391,7 @@ export const OPERATIONS: readonly Operation[] = [
   op('POST', '/v1/batches', 'gateway', 'Create a batch, run by the gateway on any provider', 'object', {
     ...body('BatchCreate', createBatchSchema),
     description:
-      "Each line of the `batch` input file goes through the pipeline as the creating key, with the routing headers of this request (`x-gateway-provider: @slug`, `x-gateway-config`, metadata). A raw provider key goes to the provider's own Batches API.",
+      "Each line of the `batch` input file goes through the pipeline as the creating key, with the routing headers of this request (`x-gateway-provider: @slug`, `x-gateway-config`, metadata). With `x-gateway-batch-mode: native` the batch is handed to that one provider's own batch API (OpenAI, Anthropic) at its batch discount instead (docs/batches.md, native mode). A raw provider key goes to the provider's own Batches API.",
   }),
   op('GET', '/v1/batches', 'gateway', 'List batches', 'list', { query: page }),
   op('GET', '/v1/batches/{batch_id}', 'gateway', 'Retrieve a batch', 'object'),
