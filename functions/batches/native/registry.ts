@@ -3,9 +3,11 @@
  * implement NativeBatchAdapter in ./<provider>.ts and list it here.
  */
 import type { BatchEndpoint } from '../types';
+import { bedrockBatch } from './bedrock';
 import type { NativeBatchAdapter } from './types';
+import { vertexBatch } from './vertex';
 
-const ADAPTERS: readonly NativeBatchAdapter[] = [];
+const ADAPTERS: readonly NativeBatchAdapter[] = [bedrockBatch, vertexBatch];
 
 /** The adapter that runs `endpoint` batches on provider `slug`, if there is one. */
 export function nativeBatchAdapter(slug: string, endpoint?: BatchEndpoint): NativeBatchAdapter | undefined {

@@ -174,6 +174,8 @@ export interface BedrockJob {
   message?: string;
   inputUri?: string;
   outputUri?: string;
+  /** Records done so far, when Bedrock reports them (`successRecordCount`, `errorRecordCount`). */
+  counts?: { completed: number; failed: number };
 }
 
 export function parseJob(body: unknown): BedrockJob {
@@ -181,6 +183,8 @@ export function parseJob(body: unknown): BedrockJob {
     jobArn?: string;
     status?: string;
     message?: string;
+    successRecordCount?: number;
+    errorRecordCount?: number;
     inputDataConfig?: { s3InputDataConfig?: { s3Uri?: string } };
     outputDataConfig?: { s3OutputDataConfig?: { s3Uri?: string } };
   };
@@ -192,6 +196,9 @@ export function parseJob(body: unknown): BedrockJob {
     ...(job.message ? { message: job.message } : {}),
     ...(job.inputDataConfig?.s3InputDataConfig?.s3Uri ? { inputUri: job.inputDataConfig.s3InputDataConfig.s3Uri } : {}),
     ...(job.outputDataConfig?.s3OutputDataConfig?.s3Uri ? { outputUri: job.outputDataConfig.s3OutputDataConfig.s3Uri } : {}),
+    ...(typeof job.successRecordCount === 'number' || typeof job.errorRecordCount === 'number'
+      ? { counts: { completed: job.successRecordCount ?? 0, failed: job.errorRecordCount ?? 0 } }
+      : {}),
   };
 }
 

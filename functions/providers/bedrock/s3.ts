@@ -1,7 +1,7 @@
 /**
  * The batch bucket of a Bedrock provider (`aws_batch_s3_uri`): S3 object requests signed
- * with the provider's own credentials (SigV4, service `s3`), sent like every other provider
- * request through the gateway's outbound client. Virtual-hosted URLs
+ * with the provider's own credentials (`s3Sign`: SigV4, service `s3`), sent like every other
+ * provider request through the gateway's outbound client. Virtual-hosted URLs
  * (`https://{bucket}.s3.{region}.amazonaws.com/{key}`), or path-style under
  * `aws_s3_endpoint` when one is set.
  */
@@ -60,18 +60,16 @@ function credentialsFor(target: ProviderTarget) {
   return credentials;
 }
 
-function signed(target: ProviderTarget, req: UpstreamRequest): Promise<UpstreamRequest> {
+/** Signs an S3 request with the provider's credentials (service `s3`, S3's signing rules). */
+export function s3Sign(req: UpstreamRequest, target: ProviderTarget): Promise<UpstreamRequest> {
   return signSigV4(req, { region: awsRegion(target), service: 's3', credentials: credentialsFor(target), s3: true });
 }
 
-export function putObject(target: ProviderTarget, bucket: string, key: string, body: Buffer, contentType: string): Promise<UpstreamRequest> {
-  return signed(target, { url: objectUrl(target, bucket, key), method: 'PUT', headers: { 'content-type': contentType }, body });
+/** Unsigned: `s3Sign` signs it last. */
+export function putObject(target: ProviderTarget, bucket: string, key: string, body: Buffer, contentType: string): UpstreamRequest {
+  return { url: objectUrl(target, bucket, key), method: 'PUT', headers: { 'content-type': contentType }, body };
 }
 
-export function getObject(target: ProviderTarget, bucket: string, key: string): Promise<UpstreamRequest> {
-  return signed(target, { url: objectUrl(target, bucket, key), method: 'GET', headers: {} });
-}
-
-export function deleteObject(target: ProviderTarget, bucket: string, key: string): Promise<UpstreamRequest> {
-  return signed(target, { url: objectUrl(target, bucket, key), method: 'DELETE', headers: {} });
+export function getObject(target: ProviderTarget, bucket: string, key: string): UpstreamRequest {
+  return { url: objectUrl(target, bucket, key), method: 'GET', headers: {} };
 }

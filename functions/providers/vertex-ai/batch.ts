@@ -1,10 +1,10 @@
 /**
- * Vertex AI batch prediction for Gemini: the input lines (`{"key", "request":
- * GenerateContentRequest}`, the request as the live path builds it, its line also in
- * `labels.gateway_line`), the batchPredictionJobs requests (create, get, `:cancel`), and
- * each output line (`{request, response, status}`) read back as the OpenAI chat completion
- * the live path would give. Vertex may write the output lines in any order: a line is
- * matched to its request by `key`, else by the label Vertex echoes in `request`.
+ * Vertex AI batch prediction for Gemini: the input lines' requests (GenerateContentRequest
+ * as the live path builds it, the file line also in `labels.gateway_line`), the
+ * batchPredictionJobs requests (create, get, list by display name, `:cancel`), and each
+ * output line (`{request, response, status}`) read back as the OpenAI chat completion the
+ * live path would give. Vertex may write the output lines in any order: the adapter matches
+ * a line to its request by the `key` it wrote beside `request`, else by the echoed label.
  */
 import { badRequest } from '../../shared/errors';
 import { SETTING } from '../../shared/provider-table';
@@ -13,13 +13,16 @@ import { jsonGet, jsonPost } from '../_shared/openai-shape';
 import type { ChatRequest, ProviderTarget, TranslateContext, UpstreamRequest } from '../types';
 import { authHeaders, locationUrl, parseVertexModel } from './index';
 
-/** One input line for the file line `line`. Only chat completions translate to Gemini batch requests. */
-export function vertexBatchLine(endpoint: string, line: number, body: Record<string, unknown>): { key: string; request: Record<string, unknown> } {
+/**
+ * The GenerateContentRequest of the file line `line`, the line also in `labels.gateway_line`
+ * (Vertex echoes the request in its output). Only chat completions translate.
+ */
+export function vertexBatchRequest(endpoint: string, line: number, body: Record<string, unknown>): Record<string, unknown> {
   if (endpoint !== '/v1/chat/completions') {
     throw badRequest(`Native Vertex AI batches run /v1/chat/completions only, not ${endpoint}.`, 'endpoint', 'unsupported_endpoint');
   }
   const request = toGeminiRequest({ ...body, stream: false } as unknown as ChatRequest);
-  return { key: String(line), request: { ...request, labels: { gateway_line: String(line) } } };
+  return { ...request, labels: { gateway_line: String(line) } };
 }
 
 /** An output line as Vertex writes it. */
@@ -31,11 +34,10 @@ export interface VertexOutputLine {
   status?: unknown;
 }
 
-/** The file line an output line answers, or undefined when it carries neither key nor label. */
-export function lineOfOutput(out: VertexOutputLine): number | undefined {
-  const raw = out.key ?? out.request?.labels?.gateway_line;
-  const n = typeof raw === 'string' && /^\d{1,9}$/.test(raw) ? Number(raw) : typeof raw === 'number' ? raw : undefined;
-  return n !== undefined && Number.isInteger(n) && n > 0 ? n : undefined;
+/** The file line in an output line's echoed request label, if any. */
+export function labelledLine(out: VertexOutputLine): number | undefined {
+  const raw = out.request?.labels?.gateway_line;
+  return typeof raw === 'string' && /^[1-9]\d{0,8}$/.test(raw) ? Number(raw) : undefined;
 }
 
 /** google.rpc.Code -> HTTP status. */
@@ -104,6 +106,14 @@ function jobUrl(target: ProviderTarget, name: string): string {
 
 export const getJobRequest = (target: ProviderTarget, name: string): UpstreamRequest => jsonGet(jobUrl(target, name), authHeaders(target), target);
 
+/** The jobs of a display name (the gateway names each job after its batch), to find a job whose create answer was lost. */
+export function findJobsRequest(target: ProviderTarget, displayName: string): UpstreamRequest {
+  const filter = encodeURIComponent(`display_name="${displayName.replace(/["\\]/g, '')}"`);
+  return jsonGet(`${locationUrl(target)}/batchPredictionJobs?filter=${filter}`, authHeaders(target), target);
+}
+
+export const parseJobList = (body: unknown): VertexJob[] => (((body ?? {}) as { batchPredictionJobs?: unknown[] }).batchPredictionJobs ?? []).map(parseJob);
+
 export const cancelJobRequest = (target: ProviderTarget, name: string): UpstreamRequest =>
   jsonPost(`${jobUrl(target, name)}:cancel`, {}, authHeaders(target), target);
 
@@ -127,20 +137,35 @@ export interface VertexJob {
   name: string;
   state: string;
   phase: VertexJobPhase;
+  /** The model id of the job's `publishers/google/models/{id}`. */
+  model?: string;
   message?: string;
   /** `gs://…/prediction-model-…`: where the predictions files are, once the job has written them. */
   outputDirectory?: string;
+  counts?: { completed: number; failed: number };
 }
 
+/** int64 fields come as strings in Google's JSON. */
+const count = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : 0);
+
 export function parseJob(body: unknown): VertexJob {
-  const job = (body ?? {}) as { name?: string; state?: string; error?: { message?: string }; outputInfo?: { gcsOutputDirectory?: string } };
+  const job = (body ?? {}) as {
+    name?: string;
+    state?: string;
+    model?: string;
+    error?: { message?: string };
+    outputInfo?: { gcsOutputDirectory?: string };
+    completionStats?: { successfulCount?: unknown; failedCount?: unknown };
+  };
   const state = job.state ?? 'JOB_STATE_PENDING';
   return {
     name: job.name ?? '',
     state,
     phase: PHASES[state] ?? 'in_progress',
+    ...(job.model ? { model: job.model.slice(job.model.lastIndexOf('/') + 1) } : {}),
     ...(job.error?.message ? { message: job.error.message } : {}),
     ...(job.outputInfo?.gcsOutputDirectory ? { outputDirectory: job.outputInfo.gcsOutputDirectory } : {}),
+    ...(job.completionStats ? { counts: { completed: count(job.completionStats.successfulCount), failed: count(job.completionStats.failedCount) } } : {}),
   };
 }
 
