@@ -20,6 +20,7 @@ import { log } from '../shared/telemetry/logger';
 import { answerLine, errorResult } from './answer';
 import { finalizeBatch } from './finalize';
 import { linesOf, scanInput } from './input';
+import { runNativeStep } from './native/lifecycle';
 import { sendBatchMessage } from './queue';
 import { answeredLines, getBatch, recordLine, transitionBatch } from './store';
 import type { BatchError, BatchMessage, BatchRecord } from './types';
@@ -149,6 +150,12 @@ export async function handleBatchMessage(msg: BatchMessage): Promise<void> {
   const batch = await getBatch(msg.workspaceId, msg.batchId);
   if (!batch) {
     log.warn('batch message for a batch that does not exist; dropped', { batch_id: msg.batchId, kind: msg.kind });
+    return;
+  }
+  if (batch.mode === 'native') {
+    // A native batch moves only by the steps of the native queue (a cancel or an expiry is its next poll's to see).
+    if (msg.kind === 'native') return runNativeStep(batch);
+    log.warn('batch queue message for a native batch; dropped', { batch_id: batch.id, kind: msg.kind });
     return;
   }
   if (await settleIfEnding(batch)) return;

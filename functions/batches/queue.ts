@@ -15,6 +15,14 @@ export async function sendBatchMessage(msg: BatchMessage): Promise<void> {
   await sendMessage(url, msg, { groupId: msg.workspaceId, deduplicationId: dedupId(msg) });
 }
 
+/** The next step of a native batch, after `delaySeconds` (the native queue is a standard queue: no group, no deduplication). */
+export async function sendNativeStep(batch: { workspace_id: string; id: string }, delaySeconds = 0): Promise<void> {
+  const url = config().batchNativeQueueUrl;
+  if (!url) throw new Error('BATCH_NATIVE_QUEUE_URL is not set');
+  const msg: BatchMessage = { kind: 'native', workspaceId: batch.workspace_id, batchId: batch.id };
+  await sendMessage(url, msg, { delaySeconds: Math.min(Math.max(0, Math.round(delaySeconds)), 900) });
+}
+
 const id = z.string().check(z.minLength(1));
 const offset = z.number().check(z.int(), z.nonnegative());
 const ref = { workspaceId: id, batchId: id };
@@ -23,5 +31,6 @@ const ref = { workspaceId: id, batchId: id };
 export const batchMessageSchema: ZodMiniType<BatchMessage> = z.discriminatedUnion('kind', [
   z.looseObject({ kind: z.literal('validate'), ...ref }),
   z.looseObject({ kind: z.literal('finalize'), ...ref }),
+  z.looseObject({ kind: z.literal('native'), ...ref }),
   z.looseObject({ kind: z.literal('chunk'), ...ref, chunk: offset, start: offset, end: offset, firstLine: offset, lastLine: offset }),
 ]);

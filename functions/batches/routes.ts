@@ -14,7 +14,8 @@ import type { GatewayRequest, Route } from '../shared/http/types';
 import { config } from '../shared/config';
 import { parseInput } from '../shared/validation';
 import { log } from '../shared/telemetry/logger';
-import { sendBatchMessage } from './queue';
+import { batchModeOf, initialNativeState, resolveNativeTarget, stopNativeJob } from './native/mode';
+import { sendBatchMessage, sendNativeStep } from './queue';
 import { createBatchSchema } from './schema';
 import { createBatch, getBatch, listBatches, newBatchId, transitionBatch } from './store';
 import { BATCH_ID, TERMINAL_STATUSES, toBatchObject, type BatchRecord } from './types';
@@ -44,6 +45,8 @@ async function create(req: GatewayRequest) {
   const file = await getFileRecord(req.auth.workspaceId, input.input_file_id);
   if (!file) throw fileMissing;
   if (file.purpose !== 'batch') throw badRequest(`The input file must have purpose 'batch', not '${file.purpose}'.`, 'input_file_id', 'invalid_value');
+  const mode = batchModeOf(req.headers);
+  const native = mode === 'native' ? await resolveNativeTarget(req, input.endpoint) : undefined;
   const createdAt = nowSeconds();
   const record: BatchRecord = {
     id: newBatchId(),
@@ -73,14 +76,19 @@ async function create(req: GatewayRequest) {
     ending: null,
     planned_output_file_id: newFileId(),
     planned_error_file_id: newFileId(),
+    mode,
+    ...(native ? { native: initialNativeState(native.provider.adapter.slug) } : {}),
   };
   await createBatch(record);
-  await sendBatchMessage({ kind: 'validate', workspaceId: record.workspace_id, batchId: record.id });
+  if (native) await sendNativeStep(record);
+  else await sendBatchMessage({ kind: 'validate', workspaceId: record.workspace_id, batchId: record.id });
   return ok(toBatchObject(record));
 }
 
 /** A batch read after its window, still running: it is ended now (its worker may be gone), partial output kept. */
 async function expireIfDue(batch: BatchRecord): Promise<BatchRecord> {
+  // A native batch's window is its next poll's to see: it stops the provider's job and keeps what it answered.
+  if (batch.mode === 'native') return batch;
   if ((batch.status !== 'in_progress' && batch.status !== 'validating') || Date.now() < batch.expires_at * 1000) return batch;
   const moved = await transitionBatch(batch, ['validating', 'in_progress'], { status: 'finalizing', ending: 'expired', finalizing_at: nowSeconds() });
   if (!moved) return (await getBatch(batch.workspace_id, batch.id)) ?? batch;
@@ -111,9 +119,22 @@ async function cancel(req: GatewayRequest) {
     const ended = TERMINAL_STATUSES.includes(current.status) ? 'has ended' : 'is finalizing';
     throw conflict(`Batch ${batch.id} ${ended} (status '${current.status}') and cannot be cancelled.`, 'batch_not_cancellable');
   }
+  if (moved.mode === 'native') return ok(toBatchObject(await stopAtProvider(moved)));
   // The running chunk sees the cancel within a second; this message ends a batch no chunk is running for.
   await sendBatchMessage({ kind: 'finalize', workspaceId: batch.workspace_id, batchId: batch.id });
   return ok(toBatchObject(moved));
+}
+
+/** A native batch's job is stopped at the provider now; when that fails, its next step tries again. */
+async function stopAtProvider(batch: BatchRecord): Promise<BatchRecord> {
+  try {
+    if (!(await stopNativeJob(batch))) return batch;
+  } catch (err) {
+    log.warn('native batch cancel at the provider failed; the next step tries again', { batch_id: batch.id, error: String(err) });
+    return batch;
+  }
+  const native = { ...batch.native!, stop_requested_at: nowSeconds() };
+  return (await transitionBatch(batch, ['cancelling'], { native })) ?? batch;
 }
 
 export const batchesRoutes: Route[] = [

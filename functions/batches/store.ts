@@ -71,8 +71,14 @@ const CONFLICT_RETRIES = 20;
  * Records a line's answer and counts it, atomically (see the module comment). A transaction
  * that collides with another one on the batch item (TransactionConflict) is tried again.
  */
-export async function recordLine(batch: Pick<BatchRecord, 'workspace_id' | 'id'>, result: LineResult): Promise<RecordOutcome> {
+export async function recordLine(
+  batch: Pick<BatchRecord, 'workspace_id' | 'id'>,
+  result: LineResult,
+  /** The statuses a line may still join the batch in (native mode also records while `cancelling`: its lines arrive after the provider stopped). */
+  open: readonly BatchStatus[] = ['in_progress'],
+): Promise<RecordOutcome> {
   const table = tableName('jobs');
+  const openValues = Object.fromEntries(open.map((s, i) => [`:open${i}`, s]));
   for (let attempt = 0; ; attempt++) {
     try {
       await ddb.transactWrite({
@@ -89,9 +95,9 @@ export async function recordLine(batch: Pick<BatchRecord, 'workspace_id' | 'id'>
               TableName: table,
               Key: batchKey(batch.workspace_id, batch.id),
               UpdateExpression: 'ADD #count :one',
-              ConditionExpression: '#status = :in_progress',
+              ConditionExpression: `#status IN (${Object.keys(openValues).join(', ')})`,
               ExpressionAttributeNames: { '#count': result.ok ? 'completed' : 'failed', '#status': 'status' },
-              ExpressionAttributeValues: { ':one': 1, ':in_progress': 'in_progress' },
+              ExpressionAttributeValues: { ':one': 1, ...openValues },
             },
           },
         ],

@@ -1,5 +1,6 @@
 /** The batch object of OpenAI's Batches API, and what the gateway stores beside it. */
 import type { AuthContext } from '../shared/http/types';
+import type { NativeJobRef } from './native/types';
 
 export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/embeddings', '/v1/responses', '/v1/messages', '/v1/completions'] as const;
 export type BatchEndpoint = (typeof BATCH_ENDPOINTS)[number];
@@ -59,6 +60,33 @@ export interface BatchRecord extends Omit<BatchObject, 'object' | 'request_count
   ending: BatchEnding | null;
   planned_output_file_id: string;
   planned_error_file_id: string;
+  /** `native`: handed to the provider's own batch API (docs/batches.md); absent on batches made before native mode: `gateway`. */
+  mode?: BatchMode;
+  /** Native mode only: the provider job and what the lifecycle knows of it. */
+  native?: NativeBatchState;
+}
+
+export const BATCH_MODES = ['gateway', 'native'] as const;
+export type BatchMode = (typeof BATCH_MODES)[number];
+
+/** What a native batch keeps between the steps of its lifecycle (functions/batches/native/lifecycle.ts). */
+export interface NativeBatchState {
+  /** The provider slug the batch was created on (`openai`, `anthropic`, ...). */
+  provider: string;
+  /** The provider's job, once submitted. */
+  job: NativeJobRef | null;
+  /** The provider's own status word at the last poll. */
+  provider_status: string | null;
+  /** Lines the provider has answered so far (its own counts), shown while the job runs. */
+  provider_counts: { completed: number; failed: number } | null;
+  /** Lines refused before the job (bad lines): error lines of the batch, counted in `failed`. */
+  rejected: number;
+  /** Set once the provider was asked to stop the job (a cancel, or the window passing). */
+  stop_requested_at: number | null;
+  /** Unix seconds of the last poll. */
+  polled_at: number | null;
+  /** Polls made; the next poll waits longer the more were made (capped). */
+  polls: number;
 }
 
 export const BATCH_ID = /^batch_[0-9a-z]{26}$/;
@@ -83,9 +111,20 @@ export function toBatchObject(r: BatchRecord): BatchObject {
     expired_at: r.expired_at,
     cancelling_at: r.cancelling_at,
     cancelled_at: r.cancelled_at,
-    request_counts: { total: r.total, completed: r.completed, failed: r.failed },
+    request_counts: requestCounts(r),
     metadata: r.metadata,
   };
+}
+
+/**
+ * The counts the API shows. A native batch's lines are recorded only once the provider's job
+ * has ended, so while it runs the provider's own counts are shown (plus the lines refused
+ * before the job); the recorded counts win as soon as they are larger.
+ */
+function requestCounts(r: BatchRecord): BatchObject['request_counts'] {
+  const seen = r.native?.provider_counts;
+  if (!seen) return { total: r.total, completed: r.completed, failed: r.failed };
+  return { total: r.total, completed: Math.max(r.completed, seen.completed), failed: Math.max(r.failed, r.native!.rejected + seen.failed) };
 }
 
 /** One answered line: what the output or error file says for it. */
@@ -102,4 +141,6 @@ export interface LineResult {
 export type BatchMessage =
   | { kind: 'validate'; workspaceId: string; batchId: string }
   | { kind: 'chunk'; workspaceId: string; batchId: string; chunk: number; start: number; end: number; firstLine: number; lastLine: number }
-  | { kind: 'finalize'; workspaceId: string; batchId: string };
+  | { kind: 'finalize'; workspaceId: string; batchId: string }
+  /** Native mode (a standard queue, delayed): do the batch's next step (submit, poll, collect, finalize). */
+  | { kind: 'native'; workspaceId: string; batchId: string };

@@ -134,6 +134,11 @@ const schema = z.object({
   GATEWAY_BATCH_WINDOW_MS: intFromEnv(86_400_000, 1_000),
   /** Lines of one chunk in flight at once: a workspace runs one chunk at a time, so this bounds a batch and a workspace. */
   GATEWAY_BATCH_CONCURRENCY: intFromEnv(8, 1),
+  /** Queue of native batch steps (standard, delayed messages: submit, poll the provider's job, collect its results). */
+  BATCH_NATIVE_QUEUE_URL: z.optional(z.string()),
+  /** Native batches: seconds before the first poll of a provider's job; later polls wait longer, up to the max (SQS delays stop at 900). */
+  GATEWAY_BATCH_POLL_SECONDS: intFromEnv(30, 0),
+  GATEWAY_BATCH_POLL_MAX_SECONDS: intFromEnv(300, 0),
   /**
    * Per-budget CloudWatch alarms (stack option `budgetAlarm`): the topic they notify, the
    * prefix of their names (the function may manage only alarms with it) and, for tests, the
@@ -196,6 +201,9 @@ export interface GatewayConfig {
   batchQueueUrl: string | undefined;
   batchWindowMs: number;
   batchConcurrency: number;
+  batchNativeQueueUrl: string | undefined;
+  batchPollSeconds: number;
+  batchPollMaxSeconds: number;
   serviceName: string;
   /** CloudWatch namespace of the per-request EMF metrics. */
   metricsNamespace: string;
@@ -262,6 +270,9 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     batchQueueUrl: e.BATCH_QUEUE_URL,
     batchWindowMs: e.GATEWAY_BATCH_WINDOW_MS,
     batchConcurrency: e.GATEWAY_BATCH_CONCURRENCY,
+    batchNativeQueueUrl: e.BATCH_NATIVE_QUEUE_URL,
+    batchPollSeconds: e.GATEWAY_BATCH_POLL_SECONDS,
+    batchPollMaxSeconds: Math.min(e.GATEWAY_BATCH_POLL_MAX_SECONDS, 900),
     serviceName: e.SERVICE_NAME,
     metricsNamespace: e.POWERTOOLS_METRICS_NAMESPACE,
     metricsEnabled: !(e.POWERTOOLS_METRICS_DISABLED ?? e.POWERTOOLS_DEV ?? false),

@@ -185,6 +185,20 @@ export const QUEUES: readonly QueueSpec[] = [
     producers: ['api:batches', `worker:${BATCH_RUN_WORKER}`],
   },
   {
+    // Native batch steps (functions/batches/native/lifecycle.ts): submit the batch to the
+    // provider's batch API, then poll its job with delayed messages (DelaySeconds needs a
+    // standard queue) until it ends, then collect its results. Every step is idempotent, so a
+    // duplicate delivery only polls once more.
+    name: 'batches-native',
+    fifo: false,
+    envVar: 'BATCH_NATIVE_QUEUE_URL',
+    consumer: BATCH_RUN_WORKER,
+    batchSize: 1,
+    maxReceiveCount: 50,
+    visibilityTimeoutSeconds: 5400,
+    producers: ['api:batches', `worker:${BATCH_RUN_WORKER}`],
+  },
+  {
     name: 'fine-tuning-jobs',
     fifo: false,
     envVar: 'FINE_TUNING_QUEUE_URL',
