@@ -230,6 +230,14 @@ describe('Bedrock model invocation jobs', () => {
     });
   });
 
+  it('the S3 endpoint setting passes the SSRF guard: a metadata address is refused for good, before any byte is sent', async () => {
+    const ctx = await contextFor(bedrockTarget({ s3Endpoint: 'http://169.254.169.254' }));
+    await expect(bedrockBatch.submit(ctx, submitLines(bedrockBatch, ctx, [chat(CLAUDE, 'x')]))).rejects.toMatchObject({
+      name: 'NativeBatchRejected',
+      code: 'blocked_custom_host',
+    });
+  });
+
   it('signs S3 with the provider credentials: a wrong secret is refused by S3 and the submit fails for good', async () => {
     const ctx = await contextFor(bedrockTarget({ secretAccessKey: 'wrong' }));
     await expect(bedrockBatch.submit(ctx, submitLines(bedrockBatch, ctx, [chat(CLAUDE, 'x')]))).rejects.toMatchObject({
