@@ -137,11 +137,46 @@ export const PROVIDER_SETTINGS = [
     maxLength: 64,
     pattern: /^[a-z][a-z0-9-]{0,38}[a-z0-9]$/,
   },
+  // Native Vertex AI batches (batch prediction jobs): `gs://bucket/prefix` for their input and output.
+  {
+    field: 'vertex_batch_gcs_uri',
+    header: 'x-gateway-vertex-batch-gcs-uri',
+    secret: false,
+    group: 'vertex',
+    key: 'batchGcsUri',
+    maxLength: 1024,
+    pattern: /^gs:\/\/[a-z0-9][a-z0-9._-]{1,220}[a-z0-9](?:\/(?:[A-Za-z0-9!_.*'()-]+\/)*[A-Za-z0-9!_.*'()-]*)?$/,
+  },
+  // Cloud Storage's JSON API root instead of https://storage.googleapis.com (a private endpoint, or a test's fake). SSRF rules as for a custom host.
+  { field: 'vertex_storage_endpoint', header: 'x-gateway-vertex-storage-endpoint', secret: false, group: 'vertex', key: 'storageEndpoint', maxLength: 2048 },
   { field: 'aws_access_key_id', header: 'x-gateway-aws-access-key-id', secret: true, group: 'aws', key: 'accessKeyId', maxLength: 256 },
   { field: 'aws_secret_access_key', header: 'x-gateway-aws-secret-access-key', secret: true, group: 'aws', key: 'secretAccessKey', maxLength: 1024 },
   { field: 'aws_session_token', header: 'x-gateway-aws-session-token', secret: true, group: 'aws', key: 'sessionToken', maxLength: 8192 },
   // e.g. us-east-1, eu-central-2, us-gov-west-1. It builds a hostname (SSRF guard).
   { field: 'aws_region', header: 'x-gateway-aws-region', secret: false, group: 'aws', key: 'region', maxLength: 64, pattern: /^[a-z]{2}(-[a-z]+)+-\d$/ },
+  // Native Bedrock batches (model invocation jobs): where their input and output go, `s3://bucket/prefix`
+  // (the bucket builds an S3 hostname: a DNS-compatible bucket name, no dots), and the service role Bedrock assumes to read and write there.
+  {
+    field: 'aws_batch_s3_uri',
+    header: 'x-gateway-aws-batch-s3-uri',
+    secret: false,
+    group: 'aws',
+    key: 'batchS3Uri',
+    maxLength: 1024,
+    pattern: /^s3:\/\/[a-z0-9][a-z0-9-]{1,61}[a-z0-9](?:\/(?:[A-Za-z0-9!_.*'()-]+\/)*[A-Za-z0-9!_.*'()-]*)?$/,
+  },
+  {
+    field: 'aws_batch_role_arn',
+    header: 'x-gateway-aws-batch-role-arn',
+    secret: false,
+    group: 'aws',
+    key: 'batchRoleArn',
+    maxLength: 2048,
+    pattern: /^arn:aws(?:-[a-z]+)*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/,
+  },
+  // Where the batch bucket is reached instead of `https://{bucket}.s3.{region}.amazonaws.com` (path-style:
+  // `{endpoint}/{bucket}/{key}`): an S3 interface endpoint, or a test's fake. SSRF rules as for a custom host.
+  { field: 'aws_s3_endpoint', header: 'x-gateway-aws-s3-endpoint', secret: false, group: 'aws', key: 's3Endpoint', maxLength: 2048 },
   // IBM watsonx.ai (the IBM Cloud API key is `api_key`). The region builds
   // `{region}.ml.cloud.ibm.com` (SSRF guard): us-south, eu-de, eu-gb, jp-tok, au-syd, ca-tor, ...
   {

@@ -4,10 +4,12 @@
  */
 import type { BatchEndpoint } from '../types';
 import { anthropicMessageBatches } from './anthropic';
+import { bedrockBatch } from './bedrock';
 import { openaiBatches } from './openai';
 import type { NativeBatchAdapter } from './types';
+import { vertexBatch } from './vertex';
 
-const ADAPTERS: readonly NativeBatchAdapter[] = [openaiBatches, anthropicMessageBatches];
+const ADAPTERS: readonly NativeBatchAdapter[] = [openaiBatches, anthropicMessageBatches, bedrockBatch, vertexBatch];
 
 /** The adapter that runs `endpoint` batches on provider `slug`, if there is one. */
 export function nativeBatchAdapter(slug: string, endpoint?: BatchEndpoint): NativeBatchAdapter | undefined {

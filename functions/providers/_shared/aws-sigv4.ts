@@ -43,6 +43,8 @@ export interface SignOptions {
   credentials: AwsCredentials;
   /** Fixed clock (tests). */
   signingDate?: Date;
+  /** S3's signing rules (path signed as sent, payload hash header). */
+  s3?: boolean;
 }
 
 /** Returns `req` with `host`, `x-amz-date`, `x-amz-security-token` (if any) and `authorization` set. */

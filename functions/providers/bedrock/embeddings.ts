@@ -16,7 +16,8 @@ interface InvokeEmbeddingResponse {
   embeddings?: number[][] | { float?: number[][] };
 }
 
-function payloadFor(model: string, inputs: string[], body: Record<string, unknown>): Record<string, unknown> {
+/** The InvokeModel body of an embeddings request (also a batch record's `modelInput`). */
+export function payloadFor(model: string, inputs: string[], body: Record<string, unknown>): Record<string, unknown> {
   if (/cohere\.embed/i.test(model)) {
     return {
       texts: inputs,

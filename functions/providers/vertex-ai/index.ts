@@ -58,7 +58,7 @@ function location(target: ProviderTarget, model?: VertexModel): { project: strin
   };
 }
 
-function locationUrl(target: ProviderTarget, model?: VertexModel): string {
+export function locationUrl(target: ProviderTarget, model?: VertexModel): string {
   const { project, region } = location(target, model);
   const host = region === 'global' ? 'aiplatform.googleapis.com' : `${region}-aiplatform.googleapis.com`;
   return `${rootUrl(target, () => `https://${host}/v1`)}/projects/${project}/locations/${region}`;
@@ -70,7 +70,7 @@ function modelUrl(target: ProviderTarget, model: string, method: string): string
 }
 
 /** The key is an OAuth2 access token (scope cloud-platform). */
-const authHeaders = (target: ProviderTarget) => ({ authorization: `Bearer ${requireKey(target, 'Vertex AI')}` });
+export const authHeaders = (target: ProviderTarget) => ({ authorization: `Bearer ${requireKey(target, 'Vertex AI')}` });
 
 const post = (url: string, body: unknown, target: ProviderTarget): UpstreamRequest => jsonPost(url, body, authHeaders(target), target);
 

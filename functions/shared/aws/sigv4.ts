@@ -29,6 +29,8 @@ export interface SigV4Options {
   signingDate?: Date;
   /** Lower-case header names left out of the signature (sent, but not signed). */
   unsignedHeaders?: Set<string>;
+  /** S3 signs the path as sent (no second encoding) and needs `x-amz-content-sha256`. */
+  s3?: boolean;
 }
 
 const sha256 = Hash.bind(null, 'sha256');
@@ -43,7 +45,14 @@ export async function signHeaders(req: SigV4Request, opts: SigV4Options): Promis
   }
   // Signing keys are cached by the library per credentials, day, region and service, so a
   // signer per request costs nothing worth keeping one per credentials for.
-  const signer = new SignatureV4({ service: opts.service, region: opts.region, credentials: opts.credentials, sha256, applyChecksum: false });
+  const signer = new SignatureV4({
+    service: opts.service,
+    region: opts.region,
+    credentials: opts.credentials,
+    sha256,
+    applyChecksum: opts.s3 === true,
+    uriEscapePath: opts.s3 !== true,
+  });
   const signed = await signer.sign(
     {
       method: req.method,
