@@ -71,7 +71,7 @@ export interface ChatStreamed {
  * with backpressure and passes OpenAI bytes through untouched.
  */
 /** The iterator lives in its own module: the HTTP route never iterates, so its cold start does not load it. */
-const chatStream = loadOnce(() => import('./chat-stream'));
+const chatStream = /* @__PURE__ */ loadOnce(() => import('./chat-stream'));
 async function* iterate(src: StreamSource, stopped: () => boolean): AsyncGenerator<ChatCompletionChunk, void, undefined> {
   const { chunks } = await chatStream();
   yield* chunks(src, stopped);

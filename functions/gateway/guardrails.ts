@@ -10,7 +10,7 @@ import type { RequestFacts } from '../spend/request-record';
  * The evaluator (its checks, the JSON-Schema validator, JOSE) is loaded by the first
  * request that has guardrails, not at cold start: most requests have none.
  */
-const loadEvaluator = loadOnce(() => import('../guardrails/evaluate'));
+const loadEvaluator = /* @__PURE__ */ loadOnce(() => import('../guardrails/evaluate'));
 
 /**
  * Guardrails of a config (input_guardrails / output_guardrails) applied to chat. Input

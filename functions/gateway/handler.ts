@@ -15,21 +15,21 @@ const googleKernelError = (err: GatewayError) => googleErrorResponse(err);
 // each module once (loadOnce), not an `import()` per request.
 type Module = Record<string, (req: GatewayRequest) => Promise<HttpResponse>>;
 const lazy = (load: () => Promise<Module>, name: string) => (req: GatewayRequest) => load().then((m) => m[name]!(req));
-const audio = loadOnce(() => import('./audio') as Promise<Module>);
+const audio = /* @__PURE__ */ loadOnce(() => import('./audio') as Promise<Module>);
 // The route module also exports helpers the MCP tool loop shares; only its handlers are looked up here.
-const responsesApi = loadOnce(() => import('./openai-responses/route') as unknown as Promise<Module>);
+const responsesApi = /* @__PURE__ */ loadOnce(() => import('./openai-responses/route') as unknown as Promise<Module>);
 /** `POST /v1/responses` goes through the MCP tool loop's door: requests with `mcp` tools the gateway runs stay there. */
-const responsesCreate = loadOnce(() => import('../mcp/tool-loop/route') as Promise<Module>);
+const responsesCreate = /* @__PURE__ */ loadOnce(() => import('../mcp/tool-loop/route') as Promise<Module>);
 /** `POST /v1/messages` likewise, for `mcp_servers` the gateway runs. */
-const messagesCreate = loadOnce(() => import('../mcp/tool-loop/messages-route') as Promise<Module>);
+const messagesCreate = /* @__PURE__ */ loadOnce(() => import('../mcp/tool-loop/messages-route') as Promise<Module>);
 /** Chat completions with `x-gateway-mcp-servers`: the tools of those stored MCP servers run server-side. */
 const chatWithMcp = lazy(
-  loadOnce(() => import('../mcp/tool-loop/chat-run') as Promise<Module>),
+  /* @__PURE__ */ loadOnce(() => import('../mcp/tool-loop/chat-run') as Promise<Module>),
   'chatWithMcp',
 );
-const models = loadOnce(() => import('./models') as Promise<Module>);
-const messagesApi = loadOnce(() => import('./messages') as unknown as Promise<Module>);
-const geminiApi = loadOnce(() => import('./gemini') as Promise<Module>);
+const models = /* @__PURE__ */ loadOnce(() => import('./models') as Promise<Module>);
+const messagesApi = /* @__PURE__ */ loadOnce(() => import('./messages') as unknown as Promise<Module>);
+const geminiApi = /* @__PURE__ */ loadOnce(() => import('./gemini') as Promise<Module>);
 
 export const routes: Route[] = [
   {

@@ -6,7 +6,7 @@ import { loadOnce } from '../shared/load-once';
 import type { AttemptRecord } from '../spend/request-record';
 
 /** The RE2 engine (150 KB) loads with the first config that uses `$regex`. */
-const linearRegex = loadOnce(() => import('../shared/linear-regex'));
+const linearRegex = /* @__PURE__ */ loadOnce(() => import('../shared/linear-regex'));
 
 /** A provider target of the config with the settings it inherited from its parents. */
 export interface Leaf {

@@ -94,7 +94,8 @@ async function checkBudget(budget: ActiveBudget, subject: LimitSubject, now: num
   const sk = `budget#${period.key}`;
   const ttl = period.endsAt === undefined ? undefined : Math.ceil(period.endsAt / 1000) + TTL_SLACK_SECONDS;
   const settings = config();
-  const shards = shardCountFor(budget.limitUsd, settings.budgetShardMinUsd, settings.counterShards);
+  // By the largest limit the budget had: lowering it must not hide the shards this period's spend is in.
+  const shards = shardCountFor(budget.shardLimitUsd, settings.budgetShardMinUsd, settings.counterShards);
   // The limit is part of the period's name: a raised limit reads its shards again.
   const id = `${pk}\u0000${sk}\u0000${budget.limitNusd}`;
   const full = fullShards.of(id);

@@ -18,6 +18,11 @@ export interface BudgetPolicy extends PolicyBase {
   period: BudgetPeriod;
   /** Shares of the limit (0 < t <= 1) whose crossing emits one event each per period. */
   alert_thresholds: number[];
+  /**
+   * The largest `limit_usd` the budget ever had (internal, never answered): its counters are
+   * sharded by it, so a lowered limit still reads every shard its period's spend is in.
+   */
+  shard_limit_usd?: number;
 }
 
 export const DEFAULT_ALERT_THRESHOLDS = [0.5, 0.8];
@@ -68,6 +73,8 @@ export interface ActiveBudget {
   name: string | null;
   limitNusd: number;
   limitUsd: number;
+  /** What the counters are sharded by: the largest limit the budget ever had. */
+  shardLimitUsd: number;
   period: BudgetPeriod;
   thresholds: readonly number[];
   conditions: ReadonlyArray<{ key: string; value: string }>;

@@ -37,6 +37,7 @@ const toActive = (b: BudgetPolicy): ActiveBudget => ({
   name: b.name ?? null,
   limitNusd: Math.round(Number(b.limit_usd) * NANO),
   limitUsd: Number(b.limit_usd),
+  shardLimitUsd: Math.max(Number(b.limit_usd), Number(b.shard_limit_usd ?? 0)),
   period: b.period,
   thresholds: (b.alert_thresholds ?? []).map(Number),
   conditions: b.conditions ?? [],
@@ -59,7 +60,7 @@ export function clearBudgetCache(workspaceId?: string): void {
 }
 
 const NO_BUDGETS: BudgetGrant = { buckets: [], headers: {} };
-const budgetCheck = loadOnce(() => import('./budget-check'));
+const budgetCheck = /* @__PURE__ */ loadOnce(() => import('./budget-check'));
 
 /**
  * Admit or refuse a request under the workspace's active budgets (before any provider is

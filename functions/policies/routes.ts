@@ -47,6 +47,10 @@ interface PolicyKind<P extends Common> {
   fromCreate(req: GatewayRequest): { workspaceRef: string | undefined; fields: Omit<P, keyof Common> } & Pick<Common, 'name' | 'conditions' | 'group_by'>;
   /** The patch from an update body (validated). */
   fromUpdate(req: GatewayRequest): Partial<P>;
+  /** The patch as written, given the stored policy (default: as it is). */
+  patchOf?(current: P, patch: Partial<P>): Partial<P>;
+  /** Stored fields that are not part of the answer. */
+  internal?: readonly string[];
   /** Extra list filters from the query. */
   listFilter(req: GatewayRequest): (p: P) => boolean;
   clearCache(workspaceId: string): void;
@@ -56,7 +60,12 @@ interface PolicyKind<P extends Common> {
 
 function routesFor<P extends Common>(kind: PolicyKind<P>): Route[] {
   const notFoundError = (id: string) => notFound(`No ${kind.noun} '${id.slice(0, MAX_REF_LENGTH)}' in this workspace.`, 'id');
-  const withObject = (p: P) => ({ object: kind.object, ...p });
+  const shown = (p: P) => {
+    const visible: Record<string, unknown> = { ...(p as object) };
+    for (const field of kind.internal ?? []) delete visible[field];
+    return visible;
+  };
+  const withObject = (p: P) => ({ object: kind.object, ...shown(p) });
 
   async function create(req: GatewayRequest) {
     const { workspaceRef, fields, name, conditions, group_by } = kind.fromCreate(req);
@@ -98,12 +107,13 @@ function routesFor<P extends Common>(kind: PolicyKind<P>): Route[] {
     const workspaceId = await targetWorkspace(req, req.query.workspace_id);
     const matching = (await kind.store.list(workspaceId)).filter((p) => p.status === status && filter(p)).reverse(); // newest first
     const start = currentPage * pageSize;
-    return ok({ object: 'list', data: matching.slice(start, start + pageSize), total: matching.length });
+    return ok({ object: 'list', data: matching.slice(start, start + pageSize).map(shown), total: matching.length });
   }
 
   async function applyUpdate(req: GatewayRequest, patch: Partial<P>) {
     const workspaceId = await targetWorkspace(req, req.query.workspace_id);
-    const policy = await kind.store.update(workspaceId, req.params.id!, patch);
+    const { patchOf } = kind;
+    const policy = await kind.store.update(workspaceId, req.params.id!, patchOf ? (current) => patchOf(current, patch) : patch);
     if (!policy) throw notFoundError(req.params.id!);
     kind.clearCache(workspaceId);
     log.info(`${kind.noun} updated`, { policy_id: policy.id, status: policy.status, by_key_id: req.auth.keyId }, req.context);
@@ -189,6 +199,10 @@ const budgets: PolicyKind<BudgetPolicy> = {
     const thresholds = normaliseThresholds(body.alert_thresholds);
     return thresholds ? { ...body, alert_thresholds: thresholds } : (body as Partial<BudgetPolicy>);
   },
+  // A lowered limit keeps its counters' shards (budget-model.ts, shard_limit_usd).
+  patchOf: (current, patch) =>
+    patch.limit_usd === undefined ? patch : { ...patch, shard_limit_usd: Math.max(current.shard_limit_usd ?? current.limit_usd, patch.limit_usd) },
+  internal: ['shard_limit_usd'],
   listFilter: () => () => true,
   clearCache: clearBudgetCache,
   afterWrite: (id, budget, req) => syncBudgetAlarm(id, budget, req.context),

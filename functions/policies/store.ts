@@ -27,6 +27,8 @@ export const isPolicyId = (id: string) => UUID_PATTERN.test(id);
 
 const MAX_UPDATE_ATTEMPTS = 5;
 
+export type PolicyPatch<P extends StoredPolicy> = Partial<Omit<P, keyof StoredPolicy>> & { status?: P['status'] };
+
 export interface PolicyStore<P extends StoredPolicy> {
   create(policy: P): Promise<P>;
   get(workspaceId: string, id: string): Promise<P | undefined>;
@@ -37,7 +39,7 @@ export interface PolicyStore<P extends StoredPolicy> {
    * the `last_updated_at` it read, so concurrent updates never interleave, and each update
    * moves `last_updated_at` strictly forward (even within one millisecond).
    */
-  update(workspaceId: string, id: string, patch: Partial<Omit<P, keyof StoredPolicy>> & { status?: P['status'] }): Promise<P | undefined>;
+  update(workspaceId: string, id: string, patch: PolicyPatch<P> | ((current: P) => PolicyPatch<P>)): Promise<P | undefined>;
   /** True when the policy existed and is now gone. */
   remove(workspaceId: string, id: string): Promise<boolean>;
 }
@@ -65,7 +67,7 @@ export function policyStore<P extends StoredPolicy>(skPrefix: string, fromItem: 
         if (!current) return undefined;
         const next = Math.max(Date.now(), Date.parse(current.last_updated_at) + 1);
         const updated = await updateItem<P>('policies', key(workspaceId, id), {
-          set: { ...patch, last_updated_at: new Date(next).toISOString() },
+          set: { ...(typeof patch === 'function' ? patch(current) : patch), last_updated_at: new Date(next).toISOString() },
           condition: 'attribute_exists(#pk) AND #last_updated_at = :prev',
           conditionValues: { ':prev': current.last_updated_at },
         });

@@ -4,7 +4,7 @@ import { loadOnce } from '../load-once';
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 
 /** The work is a chunk loaded with the first keyed request: cold starts do not pay for it. */
-const idempotencyRun = loadOnce(() => import('./idempotency-run'));
+const idempotencyRun = /* @__PURE__ */ loadOnce(() => import('./idempotency-run'));
 
 /**
  * `Idempotency-Key` on the POSTs that create something or call a model (a route opts in
