@@ -10,7 +10,6 @@ import { deleteFiles, getFile, objectKey, putFile } from '../files/bucket';
 import { createFileRecord, deleteFileRecord, getFileRecord, newFileId } from '../files/store';
 import { DEFAULT_BATCH_EXPIRY_SECONDS, type FileRecord } from '../files/types';
 import { toAnthropicError } from '../formats/messages/errors';
-import { config } from '../shared/config';
 import { asGatewayError, badRequest, conflict, type GatewayError, notFound, payloadTooLarge } from '../shared/errors';
 import { idempotency } from '../shared/http/idempotency';
 import { json, ok } from '../shared/http/response';
@@ -34,7 +33,7 @@ import {
 } from './message-batch';
 import { sendBatchMessage } from './queue';
 import { cancelBatch, expireIfDue, keptHeaders } from './routes';
-import { answeredResults, createBatch, deleteBatch, getBatch, listBatches } from './store';
+import { answeredResults, createBatch, deleteBatch, getBatch, listBatches, newBatchRecord } from './store';
 import type { BatchRecord } from './types';
 
 /** Anthropic's headers a line keeps besides the gateway's: its API version and betas (never its key). */
@@ -124,36 +123,17 @@ async function create(req: GatewayRequest) {
   const createdAt = nowSeconds();
   const id = `${MESSAGE_BATCH_PREFIX}${timeOrderedId()}`;
   const file = await writeInput(req.auth.workspaceId, id, input, createdAt);
-  const record: BatchRecord = {
+  const record = newBatchRecord({
     id,
     workspace_id: req.auth.workspaceId,
     endpoint: '/v1/messages',
     input_file_id: file.id,
-    completion_window: '24h',
-    status: 'validating',
-    output_file_id: null,
-    error_file_id: null,
-    created_at: createdAt,
-    in_progress_at: null,
-    expires_at: createdAt + Math.ceil(config().batchWindowMs / 1000),
-    finalizing_at: null,
-    completed_at: null,
-    failed_at: null,
-    expired_at: null,
-    cancelling_at: null,
-    cancelled_at: null,
     metadata: null,
     auth: req.auth,
     headers: routingHeaders(req.headers),
     total: input.requests.length,
-    completed: 0,
-    failed: 0,
-    batch_errors: null,
-    ending: null,
-    planned_output_file_id: newFileId(),
-    planned_error_file_id: newFileId(),
     max_requests: MAX_MESSAGE_BATCH_REQUESTS,
-  };
+  });
   await createBatch(record);
   await sendBatchMessage({ kind: 'validate', workspaceId: record.workspace_id, batchId: record.id });
   return ok(toMessageBatch(record, req));

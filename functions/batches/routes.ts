@@ -4,20 +4,19 @@
  * workspace's batch or input file is a 404. The lines run as the creating key, with the
  * routing headers of the create request (a managed provider, a config, metadata).
  */
-import { getFileRecord, newFileId } from '../files/store';
+import { getFileRecord } from '../files/store';
 import { FILE_ID } from '../files/types';
 import { badRequest, conflict, notFound } from '../shared/errors';
 import { idempotency } from '../shared/http/idempotency';
 import { pageFromQuery } from '../shared/http/list';
 import { ok } from '../shared/http/response';
 import type { GatewayRequest, Route } from '../shared/http/types';
-import { config } from '../shared/config';
 import { parseInput } from '../shared/validation';
 import { log } from '../shared/telemetry/logger';
 import { batchModeOf, initialNativeState, resolveNativeTarget, stopNativeJob } from './native/mode';
 import { sendBatchMessage, sendNativeStep } from './queue';
 import { createBatchSchema } from './schema';
-import { createBatch, getBatch, listBatches, newBatchId, transitionBatch } from './store';
+import { createBatch, getBatch, listBatches, newBatchId, newBatchRecord, transitionBatch } from './store';
 import { BATCH_ID, TERMINAL_STATUSES, toBatchObject, type BatchRecord } from './types';
 
 /** The gateway headers a batch keeps for its lines: routing and logging, never a secret. */
@@ -47,38 +46,18 @@ async function create(req: GatewayRequest) {
   if (file.purpose !== 'batch') throw badRequest(`The input file must have purpose 'batch', not '${file.purpose}'.`, 'input_file_id', 'invalid_value');
   const mode = batchModeOf(req.headers);
   const native = mode === 'native' ? await resolveNativeTarget(req, input.endpoint) : undefined;
-  const createdAt = nowSeconds();
-  const record: BatchRecord = {
+  const record = newBatchRecord({
     id: newBatchId(),
     workspace_id: req.auth.workspaceId,
     endpoint: input.endpoint,
     input_file_id: file.id,
-    completion_window: '24h',
-    status: 'validating',
-    output_file_id: null,
-    error_file_id: null,
-    created_at: createdAt,
-    in_progress_at: null,
-    expires_at: createdAt + Math.ceil(config().batchWindowMs / 1000),
-    finalizing_at: null,
-    completed_at: null,
-    failed_at: null,
-    expired_at: null,
-    cancelling_at: null,
-    cancelled_at: null,
     metadata: input.metadata ?? null,
     auth: req.auth,
     headers: keptHeaders(req.headers),
     total: 0,
-    completed: 0,
-    failed: 0,
-    batch_errors: null,
-    ending: null,
-    planned_output_file_id: newFileId(),
-    planned_error_file_id: newFileId(),
     mode,
     ...(native ? { native: initialNativeState(native.provider.adapter.slug) } : {}),
-  };
+  });
   await createBatch(record);
   if (native) await sendNativeStep(record);
   else await sendBatchMessage({ kind: 'validate', workspaceId: record.workspace_id, batchId: record.id });

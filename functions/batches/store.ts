@@ -9,11 +9,44 @@
  * second worker), and the count only while the batch is `in_progress` (once it is
  * finalizing, cancelling or expired, no answer joins the output any more).
  */
+import { newFileId } from '../files/store';
+import { config } from '../shared/config';
 import { ddb, tableName } from '../shared/db/client';
 import { listPage, type Page } from '../shared/db/list';
 import { batchWrite, deleteItem, getItem, putNew, updateItem } from '../shared/db/ops';
 import { timeOrderedId } from '../shared/ids';
 import type { BatchRecord, BatchStatus, LineResult } from './types';
+
+/** What a new batch is given; the rest starts as every batch does. */
+type NewBatch = Pick<BatchRecord, 'id' | 'workspace_id' | 'endpoint' | 'input_file_id' | 'metadata' | 'auth' | 'headers' | 'total'> &
+  Partial<Pick<BatchRecord, 'mode' | 'native' | 'max_requests'>>;
+
+/** A batch as created: `validating`, its window from now, its output files' ids chosen. */
+export function newBatchRecord(batch: NewBatch): BatchRecord {
+  const createdAt = Math.floor(Date.now() / 1000);
+  return {
+    ...batch,
+    completion_window: '24h',
+    status: 'validating',
+    output_file_id: null,
+    error_file_id: null,
+    created_at: createdAt,
+    in_progress_at: null,
+    expires_at: createdAt + Math.ceil(config().batchWindowMs / 1000),
+    finalizing_at: null,
+    completed_at: null,
+    failed_at: null,
+    expired_at: null,
+    cancelling_at: null,
+    cancelled_at: null,
+    completed: 0,
+    failed: 0,
+    batch_errors: null,
+    ending: null,
+    planned_output_file_id: newFileId(),
+    planned_error_file_id: newFileId(),
+  };
+}
 
 const BATCH_PREFIX = 'BATCH#';
 const LINE_PREFIX = 'LINE#';
