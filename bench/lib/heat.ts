@@ -166,14 +166,14 @@ export const HEAT_METADATA_DESCRIPTION =
 export async function measureHeat(
   recorder: { recording: boolean; writes: WriteRecord[]; calls: Record<string, number> },
   spec: (i: number) => RequestSpec,
-  opts: { mode: HeatMode['mode']; how: string; connections: number; requests: number; warmup: number; names: Record<string, string> },
+  opts: { mode: HeatMode['mode']; how: string; connections: number; requests: number; warmup: number; names: Record<string, string>; pauseMs?: number },
 ): Promise<HeatMode> {
-  await drive(spec, { connections: opts.connections, requests: opts.warmup });
+  await drive(spec, { connections: opts.connections, requests: opts.warmup, pauseMs: opts.pauseMs });
   await new Promise((r) => setTimeout(r, 1500));
   recorder.writes.length = 0;
   for (const k of Object.keys(recorder.calls)) delete recorder.calls[k];
   recorder.recording = true;
-  const run = await drive((i) => spec(i + opts.warmup), { connections: opts.connections, requests: opts.requests });
+  const run = await drive((i) => spec(i + opts.warmup), { connections: opts.connections, requests: opts.requests, pauseMs: opts.pauseMs });
   await new Promise((r) => setTimeout(r, 2000));
   recorder.recording = false;
   const s = summariseHeat(recorder.writes, run.requests);
@@ -260,21 +260,27 @@ async function idNames(url: string, adminKey: string, keyId: string): Promise<Re
   return names;
 }
 
+/** How long the on-demand mode waits after each answer: the process is idle again before the next request. */
+const ON_DEMAND_PAUSE_MS = 50;
+
 /** Both modes, each on its own gateway behind its own recorder. */
 export async function runHeatPhase(d: HeatPhaseDeps): Promise<HeatResults> {
   const modes: HeatMode[] = [];
-  const plan: Array<{ mode: HeatMode['mode']; how: string; env: Record<string, string>; connections: number; requests: number }> = [
+  // The AWS layout of the request log (the local runtime's default is 4 shards, for its tests' reads).
+  const aws = { REQUEST_LOG_SHARDS: '64' };
+  const plan: Array<{ mode: HeatMode['mode']; how: string; env: Record<string, string>; connections: number; requests: number; pauseMs?: number }> = [
     {
       mode: 'on-demand',
-      how: 'one request at a time, reservations ahead of demand off (RATE_LIMIT_RESERVE_AHEAD_MS=0), request-log writes not grouped (REQUEST_LOG_BATCH_WAIT_MS=0): every request writes its own',
-      env: { RATE_LIMIT_RESERVE_AHEAD_MS: '0', REQUEST_LOG_BATCH_WAIT_MS: '0' },
+      how: `one request at a time, each alone in the process (${ON_DEMAND_PAUSE_MS} ms after each answer, so its after-response writes end first: shards are picked as a Lambda container serving one invocation picks them), reservations ahead of demand off (RATE_LIMIT_RESERVE_AHEAD_MS=0), request-log writes not grouped (REQUEST_LOG_BATCH_WAIT_MS=0), REQUEST_LOG_SHARDS=64 as on AWS: every request writes its own`,
+      env: { RATE_LIMIT_RESERVE_AHEAD_MS: '0', REQUEST_LOG_BATCH_WAIT_MS: '0', ...aws },
       connections: 1,
       requests: d.requests.onDemand,
+      pauseMs: ON_DEMAND_PAUSE_MS,
     },
     {
       mode: 'multi-concurrency',
-      how: `the local runtime as is (one process, ${d.requests.connections} requests at a time); scaled linearly, an upper bound`,
-      env: {},
+      how: `the local runtime (one process, ${d.requests.connections} requests at a time, REQUEST_LOG_SHARDS=64 as on AWS); scaled linearly, an upper bound`,
+      env: { ...aws },
       connections: d.requests.connections,
       requests: d.requests.multi,
     },

@@ -211,9 +211,11 @@ export interface DriveResult {
 
 /**
  * Closed loop: `connections` workers send requests one after another until `requests` have
- * been sent, each built by `specFor(i)` (so headers may vary per request); keep-alive.
+ * been sent, each built by `specFor(i)` (so headers may vary per request); keep-alive. With
+ * `pauseMs`, a worker waits that long after each answer (the gateway's after-response work
+ * ends before the next request, as in a Lambda container that serves one at a time).
  */
-export async function drive(specFor: (i: number) => RequestSpec, opts: { connections: number; requests: number }): Promise<DriveResult> {
+export async function drive(specFor: (i: number) => RequestSpec, opts: { connections: number; requests: number; pauseMs?: number }): Promise<DriveResult> {
   const { default: http } = await import('node:http');
   const agent = new http.Agent({ keepAlive: true, maxSockets: opts.connections });
   const latencies: number[] = [];
@@ -249,7 +251,10 @@ export async function drive(specFor: (i: number) => RequestSpec, opts: { connect
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: opts.connections }, async () => {
-      while (next < opts.requests) await one(specFor(next++));
+      while (next < opts.requests) {
+        await one(specFor(next++));
+        if (opts.pauseMs) await new Promise((r) => setTimeout(r, opts.pauseMs));
+      }
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
