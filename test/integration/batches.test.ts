@@ -1,40 +1,21 @@
 import OpenAI, { NotFoundError, toFile } from 'openai';
 import type { Batch } from 'openai/resources/batches';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
-import { startAnthropicFake, startOpenAIFake, type FakeServer, type RecordedRequest } from '../fakes';
-import { call, logsOf, startTestGateway } from '../support/gateway';
+import type { FakeServer, RecordedRequest } from '../fakes';
+import { useBatchFixture } from '../support/batch-fixture';
+import { call, logsOf } from '../support/gateway';
 
 // The Batches API through the official SDK, run by the gateway itself: each line through the
 // pipeline (a managed OpenAI-compatible provider and a managed Anthropic provider, both on
 // fakes), the output and error files read back with files.content.
+const fixture = useBatchFixture('batch', 'Batches other team');
 let gw: LocalGateway;
 let openaiFake: FakeServer;
 let claudeFake: FakeServer;
 let otherKey: string;
-
-beforeAll(async () => {
-  [openaiFake, claudeFake] = await Promise.all([startOpenAIFake(), startAnthropicFake()]);
-  gw = await startTestGateway();
-  for (const [slug, provider, fake] of [
-    ['batch-openai', 'openai', openaiFake],
-    ['batch-claude', 'anthropic', claudeFake],
-  ] as const) {
-    const created = await call(gw, 'POST', '/v1/providers', { body: { slug, provider, api_key: 'sk-managed', custom_host: `${fake.url}/v1` } });
-    expect(created.status, created.text).toBe(200);
-  }
-  const ws = await call(gw, 'POST', '/v1/workspaces', { body: { name: 'Batches other team' } });
-  const key = await call(gw, 'POST', '/v1/api-keys', { body: { name: 'other', workspace_id: ws.body.id, scopes: ['gateway'] } });
-  expect(key.status, key.text).toBe(200);
-  otherKey = key.body.secret;
-});
-afterAll(async () => {
-  await gw?.stop();
-  await Promise.all([openaiFake?.close(), claudeFake?.close()]);
-});
-afterEach(() => {
-  openaiFake.reset();
-  claudeFake.reset();
+beforeAll(() => {
+  ({ gw, openaiFake, claudeFake, otherKey } = fixture);
 });
 
 const client = (provider: string, key = gw.adminKey) =>

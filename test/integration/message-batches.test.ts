@@ -1,40 +1,21 @@
 import Anthropic, { NotFoundError } from '@anthropic-ai/sdk';
 import type { MessageBatch, MessageBatchIndividualResponse } from '@anthropic-ai/sdk/resources/messages/batches';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
-import { startAnthropicFake, startOpenAIFake, type FakeServer } from '../fakes';
-import { call, logsOf, startTestGateway } from '../support/gateway';
+import type { FakeServer } from '../fakes';
+import { useBatchFixture } from '../support/batch-fixture';
+import { call, logsOf } from '../support/gateway';
 
 // Anthropic's Message Batches API through Anthropic's own SDK, run by the gateway's batch
 // engine on any provider: an OpenAI-backed managed provider (each request translated to chat
 // and its answer back to an Anthropic message) and an Anthropic-backed one.
+const fixture = useBatchFixture('mb', 'Message batches other team');
 let gw: LocalGateway;
 let openaiFake: FakeServer;
 let claudeFake: FakeServer;
 let otherKey: string;
-
-beforeAll(async () => {
-  [openaiFake, claudeFake] = await Promise.all([startOpenAIFake(), startAnthropicFake()]);
-  gw = await startTestGateway();
-  for (const [slug, provider, fake] of [
-    ['mb-openai', 'openai', openaiFake],
-    ['mb-claude', 'anthropic', claudeFake],
-  ] as const) {
-    const created = await call(gw, 'POST', '/v1/providers', { body: { slug, provider, api_key: 'sk-managed', custom_host: `${fake.url}/v1` } });
-    expect(created.status, created.text).toBe(200);
-  }
-  const ws = await call(gw, 'POST', '/v1/workspaces', { body: { name: 'Message batches other team' } });
-  const key = await call(gw, 'POST', '/v1/api-keys', { body: { name: 'other', workspace_id: ws.body.id, scopes: ['gateway'] } });
-  expect(key.status, key.text).toBe(200);
-  otherKey = key.body.secret;
-});
-afterAll(async () => {
-  await gw?.stop();
-  await Promise.all([openaiFake?.close(), claudeFake?.close()]);
-});
-afterEach(() => {
-  openaiFake.reset();
-  claudeFake.reset();
+beforeAll(() => {
+  ({ gw, openaiFake, claudeFake, otherKey } = fixture);
 });
 
 /** The gateway key where Anthropic's SDK puts its key (`x-api-key`), as an Anthropic client would send it. */
