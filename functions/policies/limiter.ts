@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { config } from '../shared/config';
+import { heldCounterWriter } from '../shared/db/held-counters';
 import { addOnce, getItem } from '../shared/db/ops';
 import { GatewayError } from '../shared/errors';
 import { TtlCache } from '../shared/stores/ttl-cache';
@@ -89,6 +90,8 @@ interface ActivePolicy {
   type: PolicyType;
   unit: PolicyUnit;
   value: number;
+  /** What sizes the shards: the largest value the policy has had (model.ts, shard_value). */
+  shardValue: number;
   conditions: ReadonlyArray<{ key: string; value: string }>;
   groupBy: readonly string[];
 }
@@ -99,6 +102,7 @@ const toActive = (p: RateLimitPolicy): ActivePolicy => ({
   type: p.type,
   unit: p.unit,
   value: p.value,
+  shardValue: Math.max(p.value, Number(p.shard_value ?? 0)),
   conditions: p.conditions,
   groupBy: p.group_by.map((g) => g.key),
 });
@@ -211,7 +215,7 @@ const scaled = (count: number, slice: number, capacity: number): number =>
 async function countRequest(policy: ActivePolicy, pk: string, now: number): Promise<Checked> {
   const capacity = capacityOf(policy);
   const settings = config();
-  const shards = shardCountFor(capacity, settings.rateLimitShardMin, settings.counterShards);
+  const shards = shardCountFor(Math.max(capacity, Math.floor(policy.shardValue)), settings.rateLimitShardMin, settings.counterShards);
   const start = startShard(shards);
   for (let i = 0; i < shards; i++) {
     const shard = (start + i) % shards;
@@ -231,7 +235,7 @@ const fullTokenShards = /* @__PURE__ */ new FullShards();
  */
 async function readTokens(policy: ActivePolicy, pk: string, now: number): Promise<Checked> {
   const settings = config();
-  const shards = shardCountFor(policy.value, settings.tokensShardMin, settings.counterShards);
+  const shards = shardCountFor(policy.shardValue, settings.tokensShardMin, settings.counterShards);
   const logical = windowOf(pk, policy.type, policy.unit, now);
   // The limit is part of the window's name: a raised limit reads its shards again.
   const id = `${pk}\u0000${logical.sk}\u0000${policy.value}`;
@@ -321,10 +325,18 @@ export async function enforceRateLimits(subject: LimitSubject, now = Date.now())
   };
 }
 
+/** Tokens policies' usage, summed per window in a busy process and written once per HOLD_MS (../shared/db/held-counters.ts). */
+const addTokens = /* @__PURE__ */ heldCounterWriter<{ count: number }>('tokens usage', (item) =>
+  addOnce('usage', item.key, { set: { ttl: item.ttl }, add: { count: item.amounts.count } }).then(() => undefined),
+);
+
 /**
  * Add a request's actual token usage to every tokens bucket of its grant, in the window
  * current at `now` (when the usage became known). A no-op for a grant without token
- * buckets or a usage of zero or less.
+ * buckets or a usage of zero or less. A request alone in its process waits for the write; in
+ * a busy process the usage is held with the others' and written within a second (one write
+ * per bucket per second, whatever the rate), which widens the overshoot bound by the tokens
+ * the process used in that second (docs/usage.md, "Counters at scale").
  */
 export async function recordTokenUsage(grant: RateLimitGrant, totalTokens: number, now = Date.now()): Promise<void> {
   const tokens = Math.round(totalTokens);
@@ -332,7 +344,7 @@ export async function recordTokenUsage(grant: RateLimitGrant, totalTokens: numbe
   await Promise.all(
     grant.tokenBuckets.map((bucket) => {
       const window = windowOf(bucket.pk, bucket.type, bucket.unit, now);
-      return addOnce('usage', { pk: bucket.pk, sk: window.sk }, { set: { ttl: window.ttl }, add: { count: tokens } });
+      return addTokens([{ pk: bucket.pk, sk: window.sk }], { count: tokens }, window.ttl);
     }),
   );
 }

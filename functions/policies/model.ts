@@ -49,6 +49,11 @@ export interface RateLimitPolicy extends PolicyBase {
   type: PolicyType;
   unit: PolicyUnit;
   value: number;
+  /**
+   * Internal: the largest value the policy has had, which sizes its counters' shards. A
+   * lowered value keeps the shards its window already counted on, so none is left unread.
+   */
+  shard_value?: number;
 }
 
 /** The single-policy read (and the write responses): the policy with its `object`. */

@@ -28,7 +28,13 @@ function baseFromItem(item: PolicyBase): PolicyBase {
   };
 }
 
-export const rateLimitFromItem = (item: RateLimitPolicy): RateLimitPolicy => ({ ...baseFromItem(item), type: item.type, unit: item.unit, value: item.value });
+export const rateLimitFromItem = (item: RateLimitPolicy): RateLimitPolicy => ({
+  ...baseFromItem(item),
+  type: item.type,
+  unit: item.unit,
+  value: item.value,
+  ...(item.shard_value === undefined ? {} : { shard_value: Number(item.shard_value) }),
+});
 
 export const budgetFromItem = (item: BudgetPolicy): BudgetPolicy => ({
   ...baseFromItem(item),

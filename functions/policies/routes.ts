@@ -166,6 +166,9 @@ const rateLimits: PolicyKind<RateLimitPolicy> = {
     };
   },
   fromUpdate: (req) => parseInput(updateSchema, req.json()),
+  // A lowered value keeps its counters' shards (model.ts, shard_value), as a budget's limit does.
+  patchOf: (current, patch) => (patch.value === undefined ? patch : { ...patch, shard_value: Math.max(current.shard_value ?? current.value, patch.value) }),
+  internal: ['shard_value'],
   listFilter(req) {
     const type = queryEnum(req.query.type, 'type', POLICY_TYPES);
     const unit = queryEnum(req.query.unit, 'unit', POLICY_UNITS);

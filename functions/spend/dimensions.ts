@@ -101,7 +101,7 @@ export function countedMetadata(metadata: Record<string, string> | undefined): A
 }
 
 /** What one request adds to each of its counters. */
-export interface SpendAmounts {
+export type SpendAmounts = {
   requests: number;
   prompt_tokens: number;
   completion_tokens: number;
@@ -109,7 +109,7 @@ export interface SpendAmounts {
   /** Integer nano-USD, so sums are exact. */
   cost_nano_usd: number;
   unpriced_requests: number;
-}
+};
 
 export const COUNTER_ATTRIBUTES = [
   'requests',

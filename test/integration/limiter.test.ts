@@ -202,6 +202,23 @@ describe('requests policies', () => {
     expect(others.refused[0]!.message).toContain("'workspace'");
   });
 
+  it('a value lowered mid-window keeps the shards the window counted on: the new limit holds across them', async () => {
+    // 1,000 a minute is two shards at the default minimum of 500; 600 alone would be one.
+    const ws = await freshWorkspace();
+    const policy = await createPolicy(ws, { type: 'requests', unit: 'rpm', value: 1_000 });
+    const before = (await fire(400, subject(ws))).admitted.length;
+    expect(before).toBe(400);
+    const lowered = await call(gw, 'PUT', `/v1/policies/rate-limits/${policy.id}?workspace_id=${ws}`, { body: { value: 600 } });
+    expect(lowered.status, lowered.text).toBe(200);
+    expect(lowered.body.value).toBe(600);
+    expect(lowered.body).not.toHaveProperty('shard_value');
+    const after = (await fire(600, subject(ws))).admitted.length;
+    // Both shards are read against slices of 300: never more than 600 in the window. (With one
+    // shard, the requests counted on the second would be forgotten: about 800 admitted.)
+    expect(before + after).toBeLessThanOrEqual(600);
+    expect(after).toBeGreaterThan(0);
+  });
+
   it('an archived policy stops applying', async () => {
     const ws = await freshWorkspace();
     const policy = await createPolicy(ws, { type: 'requests', unit: 'rpm', value: 1 });
@@ -254,13 +271,33 @@ describe('tokens policies', () => {
     // The refused call did not use the request budget: one more request fits.
     expect((await fire(2, subject(ws))).admitted).toHaveLength(1);
   });
+
+  it('in a busy process the usage of many requests is held and written together, once the process is idle', async () => {
+    const invocations = await import('../../functions/shared/telemetry/invocations');
+    const ws = await freshWorkspace();
+    const policy = await createPolicy(ws, { type: 'tokens', unit: 'rpm', value: 1_000 });
+    const grants = (await fire(20, subject(ws))).admitted;
+    expect(grants).toHaveLength(20);
+    const tokensStored = () => storedCount(ws, policy.id, T0, 'tokens');
+    invocations.invocationStarted();
+    invocations.invocationStarted(); // two invocations at once: the usage is left to the process
+    try {
+      await Promise.all(grants.map((g) => limiter.recordTokenUsage(g, 7, T0)));
+      expect(await tokensStored()).toBe(0);
+    } finally {
+      await invocations.invocationEnded();
+      await invocations.invocationEnded(); // idle: writes what is held, and waits
+    }
+    expect(await tokensStored()).toBe(140);
+    expect((await limiter.enforceRateLimits(subject(ws), T0)).headers['x-ratelimit-remaining-tokens']).toBe('860');
+  });
 });
 
 /** The usage counter of a policy's single bucket in the window of `now`, read from DynamoDB. */
-async function storedCount(ws: string, policyId: string, now = T0): Promise<number> {
+async function storedCount(ws: string, policyId: string, now = T0, type = 'requests'): Promise<number> {
   const { queryAll } = await import('../../functions/shared/db/ops');
   const minute = Math.floor(now / 60_000) * 60_000;
-  const items = await queryAll<{ count: number }>('usage', `WS#${ws}#RL#${policyId}#all`, `requests#rpm#${minute}`);
+  const items = await queryAll<{ count: number }>('usage', `WS#${ws}#RL#${policyId}#all`, `${type}#rpm#${minute}`);
   return items.reduce((sum, item) => sum + Number(item.count), 0);
 }
 
