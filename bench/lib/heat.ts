@@ -30,7 +30,12 @@ export const RECORD_BYTES = 2048;
 export interface HeatRow {
   /** Table, or `table/index`. */
   target: string;
+  /** The partition key; for a sharded key, its family with `{shard}` in place of the shard number. */
   partition: string;
+  /** A sharded key: how many of its shards the run wrote (the figures model the busiest). */
+  shards?: number;
+  /** A sharded key: its busiest shard's own figure scaled linearly, the sampling noise of a short run included. */
+  busiestShardLinear?: number;
   writes: number;
   units: number;
   wcuPer1000Rps: number;
@@ -75,8 +80,75 @@ export interface HeatResults {
   met: boolean;
 }
 
-/** Units per partition key, scaled to the target rate: per 1,000 req/s = units / requests x 1,000. */
-export function summariseHeat(writes: readonly WriteRecord[], requests: number, top = 10, targetRps = TARGET_RPS, goal = PARTITION_WCU_GOAL) {
+/**
+ * The family of a sharded partition key with `{shard}` in place of its shard number, and the
+ * number; undefined for a key that is not sharded. The gateway's shard layouts: a request-log
+ * partition (every table/index of `logs`) ends in `#<shard>` (functions/shared/db/log-keys.ts);
+ * a spend counter has `#SPEND#<shard>#` (shard 0: `#SPEND#`, functions/spend/dimensions.ts);
+ * any other counter ends in `#s<shard>` (shard 0: no suffix, functions/policies/shards.ts).
+ */
+export function shardFamily(target: string, partition: string): ShardFamily | undefined {
+  if (target === RECORD_TABLE || target.startsWith(`${RECORD_TABLE}/`)) {
+    const m = /^(.*)#(\d+)$/.exec(partition);
+    return m ? { family: `${m[1]}#{shard}`, shard: Number(m[2]), picked: 'per-write' } : undefined;
+  }
+  const spend = /^(.*)#SPEND#(?:(\d+)#)?(.*)$/.exec(partition);
+  if (spend) return { family: `${spend[1]}#SPEND#{shard}#${spend[3]}`, shard: Number(spend[2] ?? 0), picked: 'per-write' };
+  const counter = /^(.*?)(?:#s(\d+))?$/.exec(partition)!;
+  return { family: `${counter[1]}#s{shard}`, shard: Number(counter[2] ?? 0), picked: 'per-process' };
+}
+
+export interface ShardFamily {
+  family: string;
+  shard: number;
+  /**
+   * How a write's shard is chosen: `per-write` at random or by a hash (request logs, spend
+   * counters); `per-process` by the request's starting shard (limits and budgets), which is
+   * random per request on demand and the process's own shard in a busy process.
+   */
+  picked: 'per-write' | 'per-process';
+}
+
+/**
+ * A busy process (the multi-concurrency mode) writes a limit's or budget's counters on its
+ * own shard, so at the target rate a shard takes the writes of the processes whose shard it
+ * is: the run's process stands for `targetRps / requestsPerSecond` processes like it, each
+ * on a random one of the counter's shards (`shardsOf`, the count the on-demand mode saw, 1
+ * when unknown).
+ */
+export interface PerProcessModel {
+  requestsPerSecond: number;
+  shardsOf: (family: string) => number | undefined;
+}
+
+/**
+ * The busiest of `shards` shards in a second, when `perSecond` writes a second fall on them
+ * uniformly at random (each write's shard drawn independently, as a record id's hash or a
+ * counter's random shard is): the mean plus sqrt(2 ln k) standard deviations, the expected
+ * maximum of k near-normal counts. Scaling one short run's busiest shard linearly instead
+ * multiplies its sampling noise by the scale factor (a 1,000-request run over 64 shards
+ * reads ~16 writes a shard, give or take 4).
+ */
+export function busiestShardWrites(perSecond: number, shards: number): number {
+  const mean = perSecond / shards;
+  return shards <= 1 ? mean : mean + Math.sqrt(2 * Math.log(shards)) * Math.sqrt(mean);
+}
+
+/**
+ * Units per partition key, scaled to the target rate: per 1,000 req/s = units / requests x
+ * 1,000. A sharded key's shards that the run wrote are one row: its busiest shard at the
+ * target rate modelled from the family's total (`busiestShardWrites`), with its own busiest
+ * shard scaled linearly beside it. A family whose requests all went to one shard (a busy
+ * process's home shard) is one shard: it is scaled as it is.
+ */
+export function summariseHeat(
+  writes: readonly WriteRecord[],
+  requests: number,
+  top = 10,
+  targetRps = TARGET_RPS,
+  goal = PARTITION_WCU_GOAL,
+  perProcess?: PerProcessModel,
+) {
   const byKey = new Map<string, HeatRow & { unitsWithRecordBytes: number }>();
   const recordFloor = writeUnits(RECORD_BYTES);
   const isRecord = (target: string) => target === RECORD_TABLE || target.startsWith(`${RECORD_TABLE}/`);
@@ -107,18 +179,67 @@ export function summariseHeat(writes: readonly WriteRecord[], requests: number, 
     byTarget.set(w.target, t);
   }
   const perRequest = (n: number) => n / Math.max(1, requests);
-  const rows = [...byKey.values()].map(({ unitsWithRecordBytes, ...r }) => {
-    const wcuPer1000Rps = perRequest(r.units) * 1000;
-    const wcuAtTarget = (wcuPer1000Rps * targetRps) / 1000;
+  type Raw = HeatRow & { unitsWithRecordBytes: number };
+  const families = new Map<string, { family: ShardFamily; members: Raw[] }>();
+  const single: Raw[] = [];
+  for (const row of byKey.values()) {
+    const f = shardFamily(row.target, row.partition);
+    if (!f) single.push(row);
+    else {
+      const id = `${row.target}\u0000${f.family}`;
+      const entry = families.get(id) ?? families.set(id, { family: f, members: [] }).get(id)!;
+      entry.members.push(row);
+    }
+  }
+  const scaleOne = ({ unitsWithRecordBytes, ...r }: Raw): HeatRow => {
+    const wcuAtTarget = perRequest(r.units) * targetRps;
     const withRecordBytes = perRequest(unitsWithRecordBytes) * targetRps;
     return {
       ...r,
-      wcuPer1000Rps: round(wcuPer1000Rps, 1),
+      wcuPer1000Rps: round(perRequest(r.units) * 1000, 1),
       wcuAtTarget: round(wcuAtTarget, 0),
       wcuAtTargetWithRecordBytes: round(withRecordBytes, 0),
       withinGoal: Math.max(wcuAtTarget, withRecordBytes) <= goal,
     };
-  });
+  };
+  const scaleFamily = (members: Raw[], busiestOf: (writesAtTarget: number) => number): HeatRow => {
+    const sum = (pick: (r: Raw) => number) => members.reduce((n, r) => n + pick(r), 0);
+    const writeCount = sum((r) => r.writes);
+    const busiest = busiestOf(perRequest(writeCount) * targetRps);
+    const unitsPerWrite = sum((r) => r.units) / writeCount;
+    const wcuAtTarget = busiest * unitsPerWrite;
+    const withRecordBytes = busiest * (sum((r) => r.unitsWithRecordBytes) / writeCount);
+    const hottestMember = members.reduce((a, b) => (b.units > a.units ? b : a));
+    return {
+      target: members[0]!.target,
+      partition: shardFamily(members[0]!.target, members[0]!.partition)!.family,
+      shards: members.length,
+      writes: writeCount,
+      units: sum((r) => r.units),
+      wcuPer1000Rps: round(wcuAtTarget / (targetRps / 1000), 1),
+      wcuAtTarget: round(wcuAtTarget, 0),
+      wcuAtTargetWithRecordBytes: round(withRecordBytes, 0),
+      busiestShardLinear: round(perRequest(hottestMember.units) * targetRps, 0),
+      withinGoal: Math.max(wcuAtTarget, withRecordBytes) <= goal,
+    };
+  };
+  const scaleByProcesses = (family: ShardFamily, members: Raw[], model: PerProcessModel): HeatRow => {
+    const processes = targetRps / model.requestsPerSecond;
+    const shards = Math.max(1, model.shardsOf(family.family) ?? 1);
+    // The family's writes at the target rate, shared by `processes` processes, each all on one shard.
+    const row = scaleFamily(members, (writesAtTarget) => (busiestShardWrites(processes, shards) * writesAtTarget) / processes);
+    return { ...row, shards };
+  };
+  const rows = [
+    ...single.map(scaleOne),
+    ...[...families.values()].map(({ family, members }) =>
+      perProcess && family.picked === 'per-process'
+        ? scaleByProcesses(family, members, perProcess)
+        : members.length === 1
+          ? { ...scaleOne(members[0]!), shards: 1 }
+          : scaleFamily(members, (writesAtTarget) => busiestShardWrites(writesAtTarget, members.length)),
+    ),
+  ];
   // Hottest first by the larger figure: the goal holds for both.
   const heat = (r: HeatRow) => Math.max(r.wcuAtTarget, r.wcuAtTargetWithRecordBytes);
   rows.sort((a, b) => heat(b) - heat(a) || a.target.localeCompare(b.target) || a.partition.localeCompare(b.partition));
@@ -166,8 +287,18 @@ export const HEAT_METADATA_DESCRIPTION =
 export async function measureHeat(
   recorder: { recording: boolean; writes: WriteRecord[]; calls: Record<string, number> },
   spec: (i: number) => RequestSpec,
-  opts: { mode: HeatMode['mode']; how: string; connections: number; requests: number; warmup: number; names: Record<string, string>; pauseMs?: number },
-): Promise<HeatMode> {
+  opts: {
+    mode: HeatMode['mode'];
+    how: string;
+    connections: number;
+    requests: number;
+    warmup: number;
+    names: Record<string, string>;
+    pauseMs?: number;
+    /** Model limits' and budgets' counters per process, with the shard counts another mode saw (labelled families). */
+    perProcessShards?: ReadonlyMap<string, number>;
+  },
+): Promise<HeatMode & { shardCounts: Map<string, number> }> {
   await drive(spec, { connections: opts.connections, requests: opts.warmup, pauseMs: opts.pauseMs });
   await new Promise((r) => setTimeout(r, 1500));
   recorder.writes.length = 0;
@@ -176,8 +307,20 @@ export async function measureHeat(
   const run = await drive((i) => spec(i + opts.warmup), { connections: opts.connections, requests: opts.requests, pauseMs: opts.pauseMs });
   await new Promise((r) => setTimeout(r, 2000));
   recorder.recording = false;
-  const s = summariseHeat(recorder.writes, run.requests);
+  const shardsSeen = opts.perProcessShards;
+  const perProcess = shardsSeen && {
+    requestsPerSecond: run.requests / Math.max(0.001, run.seconds),
+    shardsOf: (family: string) => shardsSeen.get(labelPartition(family, opts.names)),
+  };
+  const s = summariseHeat(recorder.writes, run.requests, 10, TARGET_RPS, PARTITION_WCU_GOAL, perProcess);
   const label = (r: HeatRow): HeatRow => ({ ...r, partition: labelPartition(r.partition, opts.names) });
+  const shardCounts = new Map<string, number>();
+  for (const w of recorder.writes) {
+    const f = shardFamily(w.target, w.partition);
+    if (!f) continue;
+    const id = labelPartition(f.family, opts.names);
+    shardCounts.set(id, Math.max(shardCounts.get(id) ?? 0, f.shard + 1));
+  }
   return {
     mode: opts.mode,
     how: opts.how,
@@ -191,6 +334,7 @@ export async function measureHeat(
     byTarget: s.byTarget,
     top: s.top.map(label),
     ...(s.hottest ? { hottest: label(s.hottest) } : {}),
+    shardCounts,
   };
 }
 
@@ -200,7 +344,7 @@ function table(head: string[], rows: Array<Array<string | number>>): string {
 
 export function renderHeat(h: HeatResults): string {
   const parts: string[] = [
-    `${h.metadata}; ${h.policies}. WCU = ceil(item KB) per write, x2 in a transaction, on the base table and on every index the item is in; per 1,000 req/s = units / requests x 1,000; the issue sizes the request log for 2 KB records, so a second figure counts every \`${RECORD_TABLE}\` write at ${RECORD_BYTES / 1024} KB at least (rows are ranked by the larger); goal: every partition key <= ${h.goalWcuPerPartition} WCU at ${h.targetRps.toLocaleString('en-US')} req/s of one workspace.`,
+    `${h.metadata}; ${h.policies}. WCU = ceil(item KB) per write, x2 in a transaction, on the base table and on every index the item is in; per 1,000 req/s = units / requests x 1,000; the issue sizes the request log for 2 KB records, so a second figure counts every \`${RECORD_TABLE}\` write at ${RECORD_BYTES / 1024} KB at least (rows are ranked by the larger); goal: every partition key <= ${h.goalWcuPerPartition} WCU at ${h.targetRps.toLocaleString('en-US')} req/s of one workspace. A sharded key's shards are one row (\`{shard}\`): its busiest shard in a second at the target rate, modelled from the family's writes spread at random over the shards the run wrote (mean + sqrt(2 ln k) standard deviations); the last column scales the run's own busiest shard linearly, sampling noise and all.`,
   ];
   for (const m of h.modes) {
     parts.push(
@@ -216,6 +360,8 @@ export function renderHeat(h: HeatResults): string {
           `WCU at ${h.targetRps.toLocaleString('en-US')} req/s`,
           `the same, records >= ${RECORD_BYTES / 1024} KB`,
           `<= ${h.goalWcuPerPartition}`,
+          'shards',
+          'busiest shard, linear',
         ],
         m.top.map((r) => [
           r.target,
@@ -225,6 +371,8 @@ export function renderHeat(h: HeatResults): string {
           r.wcuAtTarget,
           r.wcuAtTargetWithRecordBytes,
           r.withinGoal ? 'pass' : '**fail**',
+          r.shards ?? '',
+          r.busiestShardLinear ?? '',
         ]),
       ),
       '',
@@ -279,12 +427,13 @@ export async function runHeatPhase(d: HeatPhaseDeps): Promise<HeatResults> {
     },
     {
       mode: 'multi-concurrency',
-      how: `the local runtime (one process, ${d.requests.connections} requests at a time, REQUEST_LOG_SHARDS=64 as on AWS); scaled linearly, an upper bound`,
+      how: `the local runtime (one process, ${d.requests.connections} requests at a time, REQUEST_LOG_SHARDS=64 as on AWS). Scaled to the target as processes like this one: writes whose shard is drawn per write (request logs, spend counters) scale linearly with requests, an upper bound (held writes coalesce more at higher rates); a limit's or budget's counters are written on each process's own shard, so the busiest shard takes the writes of the processes that drew it (target / this run's req/s processes over the counter's shards, as the on-demand mode saw them)`,
       env: { ...aws },
       connections: d.requests.connections,
       requests: d.requests.multi,
     },
   ];
+  let shardsSeen: ReadonlyMap<string, number> | undefined;
   for (const p of plan) {
     const name = p.mode === 'on-demand' ? 'heat-od' : 'heat-mc';
     const recorder = await startHeatRecorder(d.dynamoEndpoint, `bench-${name}-`);
@@ -299,7 +448,13 @@ export async function runHeatPhase(d: HeatPhaseDeps): Promise<HeatResults> {
         headers: { ...chat.headers, 'x-gateway-metadata': heatMetadata(i) },
         body,
       });
-      const m = await measureHeat(recorder, spec, { ...p, warmup: d.requests.warmup, names });
+      const { shardCounts, ...m } = await measureHeat(recorder, spec, {
+        ...p,
+        warmup: d.requests.warmup,
+        names,
+        ...(p.mode === 'multi-concurrency' ? { perProcessShards: shardsSeen ?? new Map() } : {}),
+      });
+      if (p.mode === 'on-demand') shardsSeen = shardCounts;
       d.log(
         `heat ${m.mode}: ${m.requests} requests, ${m.writesPerRequest} writes / ${m.unitsPerRequest} WCU per request; hottest ${m.hottest?.target} ${m.hottest?.partition} ${m.hottest?.wcuAtTarget} WCU at ${TARGET_RPS} req/s (${m.hottest?.wcuAtTargetWithRecordBytes} with 2 KB records)`,
       );

@@ -1,5 +1,6 @@
 import { config } from '../shared/config';
 import { getItem } from '../shared/db/ops';
+import { sharedReads } from '../shared/db/shared-reads';
 import { GatewayError, NO_RETRY_HEADERS } from '../shared/errors';
 import { log } from '../shared/telemetry/logger';
 import type { ActiveBudget, BudgetBucket, BudgetGrant, BudgetPeriod } from './budget-model';
@@ -82,6 +83,8 @@ function exceeded(c: Checked, now: number): GatewayError {
 }
 
 const fullShards = /* @__PURE__ */ new FullShards();
+/** A period's spend on one shard, read once for the requests of this process that ask at the same time. */
+const readSpend = /* @__PURE__ */ sharedReads<number>();
 
 /**
  * One budget's period: its counter read on the request's starting shard (strongly
@@ -103,8 +106,8 @@ async function checkBudget(budget: ActiveBudget, subject: LimitSubject, now: num
   for (let i = 0; i < shards; i++) {
     const shard = (start + i) % shards;
     if (full.has(shard)) continue;
-    const item = await getItem<{ spent_nusd?: number }>('usage', { pk: shardPk(pk, shard), sk }, true);
-    const spent = Number(item?.spent_nusd ?? 0);
+    const key = { pk: shardPk(pk, shard), sk };
+    const spent = await readSpend(`${key.pk}\u0000${sk}`, async () => Number((await getItem<{ spent_nusd?: number }>('usage', key, true))?.spent_nusd ?? 0));
     const slice = sliceOf(budget.limitNusd, shards, shard, true);
     if (spent < slice) {
       const bucket: BudgetBucket = { budget, pk: shardPk(pk, shard), sk, ttl, ...(shards > 1 ? { sharded: { shards, sliceNusd: slice, basePk: pk } } : {}) };

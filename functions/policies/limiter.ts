@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { config } from '../shared/config';
 import { heldCounterWriter } from '../shared/db/held-counters';
 import { addOnce, getItem } from '../shared/db/ops';
+import { sharedReads } from '../shared/db/shared-reads';
 import { GatewayError } from '../shared/errors';
 import { TtlCache } from '../shared/stores/ttl-cache';
 import { log, type LogContext } from '../shared/telemetry/logger';
@@ -228,6 +229,8 @@ async function countRequest(policy: ActivePolicy, pk: string, now: number): Prom
 }
 
 const fullTokenShards = /* @__PURE__ */ new FullShards();
+/** A window's consumed tokens on one shard, read once for the requests of this process that ask at the same time. */
+const readConsumed = /* @__PURE__ */ sharedReads<number>();
 
 /**
  * Read the tokens the window has consumed on the request's starting shard; a shard at its
@@ -245,8 +248,9 @@ async function readTokens(policy: ActivePolicy, pk: string, now: number): Promis
     const shard = (start + i) % shards;
     if (full.has(shard)) continue;
     const window = shard === 0 ? logical : windowOf(shardPk(pk, shard), policy.type, policy.unit, now);
-    const item = await getItem<{ count?: number }>('usage', { pk: window.pk, sk: window.sk }, true);
-    const count = Number(item?.count ?? 0);
+    const count = await readConsumed(`${window.pk}\u0000${window.sk}`, async () =>
+      Number((await getItem<{ count?: number }>('usage', { pk: window.pk, sk: window.sk }, true))?.count ?? 0),
+    );
     const slice = sliceOf(policy.value, shards, shard, false);
     if (count < slice) return { policy, pk: window.pk, window, count: scaled(count, slice, policy.value), admitted: true };
     fullTokenShards.markFull(id, logical.endsAt, shard, count);

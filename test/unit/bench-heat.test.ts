@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { itemBytes, numberBytes, valueBytes, writeUnits } from '../../bench/lib/dynamo-size';
-import { summariseHeat, labelPartition } from '../../bench/lib/heat';
+import { busiestShardWrites, labelPartition, shardFamily, summariseHeat } from '../../bench/lib/heat';
 import { chargeWrite, planWrites } from '../../bench/lib/heat-recorder';
 
 describe('DynamoDB item size (the heat instrument)', () => {
@@ -130,6 +130,58 @@ describe('the heat summary', () => {
       ['usage', 400, 400, true],
       ['logs', 300, 300, true],
     ]);
+  });
+
+  it("knows the gateway's shard layouts: request-log partitions, spend counters, other counters", () => {
+    expect(shardFamily('logs', 'WS#w#LOG#17')).toEqual({ family: 'WS#w#LOG#{shard}', shard: 17, picked: 'per-write' });
+    expect(shardFamily('logs/meta_environment', 'WS#w#prod#3')).toEqual({ family: 'WS#w#prod#{shard}', shard: 3, picked: 'per-write' });
+    expect(shardFamily('logs', 'LOG')).toBeUndefined();
+    expect(shardFamily('usage', 'WS#w#SPEND#5#model')).toEqual({ family: 'WS#w#SPEND#{shard}#model', shard: 5, picked: 'per-write' });
+    expect(shardFamily('usage', 'WS#w#SPEND#model')).toEqual({ family: 'WS#w#SPEND#{shard}#model', shard: 0, picked: 'per-write' });
+    expect(shardFamily('usage', 'WS#w#BUD#b#all#s12')).toEqual({ family: 'WS#w#BUD#b#all#s{shard}', shard: 12, picked: 'per-process' });
+    expect(shardFamily('usage', 'WS#w#BUD#b#all')).toEqual({ family: 'WS#w#BUD#b#all#s{shard}', shard: 0, picked: 'per-process' });
+  });
+
+  it('models the busiest of k random shards as the mean plus sqrt(2 ln k) standard deviations', () => {
+    expect(busiestShardWrites(10_000, 1)).toBe(10_000);
+    // 10,000 writes a second over 64 shards: 156.25 each, sd 12.5, about 2.88 sd above.
+    expect(busiestShardWrites(10_000, 64)).toBeCloseTo(156.25 + Math.sqrt(2 * Math.log(64)) * 12.5, 6);
+    expect(busiestShardWrites(10_000, 64)).toBeGreaterThan(190);
+    expect(busiestShardWrites(10_000, 64)).toBeLessThan(193);
+  });
+
+  it('judges a sharded key by its modelled busiest shard, not by one short run scaled linearly', () => {
+    // 1,000 requests, one log record each over 64 shards, one shard drawn unluckily often.
+    const writes = Array.from({ length: 1000 }, (_, i) => w('logs', `WS#w#LOG#${i < 40 ? 0 : 1 + (i % 63)}`, 2));
+    const s = summariseHeat(writes, 1000);
+    expect(s.hottest).toMatchObject({ target: 'logs', partition: 'WS#w#LOG#{shard}', shards: 64, writes: 1000, units: 2000, withinGoal: true });
+    expect(s.hottest!.wcuAtTarget).toBe(Math.round(2 * busiestShardWrites(10_000, 64)));
+    // Scaled linearly, the unlucky shard (40 writes of 2 units) would read 800 WCU.
+    expect(s.hottest!.busiestShardLinear).toBe(800);
+  });
+
+  it("scales a family written on one shard only (a busy process's home shard) as it is", () => {
+    const writes = Array.from({ length: 100 }, () => w('usage', 'WS#w#RL#p#all#s7', 1));
+    const s = summariseHeat(writes, 100);
+    expect(s.hottest).toMatchObject({ partition: 'WS#w#RL#p#all#s7', shards: 1, wcuAtTarget: 10_000, withinGoal: false });
+  });
+
+  it("in a busy process, scales a limit's counter by processes: each writes its own shard, the busiest shard takes the processes that drew it", () => {
+    // 100 requests at 1,000 req/s, 20 reservation writes on the process's shard: 10 such
+    // processes make 10,000 req/s, 2,000 writes a second of this counter in all.
+    const writes = [
+      ...Array.from({ length: 20 }, () => w('usage', 'WS#w#RL#p#all#s7', 1)),
+      ...Array.from({ length: 100 }, (_, i) => w('logs', `L#${i % 64}`, 1)),
+    ];
+    const over32 = summariseHeat(writes, 100, 10, 10_000, 500, { requestsPerSecond: 1000, shardsOf: (f) => (f === 'WS#w#RL#p#all#s{shard}' ? 32 : undefined) });
+    const counter = over32.top.find((r) => r.target === 'usage')!;
+    expect(counter).toMatchObject({ partition: 'WS#w#RL#p#all#s{shard}', shards: 32, writes: 20 });
+    expect(counter.wcuAtTarget).toBe(Math.round((busiestShardWrites(10, 32) * 2000) / 10));
+    // The request log's shards are drawn per write: as without the model.
+    expect(over32.top.find((r) => r.target === 'logs')!.wcuAtTarget).toBe(Math.round(busiestShardWrites(10_000, 64)));
+    // A counter of unknown shard count is one shard: every process on it, linear.
+    const unknown = summariseHeat(writes, 100, 10, 10_000, 500, { requestsPerSecond: 1000, shardsOf: () => undefined });
+    expect(unknown.top.find((r) => r.target === 'usage')).toMatchObject({ shards: 1, wcuAtTarget: 2000, withinGoal: false });
   });
 
   it('names ids in partition keys and shortens long ones', () => {
