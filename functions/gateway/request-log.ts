@@ -1,5 +1,6 @@
 import { config } from '../shared/config';
-import { openPutJournal, type PutJournal } from '../shared/db/put-journal';
+import type { PutJournal } from '../shared/db/put-journal';
+import { loadOnce } from '../shared/load-once';
 import { INDEXED_METADATA_KEYS, LOG_METADATA_INDEXES } from '../shared/tables';
 import { ID_PREFIX, newId } from '../shared/ids';
 import type { CallerRequest, Middleware } from '../shared/http/types';
@@ -13,14 +14,15 @@ import type { BudgetCharge } from '../policies/budget-spend';
 import { storeLogRecord } from './log-store';
 
 let journal: PutJournal | null | undefined;
-/** The write-ahead journal of records (local runtime with a data folder), opened on first use; null where there is none. */
-function recordJournal(): PutJournal | null {
-  if (journal === undefined) {
-    const dir = config().requestLogJournalDir;
-    journal = dir ? openPutJournal(dir, 'logs') : null;
-  }
+/**
+ * The write-ahead journal of records (the local runtime with a data folder), opened on first
+ * use; null where there is none (Lambda), which then never loads its code.
+ */
+const openJournal = /* @__PURE__ */ loadOnce(async () => {
+  const dir = config().requestLogJournalDir;
+  journal = dir ? (await import('../shared/db/put-journal')).openPutJournal(dir, 'logs') : null;
   return journal;
-}
+});
 
 /** What the journal keeps of a record's write: the item and its budget charge, as request-log-replay.ts applies them. */
 export interface JournaledRecord {
@@ -90,7 +92,7 @@ export function recordRequest(req: CallerRequest, facts: RequestFacts): void {
       ? { grant: facts.budgets, costUsd: record.cost_usd, workspaceId: record.workspace_id, context: req.context }
       : undefined;
     const item = requestLogItem(record);
-    const settle = journalRecord(item, charge);
+    const settle = await journalRecord(item, charge);
     writeRequestTelemetry(
       'request',
       {
@@ -133,8 +135,8 @@ export function recordRequest(req: CallerRequest, facts: RequestFacts): void {
 }
 
 /** Appends a record's write to the journal, if there is one; returns what settles it. */
-function journalRecord(item: JournaledRecord['item'], charge: BudgetCharge | undefined): (() => void) | undefined {
-  const j = recordJournal();
+async function journalRecord(item: JournaledRecord['item'], charge: BudgetCharge | undefined): Promise<(() => void) | undefined> {
+  const j = journal === undefined ? await openJournal() : journal;
   if (!j) return undefined;
   const entry: JournaledRecord = charge ? { item, charge: { grant: charge.grant, costUsd: charge.costUsd, workspaceId: charge.workspaceId } } : { item };
   return j.append(entry);
