@@ -1,6 +1,10 @@
 /**
  * Profile the gateway's hot path (issue 12, item 5): `npx tsx bench/profile.ts [scenario]
- * [--connections=16 | --rate=<req/s, evenly spaced>] [--seconds=10]`. Starts the same process tree as bench/run.ts with the
+ * [--connections=16 | --rate=<req/s, evenly spaced>] [--seconds=10] [--root=<checkout>] [--bundles]`.
+ * With --bundles the endpoint functions run from production bundles of the checkout
+ * (`--root`, default this one) built with its own esbuild options but identifiers kept, so
+ * the profile names functions, as the benchmark's bundles run them; without it, from the
+ * TypeScript sources under tsx (names and files, plus the loader's cost). Starts the same process tree as bench/run.ts with the
  * gateway under `node --cpu-prof`, drives one scenario (default gateway-proxy-ratelimit,
  * upstream latency 0 ms), stops the gateway so V8 writes the profile, and prints a summary
  * (self time by area and by function, inclusive time of own code). The raw .cpuprofile
@@ -15,7 +19,7 @@ const { startDynamoDbLocal } = await import('../infra/local/dynamodb');
 const { setUpGateway } = await import('./lib/admin');
 const { renderProfile, summariseProfile } = await import('./lib/cpuprofile');
 const { runLoad, runPaced } = await import('./lib/load');
-const { spawnTsJson, startChildGateway, TMP_DIR, loadAverage } = await import('./lib/procs');
+const { spawnTsJson, startChildGateway, TMP_DIR, loadAverage, REPO_ROOT } = await import('./lib/procs');
 const { requestFor, SCENARIOS } = await import('./lib/scenarios');
 type Upstreams = import('./lib/scenarios').Upstreams;
 type Scenario = import('./lib/scenarios').Scenario;
@@ -35,11 +39,13 @@ mkdirSync(dir, { recursive: true });
 
 const dynamo = await startDynamoDbLocal(null);
 const upstream = await spawnTsJson<Upstreams>('bench/upstream.ts');
+const root = args.find((a) => a.startsWith('--root='))?.slice('--root='.length);
 const gw = await startChildGateway({
   name: 'profile',
   dynamodbEndpoint: dynamo.endpoint,
   nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
-  root: args.find((a) => a.startsWith('--root='))?.slice('--root='.length),
+  root,
+  ...(args.includes('--bundles') ? { functionBundles: await readableBundles(resolve(root ?? REPO_ROOT), resolve(dir, 'bundles')) } : {}),
 });
 try {
   const setup = await setUpGateway(gw.url, gw.adminKey, upstream.info);
@@ -70,3 +76,19 @@ const summary = renderProfile(summariseProfile(resolve(dir, file), 30));
 writeFileSync(resolve(dir, 'summary.txt'), `${summary}\n`);
 process.stdout.write(`${summary}\n\nraw profile: ${resolve(dir, file)}\n`);
 process.exit(0);
+
+/**
+ * Every endpoint group of `checkout` bundled as it deploys them (its own infra/bundling.ts),
+ * identifiers not minified, into `out`; the folder the local runtime takes as
+ * GATEWAY_FUNCTION_BUNDLES.
+ */
+async function readableBundles(checkout: string, out: string): Promise<string> {
+  const { build } = await import('esbuild');
+  const { esbuildOptionsFor } = (await import(resolve(checkout, 'infra/bundling.ts'))) as typeof import('../infra/bundling');
+  const { ENDPOINT_GROUPS } = (await import(resolve(checkout, 'infra/endpoint-groups.ts'))) as typeof import('../infra/endpoint-groups');
+  for (const group of ENDPOINT_GROUPS) {
+    const options = esbuildOptionsFor(resolve(checkout, group.entry), resolve(out, group.name));
+    await build({ ...options, minifyIdentifiers: false, keepNames: true, absWorkingDir: checkout });
+  }
+  return out;
+}
