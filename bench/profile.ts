@@ -88,7 +88,7 @@ async function readableBundles(checkout: string, out: string): Promise<string> {
   const { ENDPOINT_GROUPS } = (await import(resolve(checkout, 'infra/endpoint-groups.ts'))) as typeof import('../infra/endpoint-groups');
   for (const group of ENDPOINT_GROUPS) {
     const options = esbuildOptionsFor(resolve(checkout, group.entry), resolve(out, group.name));
-    await build({ ...options, minifyIdentifiers: false, keepNames: true, absWorkingDir: checkout });
+    await build({ ...options, minify: false, minifyWhitespace: true, minifySyntax: true, keepNames: true, absWorkingDir: checkout });
   }
   return out;
 }

@@ -37,23 +37,46 @@ export const ENDPOINT_GROUPS: readonly EndpointGroup[] = [
 
 export const FALLBACK_GROUP = 'gateway';
 
-const startsWithPrefix = (segments: readonly string[], prefix: string) => prefix.split('/').every((part, i) => segments[i] === part);
+interface Routing {
+  /** Owned prefix (`batches`, `messages/batches`) -> group. */
+  byPrefix: Map<string, string>;
+  /** Segments in the longest prefix. */
+  deepest: number;
+  /** Root outside /v1 -> group. */
+  byRoot: Map<string, string>;
+}
+
+const routings = new WeakMap<readonly EndpointGroup[], Routing>();
+
+/** The prefix tables of a group list, built once: routing runs on every request. */
+function routingOf(groups: readonly EndpointGroup[]): Routing {
+  let routing = routings.get(groups);
+  if (!routing) {
+    routing = { byPrefix: new Map(), deepest: 0, byRoot: new Map() };
+    for (const group of groups) {
+      for (const prefix of group.prefixes) {
+        routing.byPrefix.set(prefix, group.name);
+        routing.deepest = Math.max(routing.deepest, prefix.split('/').length);
+      }
+      for (const root of group.roots ?? []) routing.byRoot.set(root, group.name);
+    }
+    routings.set(groups, routing);
+  }
+  return routing;
+}
 
 /** Which group serves a path (the longest owned prefix after /v1 decides, or a group's root outside /v1). */
 export function groupForPath(path: string, groups: readonly EndpointGroup[] = ENDPOINT_GROUPS): string {
+  const routing = routingOf(groups);
   const segments = path.split('/').filter(Boolean);
   if (segments[0] === 'v1' && segments[1]) {
-    let owner: { group: string; depth: number } | undefined;
-    for (const group of groups) {
-      for (const prefix of group.prefixes) {
-        const depth = prefix.split('/').length;
-        if (startsWithPrefix(segments.slice(1), prefix) && depth > (owner?.depth ?? 0)) owner = { group: group.name, depth };
-      }
+    for (let depth = Math.min(routing.deepest, segments.length - 1); depth >= 1; depth--) {
+      const owner = routing.byPrefix.get(depth === 1 ? segments[1] : segments.slice(1, 1 + depth).join('/'));
+      if (owner) return owner;
     }
-    if (owner) return owner.group;
   } else if (segments[0]) {
-    const owner = groups.find((g) => g.roots?.includes(segments[0]!));
-    if (owner) return owner.name;
+    const owner = routing.byRoot.get(segments[0]);
+    if (owner) return owner;
   }
   return FALLBACK_GROUP;
 }

@@ -256,7 +256,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
 
     // The port was free before the emulators started; another process may have taken it since.
     const frontDoor = options.frontDoor ?? frontDoorFrom(process.env.GATEWAY_FRONT_DOOR);
-    const { server, url, idle } = await listen((path) => handlers.get(groupForPath(path))!, port, host, frontDoor).catch((err: unknown) => {
+    const { server, url, idle } = await listen((group) => handlers.get(group)!, port, host, frontDoor).catch((err: unknown) => {
       throw listenProblem(err, port, host);
     });
     stops.push(async () => {
@@ -290,7 +290,8 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
 
 /** An HTTP server that hands each request, as a REST v1 proxy event or a function URL's event, to a streaming handler. */
 export async function listen(
-  handlerFor: (path: string) => StreamingHandler,
+  /** The handler of an endpoint group (infra/endpoint-groups.ts). */
+  handlerFor: (group: string) => StreamingHandler,
   port = 0,
   host = '127.0.0.1',
   frontDoor: FrontDoor = 'api-gateway',
@@ -401,7 +402,7 @@ export function toProxyEvent(req: IncomingMessage, body: Buffer): APIGatewayProx
 const groupContext = (group: string) =>
   lambdaContext({ functionName: `gateway-${group}`, timeoutSeconds: 900, memoryMb: 1024, region: 'us-east-1', accountId: '000000000000' });
 
-async function serve(handlerFor: (path: string) => StreamingHandler, req: IncomingMessage, res: ServerResponse, frontDoor: FrontDoor): Promise<void> {
+async function serve(handlerFor: (group: string) => StreamingHandler, req: IncomingMessage, res: ServerResponse, frontDoor: FrontDoor): Promise<void> {
   try {
     await serveOne(handlerFor, req, res, frontDoor);
   } catch {
@@ -412,7 +413,7 @@ async function serve(handlerFor: (path: string) => StreamingHandler, req: Incomi
   }
 }
 
-async function serveOne(handlerFor: (path: string) => StreamingHandler, req: IncomingMessage, res: ServerResponse, frontDoor: FrontDoor): Promise<void> {
+async function serveOne(handlerFor: (group: string) => StreamingHandler, req: IncomingMessage, res: ServerResponse, frontDoor: FrontDoor): Promise<void> {
   const body = await readBody(req).catch(() => Buffer.alloc(0));
   if (body === 'too_large') {
     await refuseOversizedBody(req, res);
@@ -432,7 +433,7 @@ async function serveOne(handlerFor: (path: string) => StreamingHandler, req: Inc
   const group = groupForPath(path);
   const stream = new LocalResponseStream(res);
   try {
-    await handlerFor(path)(event, stream, groupContext(group));
+    await handlerFor(group)(event, stream, groupContext(group));
   } catch {
     // The handler already answered; a failure here is a caller that went away mid-stream.
     if (!res.headersSent) {
