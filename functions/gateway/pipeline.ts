@@ -7,7 +7,7 @@ import type { CallerRequest } from '../shared/http/types';
 import { AbortError, sendUpstream, type UpstreamResponse } from '../shared/net/http-client';
 import type { ProviderAdapter, ProviderTarget, UpstreamRequest, Usage } from '../providers/types';
 import { enforceBudgets } from '../policies/budgets';
-import { enforceRateLimits, recordTokenUsage, type LimitSubject } from '../policies/limiter';
+import { enforceRateLimits, recordTokenUsage, releaseRateLimitUnits, type LimitSubject } from '../policies/limiter';
 import { afterResponse } from '../shared/telemetry/context';
 import type { GatewayConfigSpec } from '../shared/gateway-config';
 import { resolveManagedProvider } from '../shared/stores/providers';
@@ -131,9 +131,16 @@ async function routed(spec: DispatchSpec, options: GatewayOptions, onRateLimited
     if ((err as { status?: number }).status === 429) onRateLimited();
     throw err;
   };
-  // Budgets first: a request they refuse takes no rate-limit unit.
-  const budgets = await enforceBudgets(subject).catch(refused);
-  const grant = await enforceRateLimits(subject).catch(refused);
+  // Budgets and rate limits together: one storage round trip before the upstream, not two. A
+  // budget's refusal wins, and a request it refuses gives its rate-limit units back.
+  const [budgetCheck, limitCheck] = await Promise.allSettled([enforceBudgets(subject), enforceRateLimits(subject)]);
+  if (budgetCheck.status === 'rejected') {
+    if (limitCheck.status === 'fulfilled') releaseRateLimitUnits(limitCheck.value);
+    return refused(budgetCheck.reason);
+  }
+  if (limitCheck.status === 'rejected') return refused(limitCheck.reason);
+  const budgets = budgetCheck.value;
+  const grant = limitCheck.value;
   // The request's cost is added to its budgets when its log record is priced.
   if (budgets.buckets.length) log.budgets = budgets;
   if (grant.tokenBuckets.length) {

@@ -79,6 +79,16 @@ export interface RateLimitGrant {
    */
   readonly headers: Record<string, string>;
   readonly tokenBuckets: readonly TokenBucket[];
+  /** The request's units of requests policies, for `releaseRateLimitUnits`. */
+  readonly units?: readonly BucketWindow[];
+}
+
+/**
+ * Give a granted request's requests-policy units back (another check refused it, e.g. a
+ * budget checked at the same time): the next request of this container uses them.
+ */
+export function releaseRateLimitUnits(grant: RateLimitGrant): void {
+  for (const window of grant.units ?? []) returnUnit(window);
 }
 
 const TTL_SLACK_SECONDS = 60;
@@ -323,9 +333,11 @@ export async function enforceRateLimits(subject: LimitSubject, now = Date.now())
   const requests = checked.filter((c) => c.policy.type === 'requests');
   const tokens = checked.filter((c) => c.policy.type === 'tokens');
   const toolCalls = checked.filter((c) => c.policy.type === 'tool_calls');
+  const units = checked.filter((c) => countsUnits(c.policy.type)).map((c) => c.window);
   return {
     headers: { ...headersOfChecked(tightestOf(requests)), ...headersOfChecked(tightestOf(tokens)), ...headersOfChecked(tightestOf(toolCalls)) },
     tokenBuckets: tokens.map((c) => ({ policyId: c.policy.id, pk: c.pk, type: c.policy.type, unit: c.policy.unit })),
+    ...(units.length ? { units } : {}),
   };
 }
 

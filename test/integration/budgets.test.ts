@@ -156,6 +156,38 @@ describe('enforcement', () => {
     await call(gw, 'DELETE', `/v1/policies/budgets/${budget.id}`);
   });
 
+  it('checked with the rate limits at the same time: a request the budget refuses uses no rate-limit unit', async () => {
+    const key = await gatewayKey();
+    const model = await pricedModel(0.001);
+    const policy = await call(gw, 'POST', '/v1/policies/rate-limits', {
+      body: { type: 'requests', unit: 'rpm', value: 2, conditions: [{ key: 'api_key', value: key.id }] },
+    });
+    expect(policy.status, policy.text).toBe(200);
+    // A budget spent from the start: limits below the smallest price refuse every request.
+    const budget = await createBudget({ limit_usd: 0.000001, period: 'day', conditions: [{ key: 'api_key', value: key.id }] });
+    const user = unique('both');
+    try {
+      const minute = Math.floor(Date.now() / 60_000);
+      expect((await chatAt(gw.url, key.secret, model, user)).status).toBe(200); // the budget's one request
+      await recordsOf(user, 1);
+      for (let i = 0; i < 3; i++) {
+        const refused = await chatAt(gw.url, key.secret, model, user);
+        expect(refused.status).toBe(429);
+        expect(refused.body.error.code).toBe('budget_exceeded');
+      }
+      await call(gw, 'DELETE', `/v1/policies/budgets/${budget.id}`);
+      await new Promise((r) => setTimeout(r, 50));
+      const after = [await chatAt(gw.url, key.secret, model, user), await chatAt(gw.url, key.secret, model, user)];
+      if (Math.floor(Date.now() / 60_000) !== minute) return; // the window turned mid-test: nothing to compare
+      // One unit went to the admitted request; the three refusals gave theirs back: one is left.
+      expect(after.map((r) => r.status)).toEqual([200, 429]);
+      expect(after[1]!.body.error.code).toBe('rate_limit_exceeded');
+    } finally {
+      await call(gw, 'DELETE', `/v1/policies/budgets/${budget.id}`);
+      await call(gw, 'DELETE', `/v1/policies/rate-limits/${policy.body.id}`);
+    }
+  });
+
   it('counts per period: spend of an earlier period does not count (the period resets)', async () => {
     const ops = await import('../../functions/shared/db/ops');
     const key = await gatewayKey();
