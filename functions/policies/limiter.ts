@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { config } from '../shared/config';
-import { heldCounterWriter } from '../shared/db/held-counters';
 import { addOnce, getItem } from '../shared/db/ops';
 import { sharedReads } from '../shared/db/shared-reads';
 import { GatewayError } from '../shared/errors';
+import { loadOnce } from '../shared/load-once';
 import { TtlCache } from '../shared/stores/ttl-cache';
 import { log, type LogContext } from '../shared/telemetry/logger';
 import { METADATA_PREFIX, UNIT_MS, UNIT_WORDS, WILDCARD, type PolicyType, type PolicyUnit, type RateLimitPolicy } from './model';
@@ -341,9 +341,15 @@ export async function enforceRateLimits(subject: LimitSubject, now = Date.now())
   };
 }
 
-/** Tokens policies' usage, summed per window in a busy process and written once per HOLD_MS (../shared/db/held-counters.ts). */
-const addTokens = /* @__PURE__ */ heldCounterWriter<{ count: number }>('tokens usage', (item) =>
-  addOnce('usage', item.key, { set: { ttl: item.ttl }, add: { count: item.amounts.count } }).then(() => undefined),
+/**
+ * Tokens policies' usage, summed per window in a busy process and written once per HOLD_MS
+ * (../shared/db/held-counters.ts); loaded with the first usage to record, after a response,
+ * so it is not part of every cold start.
+ */
+const tokensWriter = /* @__PURE__ */ loadOnce(async () =>
+  (await import('../shared/db/held-counters')).heldCounterWriter<{ count: number }>('tokens usage', (item) =>
+    addOnce('usage', item.key, { set: { ttl: item.ttl }, add: { count: item.amounts.count } }).then(() => undefined),
+  ),
 );
 
 /**
@@ -357,6 +363,7 @@ const addTokens = /* @__PURE__ */ heldCounterWriter<{ count: number }>('tokens u
 export async function recordTokenUsage(grant: RateLimitGrant, totalTokens: number, now = Date.now()): Promise<void> {
   const tokens = Math.round(totalTokens);
   if (!Number.isFinite(tokens) || tokens <= 0 || grant.tokenBuckets.length === 0) return;
+  const addTokens = await tokensWriter();
   await Promise.all(
     grant.tokenBuckets.map((bucket) => {
       const window = windowOf(bucket.pk, bucket.type, bucket.unit, now);

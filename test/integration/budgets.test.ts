@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { startOpenAIFake, type FakeServer } from '../fakes';
 import { startChildGateway } from '../support/child-gateway';
-import { call, errorOf, startTestGateway } from '../support/gateway';
+import { call, errorOf, recordsOfUser, startTestGateway } from '../support/gateway';
 
 /**
  * Budgets through HTTP: CRUD with the policies' rules, refusal before the provider is
@@ -63,21 +63,7 @@ async function chatAt(base: string, key: string, model: string, user: string) {
 }
 
 /** All log records of one `_user`, once `count` of them are written. */
-async function recordsOf(user: string, count: number): Promise<any[]> {
-  const all: any[] = [];
-  for (let i = 0; i < 100; i++) {
-    all.length = 0;
-    let after: string | undefined;
-    do {
-      const page = await call(gw, 'GET', `/v1/logs?metadata._user=${user}&limit=100${after ? `&after=${after}` : ''}`);
-      all.push(...page.body.data);
-      after = page.body.has_more ? page.body.last_id : undefined;
-    } while (after);
-    if (all.length >= count) return all;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return all;
-}
+const recordsOf = (user: string, count: number) => recordsOfUser(gw, user, count);
 
 describe('budgets API', () => {
   it('creates, reads, lists, updates, archives and deletes, with the policies’ validation', async () => {

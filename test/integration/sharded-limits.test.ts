@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { startOpenAIFake, type FakeServer } from '../fakes';
 import { startChildGateway } from '../support/child-gateway';
-import { call, startTestGateway } from '../support/gateway';
+import { call, recordsOfUser, startTestGateway } from '../support/gateway';
 
 /**
  * Sharded limits (functions/policies/shards.ts) from three gateway processes sharing
@@ -78,21 +78,7 @@ async function shardValues(pk: string, sk: string, attribute: string): Promise<n
 }
 
 /** All log records of one `_user`, once `count` of them are written. */
-async function recordsOf(user: string, count: number): Promise<any[]> {
-  const all: any[] = [];
-  for (let i = 0; i < 100; i++) {
-    all.length = 0;
-    let after: string | undefined;
-    do {
-      const page = await call(gw, 'GET', `/v1/logs?metadata._user=${user}&limit=100${after ? `&after=${after}` : ''}`);
-      all.push(...page.body.data);
-      after = page.body.has_more ? page.body.last_id : undefined;
-    } while (after);
-    if (all.length >= count) return all;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return all;
-}
+const recordsOf = (user: string, count: number) => recordsOfUser(gw, user, count);
 
 describe('a requests policy split over 4 shards', () => {
   it('admits exactly its limit of 90 concurrent requests from three processes, spread over the shards, each within its slice', {

@@ -70,3 +70,20 @@ export async function logsOf(gw: LocalGateway, query: string, count = 1): Promis
   }
   return logs;
 }
+
+/** Every request-log record of one `_user`, all pages, polled until `count` are written (10 s at most). */
+export async function recordsOfUser(gw: LocalGateway, user: string, count: number): Promise<any[]> {
+  const all: any[] = [];
+  for (let i = 0; i < 100; i++) {
+    all.length = 0;
+    let after: string | undefined;
+    do {
+      const page = await call(gw, 'GET', `/v1/logs?metadata._user=${user}&limit=100${after ? `&after=${after}` : ''}`);
+      all.push(...page.body.data);
+      after = page.body.has_more ? page.body.last_id : undefined;
+    } while (after);
+    if (all.length >= count) return all;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return all;
+}
