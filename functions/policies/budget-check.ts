@@ -4,6 +4,7 @@ import { sharedReads } from '../shared/db/shared-reads';
 import { GatewayError, NO_RETRY_HEADERS } from '../shared/errors';
 import { log } from '../shared/telemetry/logger';
 import type { ActiveBudget, BudgetBucket, BudgetGrant, BudgetPeriod } from './budget-model';
+import { knownSpendSince, learnSpend } from './known-spend';
 import { groupOf, type LimitSubject } from './limiter';
 import { FullShards, shardCountFor, shardPk, sliceOf, startShard } from './shards';
 
@@ -86,10 +87,32 @@ const fullShards = /* @__PURE__ */ new FullShards();
 /** A period's spend on one shard, read once for the requests of this process that ask at the same time. */
 const readSpend = /* @__PURE__ */ sharedReads<number>();
 
+/** A shard's spend, read strongly consistent; what it says is learned for the read-ahead. */
+async function readCounter(counterId: string, key: { pk: string; sk: string }): Promise<number> {
+  const sentAt = Date.now();
+  const spent = Number((await getItem<{ spent_nusd?: number }>('usage', key, true))?.spent_nusd ?? 0);
+  learnSpend(counterId, spent, sentAt);
+  return spent;
+}
+
+/**
+ * Read-ahead: the spend this container learned of the shard within `BUDGET_READ_AHEAD_MS`
+ * (its read, or its own charge's answer), when that is under half the shard's slice, so
+ * the request needs no read before the provider. Undefined (read it) near the slice, when
+ * nothing fresh is known, or with the setting at 0.
+ */
+function admittedOnKnownSpend(counterId: string, sliceNusd: number, now: number): number | undefined {
+  const readAheadMs = config().budgetReadAheadMs;
+  if (readAheadMs <= 0) return undefined;
+  const spent = knownSpendSince(counterId, now - readAheadMs);
+  return spent !== undefined && spent * 2 < sliceNusd ? spent : undefined;
+}
+
 /**
  * One budget's period: its counter read on the request's starting shard (strongly
  * consistent), and on the next shards while the ones read are at their slice of the limit.
- * A container remembers shards seen at their slice for the period (spend only grows).
+ * A container remembers shards seen at their slice for the period (spend only grows), and
+ * admits without a read on a shard whose spend it learned recently and is far from its slice.
  */
 async function checkBudget(budget: ActiveBudget, subject: LimitSubject, now: number): Promise<Checked> {
   const period = periodOf(budget.period, now);
@@ -107,8 +130,9 @@ async function checkBudget(budget: ActiveBudget, subject: LimitSubject, now: num
     const shard = (start + i) % shards;
     if (full.has(shard)) continue;
     const key = { pk: shardPk(pk, shard), sk };
-    const spent = await readSpend(`${key.pk}\u0000${sk}`, async () => Number((await getItem<{ spent_nusd?: number }>('usage', key, true))?.spent_nusd ?? 0));
     const slice = sliceOf(budget.limitNusd, shards, shard, true);
+    const counterId = `${key.pk}\u0000${sk}`;
+    const spent = admittedOnKnownSpend(counterId, slice, now) ?? (await readSpend(counterId, () => readCounter(counterId, key)));
     if (spent < slice) {
       const bucket: BudgetBucket = { budget, pk: shardPk(pk, shard), sk, ttl, ...(shards > 1 ? { sharded: { shards, sliceNusd: slice, basePk: pk } } : {}) };
       const estimate = shards > 1 ? Math.min(budget.limitNusd - 1, Math.round((spent * budget.limitNusd) / slice)) : spent;

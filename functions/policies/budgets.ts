@@ -10,8 +10,9 @@ import { loadOnce } from '../shared/load-once';
  * Budget enforcement, exact across containers as the rate limits are: what a budget's
  * requests have cost lives in one counter per budget, `group_by` tuple and period in the
  * `usage` table (integer nano-dollars), read with a strongly consistent read before the
- * provider is called and raised with an atomic `ADD` once the request's cost is known
- * (when its log record is written).
+ * provider is called (far from the limit, a recent read or charge answer stands in for it)
+ * and raised with an atomic `ADD` once the request's cost is known (when its log record is
+ * written).
  *
  * - A request is refused (429 `budget_exceeded`) when a matching budget's period has
  *   already spent its limit.
@@ -19,6 +20,9 @@ import { loadOnce } from '../shared/load-once';
  *   whole cost, so a period can end above its limit by at most the cost of the requests in
  *   flight when it was crossed: with N concurrent requests across all containers, at most
  *   (N - 1) x the largest cost of one request. Nothing is admitted after that.
+ * - Read-ahead (`BUDGET_READ_AHEAD_MS`, ./known-spend.ts): while the spend a container
+ *   learned of a counter within that time is under half its limit, no read is made; the
+ *   bound holds unless more than half the limit is charged within it.
  * - Periods are UTC: a day, an ISO week from Monday 00:00, a calendar month, or `total`
  *   (never resets). A request is charged to the period it was admitted in.
  * - Each alert threshold (and the limit itself) emits exactly one event per period when

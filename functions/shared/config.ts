@@ -117,6 +117,12 @@ const schema = z.object({
   TOKENS_SHARD_MIN: intFromEnv(100_000, 1),
   /** Least USD of a period per shard of a budget. */
   BUDGET_SHARD_MIN_USD: numberFromEnv(10),
+  /**
+   * How long a container admits under a budget on the spend it last learned of a shard (its
+   * read, or its own charge's new total) while that is under half the shard's slice, without
+   * a read before the provider (functions/policies/budget-check.ts); 0 reads every time.
+   */
+  BUDGET_READ_AHEAD_MS: intFromEnv(1000, 0),
   REQUEST_LOG_TTL_DAYS: intFromEnv(30, 1),
   /** How long hourly spend counters are kept after their hour (functions/spend): a year of reports and a month's margin. */
   SPEND_RETENTION_DAYS: intFromEnv(400, 1),
@@ -229,6 +235,7 @@ export interface GatewayConfig {
   rateLimitShardMin: number;
   tokensShardMin: number;
   budgetShardMinUsd: number;
+  budgetReadAheadMs: number;
   requestLogTtlDays: number;
   spendRetentionDays: number;
   requestLogBatchWaitMs: number;
@@ -308,6 +315,7 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     rateLimitShardMin: e.RATE_LIMIT_SHARD_MIN,
     tokensShardMin: e.TOKENS_SHARD_MIN,
     budgetShardMinUsd: e.BUDGET_SHARD_MIN_USD,
+    budgetReadAheadMs: e.BUDGET_READ_AHEAD_MS,
     requestLogTtlDays: e.REQUEST_LOG_TTL_DAYS,
     spendRetentionDays: e.SPEND_RETENTION_DAYS,
     requestLogBatchWaitMs: e.REQUEST_LOG_BATCH_WAIT_MS,

@@ -2,7 +2,8 @@ import http from 'node:http';
 
 /**
  * A proxy to DynamoDB that, while `slow`, answers BatchWriteItem and UpdateItem calls
- * `delayMs` late, noting when each call arrived and when its answer left.
+ * `delayMs` late, noting when each call arrived and when its answer left. Every call, slow
+ * or not, is listed in `calls` (operation, body, and whether it has been answered).
  */
 export function startSlowDynamoDb(target: string, delayMs: number) {
   const upstream = new URL(target);
@@ -10,6 +11,7 @@ export function startSlowDynamoDb(target: string, delayMs: number) {
     slow: false,
     received: [] as Array<{ operation: string; body: string; at: number }>,
     answered: [] as Array<{ operation: string; body: string; at: number }>,
+    calls: [] as Array<{ operation: string; body: string; answered: boolean }>,
   };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -19,6 +21,8 @@ export function startSlowDynamoDb(target: string, delayMs: number) {
       const operation = String(req.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
       const delay = state.slow && (operation === 'BatchWriteItem' || operation === 'UpdateItem') ? delayMs : 0;
       if (delay) state.received.push({ operation, body: body.toString('utf8'), at: performance.now() });
+      const listed = { operation, body: body.toString('utf8'), answered: false };
+      state.calls.push(listed);
       const forwarded = http.request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
         const parts: Buffer[] = [];
         answer.on('data', (c: Buffer) => parts.push(c));
@@ -27,6 +31,7 @@ export function startSlowDynamoDb(target: string, delayMs: number) {
             if (delay) state.answered.push({ operation, body: body.toString('utf8'), at: performance.now() });
             res.writeHead(answer.statusCode ?? 500, answer.headers);
             res.end(Buffer.concat(parts));
+            listed.answered = true;
           }, delay),
         );
       });

@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { LocalGateway } from '../../infra/local/server';
+import { startOpenAIFake, type FakeServer } from '../fakes';
+import { call, startTestGateway } from '../support/gateway';
+import { startSlowDynamoDb } from '../support/slow-dynamodb';
+
+/**
+ * Budget read-ahead (BUDGET_READ_AHEAD_MS): a container that learned a budget counter's
+ * spend recently (its own read, or the new total its own charge returned) admits without a
+ * storage read before the provider while that spend is under half the limit; from half on,
+ * every request reads, so the refusal at the limit stays exact. What another container's
+ * charges can do meanwhile is the stated edge of the bound (docs/usage.md, "Budgets"),
+ * shown here too. Every DynamoDB call of this gateway goes through a listing proxy.
+ */
+
+let proxy: Awaited<ReturnType<typeof startSlowDynamoDb>>;
+let gw: LocalGateway;
+let fake: FakeServer;
+let ops: typeof import('../../functions/shared/db/ops');
+
+/** Far longer than the test, so no admission depends on how fast this machine is. */
+const READ_AHEAD_MS = 600_000;
+
+beforeAll(async () => {
+  proxy = await startSlowDynamoDb(inject('dynamodbEndpoint'), 0);
+  fake = await startOpenAIFake();
+  gw = await startTestGateway({ dynamodbEndpoint: proxy.url, env: { BUDGET_READ_AHEAD_MS: String(READ_AHEAD_MS) } });
+  ops = await import('../../functions/shared/db/ops');
+});
+afterAll(async () => {
+  await gw?.stop();
+  await fake?.close();
+  await proxy?.close();
+});
+
+let seq = 0;
+const unique = (name: string) => `${name}-${Date.now()}-${seq++}`;
+
+/** A key under a $10 daily budget, and a model whose every request costs exactly $1. */
+async function budgetAtOneDollarARequest() {
+  const key = await call(gw, 'POST', '/v1/api-keys', { body: { name: unique('read-ahead key'), scopes: ['gateway'] } });
+  const model = unique('read-ahead-model');
+  expect((await call(gw, 'POST', '/v1/prices', { body: { provider: 'openai', model, per_request: 1 } })).status).toBe(200);
+  const budget = await call(gw, 'POST', '/v1/policies/budgets', {
+    body: { type: 'budget', name: unique('ten dollars'), limit_usd: 10, period: 'day', conditions: [{ key: 'api_key', value: key.body.id }] },
+  });
+  expect(budget.status, budget.text).toBe(200);
+  const dayStart = Math.floor(Date.now() / 86_400_000) * 86_400_000;
+  const counter = { pk: `WS#${gw.workspaceId}#BUD#${budget.body.id}#all`, sk: `budget#day#${dayStart}` };
+  const onCounter = (operation: string) => proxy.state.calls.filter((c) => c.operation === operation && c.body.includes(`#BUD#${budget.body.id}#`));
+  return {
+    secret: key.body.secret as string,
+    model,
+    counter,
+    reads: () => onCounter('GetItem').length,
+    /** Waits (bounded) until `n` increments of the counter have been answered. */
+    async charged(n: number) {
+      for (let i = 0; i < 250 && onCounter('UpdateItem').filter((c) => c.answered).length < n; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(onCounter('UpdateItem').filter((c) => c.answered)).toHaveLength(n);
+      // The answer is on its way to the gateway: let it arrive before the next request.
+      await new Promise((r) => setTimeout(r, 20));
+    },
+  };
+}
+
+async function chat(secret: string, model: string) {
+  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: {
+      'x-gateway-api-key': secret,
+      'x-gateway-provider': 'openai',
+      authorization: 'Bearer sk-test',
+      'x-gateway-custom-host': `${fake.url}/v1`,
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'read ahead' }] }),
+  });
+  return { status: res.status, body: (await res.json()) as any, spent: res.headers.get('x-budget-spent-usd') };
+}
+
+describe('budget read-ahead', () => {
+  it('far from the limit a request needs no read before the provider; from half the limit on each one reads, and the refusal is exact', async () => {
+    const b = await budgetAtOneDollarARequest();
+    const readsPerRequest: number[] = [];
+    for (let i = 1; i <= 10; i++) {
+      const before = b.reads();
+      const res = await chat(b.secret, b.model);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      readsPerRequest.push(b.reads() - before);
+      await b.charged(i);
+    }
+    // The first knows nothing and reads; the next four are admitted on the $1-$4 their
+    // predecessors' charges returned (under half of $10); from $5 on, each reads.
+    expect(readsPerRequest).toEqual([1, 0, 0, 0, 0, 1, 1, 1, 1, 1]);
+    const before = b.reads();
+    const refused = await chat(b.secret, b.model);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('budget_exceeded');
+    expect(b.reads() - before).toBe(1);
+    const stored = await ops.getItem<{ spent_nusd: number }>('usage', b.counter, true);
+    expect(Number(stored?.spent_nusd)).toBe(10e9);
+  });
+
+  it('another container’s charges: a fresh spend learned under half the limit still admits (the bound’s stated edge), and the next charge’s total ends it', async () => {
+    const b = await budgetAtOneDollarARequest();
+    expect((await chat(b.secret, b.model)).status).toBe(200);
+    await b.charged(1);
+    // Other containers spend the other $9 (their increments, straight to the counter).
+    await ops.updateItem('usage', b.counter, { add: { spent_nusd: 9e9 } });
+    await b.charged(2);
+    // This container still knows $1, learned within BUDGET_READ_AHEAD_MS and under half the
+    // limit: admitted without a read (the edge the bound states: more than half the limit
+    // was charged within the read-ahead).
+    const reads = b.reads();
+    const stale = await chat(b.secret, b.model);
+    expect(stale.status).toBe(200);
+    expect(stale.spent).toBe('1');
+    expect(b.reads()).toBe(reads);
+    await b.charged(3);
+    // Its charge returned the whole $11: the next request reads, and is refused.
+    const refused = await chat(b.secret, b.model);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('budget_exceeded');
+    expect(b.reads()).toBe(reads + 1);
+    expect(Number((await ops.getItem<{ spent_nusd: number }>('usage', b.counter, true))?.spent_nusd)).toBe(11e9);
+  });
+});
