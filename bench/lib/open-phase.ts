@@ -57,7 +57,15 @@ export async function runOpenHarnessPhase(d: OpenPhaseDeps): Promise<OpenHarness
     log(`open harness at p99 added <= 10 ms: bare ${bounded.rate.bare} req/s, gateway ${bounded.rate.gateway} req/s`);
     const streamChat = await setUpFullChat(gw.url, gw.adminKey, 'open-stream', up.openaiCadence);
     const words = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
-    const streamBody = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: words }], stream: true });
+    // Usage asked for on every side: the gateway asks for it anyway (to price the stream) and
+    // hides it when the caller did not; the fake paces that extra chunk like any other, so
+    // without it here the gateway's stream ended one cadence later than the direct one's.
+    const streamBody = JSON.stringify({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: words }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     const streamSpecs = {
       direct: { ...direct, url: `${up.openaiCadence}/v1/chat/completions`, body: streamBody },
       bare: { ...requestFor('bare-proxy', targets, 0), url: `${bareUrl(3)}/v1/chat/completions`, body: streamBody },
