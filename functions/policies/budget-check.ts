@@ -96,14 +96,12 @@ async function readCounter(counterId: string, key: { pk: string; sk: string }): 
 }
 
 /**
- * Read-ahead: the spend this container learned of the shard within `BUDGET_READ_AHEAD_MS`
- * (its read, or its own charge's answer), when that is under half the shard's slice, so
- * the request needs no read before the provider. Undefined (read it) near the slice, when
- * nothing fresh is known, or with the setting at 0.
+ * Read-ahead: the spend this container learned of the shard within `readAheadMs`
+ * (`BUDGET_READ_AHEAD_MS`: its read, or its own charge's answer), when that is under half
+ * the shard's slice, so the request needs no read before the provider. Undefined (read it)
+ * near the slice or when nothing fresh is known.
  */
-function admittedOnKnownSpend(counterId: string, sliceNusd: number, now: number): number | undefined {
-  const readAheadMs = config().budgetReadAheadMs;
-  if (readAheadMs <= 0) return undefined;
+function admittedOnKnownSpend(counterId: string, sliceNusd: number, now: number, readAheadMs: number): number | undefined {
   const spent = knownSpendSince(counterId, now - readAheadMs);
   return spent !== undefined && spent * 2 < sliceNusd ? spent : undefined;
 }
@@ -126,18 +124,30 @@ async function checkBudget(budget: ActiveBudget, subject: LimitSubject, now: num
   const id = `${pk}\u0000${sk}\u0000${budget.limitNusd}`;
   const full = fullShards.of(id);
   const start = startShard(shards);
+  const admit = (shard: number, spent: number, slice: number): Checked => {
+    const bucket: BudgetBucket = { budget, pk: shardPk(pk, shard), sk, ttl, ...(shards > 1 ? { sharded: { shards, sliceNusd: slice, basePk: pk } } : {}) };
+    const estimate = shards > 1 ? Math.min(budget.limitNusd - 1, Math.round((spent * budget.limitNusd) / slice)) : spent;
+    return { bucket, spentNusd: estimate, period, admitted: true };
+  };
+  // Read-ahead first: a shard whose spend this container learned recently, far from its
+  // slice, admits with no read (a container serving one request at a time starts at a
+  // random shard, so the one its last charge answered for is often another).
+  if (settings.budgetReadAheadMs > 0) {
+    for (let i = 0; i < shards; i++) {
+      const shard = (start + i) % shards;
+      const slice = sliceOf(budget.limitNusd, shards, shard, true);
+      const spent = admittedOnKnownSpend(`${shardPk(pk, shard)}\u0000${sk}`, slice, now, settings.budgetReadAheadMs);
+      if (spent !== undefined) return admit(shard, spent, slice);
+    }
+  }
   for (let i = 0; i < shards; i++) {
     const shard = (start + i) % shards;
     if (full.has(shard)) continue;
     const key = { pk: shardPk(pk, shard), sk };
     const slice = sliceOf(budget.limitNusd, shards, shard, true);
     const counterId = `${key.pk}\u0000${sk}`;
-    const spent = admittedOnKnownSpend(counterId, slice, now) ?? (await readSpend(counterId, () => readCounter(counterId, key)));
-    if (spent < slice) {
-      const bucket: BudgetBucket = { budget, pk: shardPk(pk, shard), sk, ttl, ...(shards > 1 ? { sharded: { shards, sliceNusd: slice, basePk: pk } } : {}) };
-      const estimate = shards > 1 ? Math.min(budget.limitNusd - 1, Math.round((spent * budget.limitNusd) / slice)) : spent;
-      return { bucket, spentNusd: estimate, period, admitted: true };
-    }
+    const spent = await readSpend(counterId, () => readCounter(counterId, key));
+    if (spent < slice) return admit(shard, spent, slice);
     fullShards.markFull(id, period.endsAt ?? Number.POSITIVE_INFINITY, shard, spent);
   }
   const spent = [...fullShards.of(id).values()].reduce((a, b) => a + b, 0);

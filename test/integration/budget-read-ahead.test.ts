@@ -36,13 +36,13 @@ afterAll(async () => {
 let seq = 0;
 const unique = (name: string) => `${name}-${Date.now()}-${seq++}`;
 
-/** A key under a $10 daily budget, and a model whose every request costs exactly $1. */
-async function budgetAtOneDollarARequest() {
+/** A key under a daily budget ($10 unless said), and a model whose every request costs exactly $1. */
+async function budgetAtOneDollarARequest(limitUsd = 10) {
   const key = await call(gw, 'POST', '/v1/api-keys', { body: { name: unique('read-ahead key'), scopes: ['gateway'] } });
   const model = unique('read-ahead-model');
   expect((await call(gw, 'POST', '/v1/prices', { body: { provider: 'openai', model, per_request: 1 } })).status).toBe(200);
   const budget = await call(gw, 'POST', '/v1/policies/budgets', {
-    body: { type: 'budget', name: unique('ten dollars'), limit_usd: 10, period: 'day', conditions: [{ key: 'api_key', value: key.body.id }] },
+    body: { type: 'budget', name: unique('ten dollars'), limit_usd: limitUsd, period: 'day', conditions: [{ key: 'api_key', value: key.body.id }] },
   });
   expect(budget.status, budget.text).toBe(200);
   const dayStart = Math.floor(Date.now() / 86_400_000) * 86_400_000;
@@ -53,6 +53,8 @@ async function budgetAtOneDollarARequest() {
     model,
     counter,
     reads: () => onCounter('GetItem').length,
+    /** The partition keys its charges went to. */
+    chargedKeys: () => onCounter('UpdateItem').map((c) => (JSON.parse(c.body) as { Key: { pk: { S: string } } }).Key.pk.S),
     /** Waits (bounded) until `n` increments of the counter have been answered. */
     async charged(n: number) {
       for (let i = 0; i < 250 && onCounter('UpdateItem').filter((c) => c.answered).length < n; i++) await new Promise((r) => setTimeout(r, 20));
@@ -123,5 +125,21 @@ describe('budget read-ahead', () => {
     expect(refused.body.error.code).toBe('budget_exceeded');
     expect(b.reads()).toBe(reads + 1);
     expect(Number((await ops.getItem<{ spent_nusd: number }>('usage', b.counter, true))?.spent_nusd)).toBe(11e9);
+  });
+
+  it('a sharded budget: the container stays on the shard whose spend it learned, with no reads while that is under half its slice', async () => {
+    // $40 over 4 shards (BUDGET_SHARD_MIN_USD is $10): each shard's slice is $10.
+    const b = await budgetAtOneDollarARequest(40);
+    const readsPerRequest: number[] = [];
+    for (let i = 1; i <= 5; i++) {
+      const before = b.reads();
+      expect((await chat(b.secret, b.model)).status).toBe(200);
+      readsPerRequest.push(b.reads() - before);
+      await b.charged(i);
+    }
+    expect(readsPerRequest).toEqual([1, 0, 0, 0, 0]);
+    const keys = b.chargedKeys();
+    expect(keys).toHaveLength(5);
+    expect(new Set(keys).size).toBe(1);
   });
 });
