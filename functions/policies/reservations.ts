@@ -18,16 +18,18 @@ import { log } from '../shared/telemetry/logger';
  *   the same event-loop turn are collected first), and
  * - a few more ahead of demand ("speculative"): the requests this container saw for the
  *   bucket in the last 100 ms, scaled to `RATE_LIMIT_RESERVE_AHEAD_MS` (0 turns this off),
- *   but never more than 1/16 of what the counter says is left, and none once fewer than
- *   16 remain. The next block is reserved in the background when half of the speculative
- *   part is used, so a steady stream of requests does not wait for DynamoDB.
+ *   and at least one while its requests come less than 2 s apart, but never more than
+ *   1/16 of what the counter says is left, and none once fewer than 16 remain. The next
+ *   block is reserved in the background when half of the speculative part is used, so a
+ *   steady stream of requests, dense or sparse, does not wait for DynamoDB.
  *
  * What that guarantees: never more than `limit` admitted per window across all containers
  * (every unit handed out was reserved by a conditional write). Speculative units a
  * container has not used when its traffic stops stay unused until the window ends: a
  * window can under-admit by at most those (per container, at most 1/16 of what was left
- * when it reserved them and about `RATE_LIMIT_RESERVE_AHEAD_MS` of its own traffic).
- * Near the limit and at low traffic every reservation is exactly the waiting requests.
+ * when it reserved them and about `RATE_LIMIT_RESERVE_AHEAD_MS` of its own traffic, or
+ * one unit). Near the limit, and for a first request after 2 s without one, every
+ * reservation is exactly the waiting requests.
  */
 
 export interface Admission {
@@ -48,6 +50,13 @@ export interface BucketWindow {
 }
 
 const DEMAND_SLOT_MS = 100;
+/**
+ * A bucket whose previous request came within this long keeps one unit in hand even when
+ * its traffic is too sparse for the 100 ms meter: steady but sparse traffic (a caller
+ * sending one request after another, a Lambda container serving one at a time) reserves
+ * its next unit in the background, not before the provider.
+ */
+const SPARE_WITHIN_MS = 2_000;
 /** A speculative reservation takes at most this share of what is left. */
 const SPECULATIVE_SHARE = 16;
 const SPECULATIVE_MAX = 1_000;
@@ -74,6 +83,9 @@ interface Bucket {
   slotStart: number;
   slotCount: number;
   lastSlotCount: number;
+  /** When the bucket's latest request came, and whether the one before it came within SPARE_WITHIN_MS. */
+  lastRequestAt: number;
+  steady: boolean;
 }
 
 const buckets = new Map<string, Bucket>();
@@ -97,6 +109,8 @@ function bucketFor(window: BucketWindow, limit: number): Bucket {
     slotStart: existing?.slotStart ?? performance.now(),
     slotCount: existing?.slotCount ?? 0,
     lastSlotCount: existing?.lastSlotCount ?? 0,
+    lastRequestAt: existing?.lastRequestAt ?? Number.NEGATIVE_INFINITY,
+    steady: existing?.steady ?? false,
   };
   buckets.set(window.pk, bucket);
   return bucket;
@@ -116,12 +130,14 @@ function noteDemand(b: Bucket): void {
     b.slotCount = 0;
   }
   b.slotCount++;
+  b.steady = now - b.lastRequestAt <= SPARE_WITHIN_MS;
+  b.lastRequestAt = now;
 }
 
 function speculativeUnits(b: Bucket, waiting: number): number {
   const aheadMs = config().rateLimitReserveAheadMs;
   if (aheadMs === 0) return 0;
-  const demand = Math.floor((b.lastSlotCount * aheadMs) / DEMAND_SLOT_MS);
+  const demand = Math.max(Math.floor((b.lastSlotCount * aheadMs) / DEMAND_SLOT_MS), b.steady ? 1 : 0);
   const left = b.limit - b.counter - waiting;
   return Math.max(0, Math.min(demand, Math.floor(left / SPECULATIVE_SHARE), SPECULATIVE_MAX));
 }

@@ -111,6 +111,24 @@ describe('rate-limit reservations', () => {
     expect(store.calls).toBeLessThan(requests / 4);
   });
 
+  it('sparse but steady traffic (one request at a time, 200 ms apart) finds its unit in hand: the next is reserved in the background', async () => {
+    const c = await container();
+    const limit = 1_000_000;
+    const waitedForStorage: boolean[] = [];
+    for (let i = 0; i < 6; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 200));
+      const calls = store.calls;
+      expect((await c.admitRequest(windowOf('sparse'), limit)).admitted).toBe(true);
+      // A unit in hand resolves at once; the reservation ahead starts only after this turn.
+      waitedForStorage.push(store.calls > calls);
+    }
+    // The first knows of no traffic; the second reserves itself and one ahead; from then on each finds one.
+    expect(waitedForStorage).toEqual([true, true, false, false, false, false]);
+    await new Promise((r) => setTimeout(r, 20));
+    // At most one unit is held ahead when the traffic stops.
+    expect(store.counts.get('sparse|requests#rpm#0')).toBe(7);
+  });
+
   it('one reservation serves every request waiting in the same turn', async () => {
     const c = await container();
     const results = await Promise.all(Array.from({ length: 40 }, () => c.admitRequest(windowOf('burst'), 100)));
