@@ -7,7 +7,7 @@ import { loadOnce } from '../shared/load-once';
 import { TtlCache } from '../shared/stores/ttl-cache';
 import { log, type LogContext } from '../shared/telemetry/logger';
 import { METADATA_PREFIX, UNIT_MS, UNIT_WORDS, WILDCARD, type PolicyType, type PolicyUnit, type RateLimitPolicy } from './model';
-import { admitRequest, returnUnit, type BucketWindow } from './reservations';
+import { admitRequest, hasUnitInHand, returnUnit, type BucketWindow } from './reservations';
 import { listRateLimitPolicies } from './read';
 import { FullShards, shardCountFor, shardPk, sliceOf, startShard } from './shards';
 
@@ -223,16 +223,30 @@ const scaled = (count: number, slice: number, capacity: number): number =>
  * Count one request on the policy's window: on its starting shard, else on the next with
  * room. A shard whose slice is spent answers from this container's memory (./reservations).
  */
+/**
+ * The first shard from `from` this container holds a unit of for the window (else `from`):
+ * a request served alone starts at a random shard, and the unit its predecessor reserved
+ * ahead is on one of them.
+ */
+function shardWithUnitInHand(pk: string, shards: number, sk: string, from: number): number {
+  for (let i = 0; i < shards; i++) {
+    const shard = (from + i) % shards;
+    if (hasUnitInHand(shardPk(pk, shard), sk)) return shard;
+  }
+  return from;
+}
+
 async function countRequest(policy: ActivePolicy, pk: string, now: number): Promise<Checked> {
   const capacity = capacityOf(policy);
   const settings = config();
   const shards = shardCountFor(Math.max(capacity, Math.floor(policy.shardValue)), settings.rateLimitShardMin, settings.counterShards);
-  const start = startShard(shards);
+  const first = startShard(shards);
+  const start = shards > 1 ? shardWithUnitInHand(pk, shards, windowOf(pk, policy.type, policy.unit, now).sk, first) : first;
   for (let i = 0; i < shards; i++) {
     const shard = (start + i) % shards;
     const window = windowOf(shardPk(pk, shard), policy.type, policy.unit, now);
     const slice = sliceOf(capacity, shards, shard, true);
-    const { admitted, count } = await admitRequest(window, slice);
+    const { admitted, count } = await admitRequest(window, slice, pk);
     if (admitted) return { policy, pk, window, count: scaled(count, slice, capacity), admitted };
   }
   return { policy, pk, window: windowOf(pk, policy.type, policy.unit, now), count: capacity, admitted: false };

@@ -83,9 +83,20 @@ interface Bucket {
   slotStart: number;
   slotCount: number;
   lastSlotCount: number;
-  /** When the bucket's latest request came, and whether the one before it came within SPARE_WITHIN_MS. */
-  lastRequestAt: number;
+  /** Whether the request before the latest one (of the bucket, over all its shards) came within SPARE_WITHIN_MS. */
   steady: boolean;
+}
+
+/** When each bucket's latest request came, by the caller's demand key (one per bucket, whichever shard counted it); least recent forgotten first. */
+const lastRequestAt = new Map<string, number>();
+const REMEMBER_REQUEST_TIMES = 10_000;
+
+function steadyDemand(demandKey: string, now: number): boolean {
+  const last = lastRequestAt.get(demandKey);
+  lastRequestAt.delete(demandKey);
+  lastRequestAt.set(demandKey, now);
+  if (lastRequestAt.size > REMEMBER_REQUEST_TIMES) lastRequestAt.delete(lastRequestAt.keys().next().value!);
+  return last !== undefined && now - last <= SPARE_WITHIN_MS;
 }
 
 const buckets = new Map<string, Bucket>();
@@ -109,7 +120,6 @@ function bucketFor(window: BucketWindow, limit: number): Bucket {
     slotStart: existing?.slotStart ?? performance.now(),
     slotCount: existing?.slotCount ?? 0,
     lastSlotCount: existing?.lastSlotCount ?? 0,
-    lastRequestAt: existing?.lastRequestAt ?? Number.NEGATIVE_INFINITY,
     steady: existing?.steady ?? false,
   };
   buckets.set(window.pk, bucket);
@@ -121,7 +131,7 @@ function pruneEnded(): void {
   for (const [pk, b] of buckets) if (b.window.endsAt <= now && !b.reserving && b.waiters.length === 0) buckets.delete(pk);
 }
 
-function noteDemand(b: Bucket): void {
+function noteDemand(b: Bucket, demandKey: string): void {
   const now = performance.now();
   const elapsed = now - b.slotStart;
   if (elapsed >= DEMAND_SLOT_MS) {
@@ -130,8 +140,7 @@ function noteDemand(b: Bucket): void {
     b.slotCount = 0;
   }
   b.slotCount++;
-  b.steady = now - b.lastRequestAt <= SPARE_WITHIN_MS;
-  b.lastRequestAt = now;
+  b.steady = steadyDemand(demandKey, now);
 }
 
 function speculativeUnits(b: Bucket, waiting: number): number {
@@ -207,11 +216,12 @@ async function pump(b: Bucket, prefetch: boolean): Promise<void> {
 
 /**
  * Admit one request to a requests bucket: from this container's reserved units when it
- * has any, else with the next reservation. Storage errors reject.
+ * has any, else with the next reservation. Storage errors reject. `demandKey` names the
+ * bucket over all its shards (default: this shard's key), for the steady-demand rule.
  */
-export function admitRequest(window: BucketWindow, limit: number): Promise<Admission> {
+export function admitRequest(window: BucketWindow, limit: number, demandKey = window.pk): Promise<Admission> {
   const b = bucketFor(window, limit);
-  noteDemand(b);
+  noteDemand(b, demandKey);
   if (b.available > 0) {
     const admission = handOut(b);
     if (!b.reserving && b.available * 2 <= speculativeUnits(b, 0)) void pump(b, true);
@@ -222,6 +232,12 @@ export function admitRequest(window: BucketWindow, limit: number): Promise<Admis
     b.waiters.push({ resolve, reject });
     if (!b.reserving) void pump(b, false);
   });
+}
+
+/** Whether this container holds a reserved unit of the bucket `pk`'s window `sk` (a request would be admitted without a round trip). */
+export function hasUnitInHand(pk: string, sk: string): boolean {
+  const b = buckets.get(pk);
+  return b !== undefined && b.window.sk === sk && b.available > 0;
 }
 
 /**

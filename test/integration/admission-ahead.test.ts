@@ -5,7 +5,9 @@ import { call, startTestGateway } from '../support/gateway';
 import { startSlowDynamoDb } from '../support/slow-dynamodb';
 
 /**
- * Budget read-ahead (BUDGET_READ_AHEAD_MS): a container that learned a budget counter's
+ * Admission with no storage round trip before the provider, for callers sending one
+ * request at a time. Rate limits: a bucket whose requests come less than 2 s apart keeps a
+ * unit in hand, reserved in the background. Budget read-ahead (BUDGET_READ_AHEAD_MS): a container that learned a budget counter's
  * spend recently (its own read, or the new total its own charge returned) admits without a
  * storage read before the provider while that spend is under half the limit; from half on,
  * every request reads, so the refusal at the limit stays exact. What another container's
@@ -22,7 +24,7 @@ let ops: typeof import('../../functions/shared/db/ops');
 const READ_AHEAD_MS = 600_000;
 
 beforeAll(async () => {
-  proxy = await startSlowDynamoDb(inject('dynamodbEndpoint'), 0);
+  proxy = await startSlowDynamoDb(inject('dynamodbEndpoint'), 400);
   fake = await startOpenAIFake();
   gw = await startTestGateway({ dynamodbEndpoint: proxy.url, env: { BUDGET_READ_AHEAD_MS: String(READ_AHEAD_MS) } });
   ops = await import('../../functions/shared/db/ops');
@@ -66,6 +68,7 @@ async function budgetAtOneDollarARequest(limitUsd = 10) {
 }
 
 async function chat(secret: string, model: string) {
+  const started = performance.now();
   const res = await fetch(`${gw.url}/v1/chat/completions`, {
     method: 'POST',
     headers: {
@@ -77,7 +80,8 @@ async function chat(secret: string, model: string) {
     },
     body: JSON.stringify({ model, messages: [{ role: 'user', content: 'read ahead' }] }),
   });
-  return { status: res.status, body: (await res.json()) as any, spent: res.headers.get('x-budget-spent-usd') };
+  const body = (await res.json()) as any;
+  return { status: res.status, body, spent: res.headers.get('x-budget-spent-usd'), ms: performance.now() - started };
 }
 
 describe('budget read-ahead', () => {
@@ -141,5 +145,36 @@ describe('budget read-ahead', () => {
     const keys = b.chargedKeys();
     expect(keys).toHaveLength(5);
     expect(new Set(keys).size).toBe(1);
+  });
+});
+
+describe('rate-limit units in hand', () => {
+  it('one request at a time under a sharded requests policy: from the third on, each is admitted on a unit reserved in the background, not before the provider', {
+    timeout: 60_000,
+  }, async () => {
+    const key = await call(gw, 'POST', '/v1/api-keys', { body: { name: unique('in-hand key'), scopes: ['gateway'] } });
+    // A million a minute: split over 32 shards, and far from refusing.
+    const policy = await call(gw, 'POST', '/v1/policies/rate-limits', {
+      body: { name: unique('in hand'), conditions: [{ key: 'api_key', value: key.body.id }], type: 'requests', unit: 'rpm', value: 1_000_000 },
+    });
+    expect(policy.status, policy.text).toBe(200);
+    const slowMs = 400;
+    const answeredWithin: boolean[] = [];
+    proxy.state.slow = true;
+    try {
+      for (let i = 0; i < 5; i++) {
+        // Alone in the process (the previous invocation's writes have ended), as on Lambda on
+        // demand, where each request starts at a random shard; and less than 2 s apart.
+        if (i > 0) await new Promise((r) => setTimeout(r, 900));
+        const res = await chat(key.body.secret, 'gpt-4o-mini');
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        answeredWithin.push(res.ms < slowMs);
+      }
+    } finally {
+      proxy.state.slow = false;
+    }
+    // With DynamoDB's writes 400 ms late: the first reserves its own unit, the second its own and
+    // one ahead (both wait); from then on each finds a unit in hand, whichever shard it is on.
+    expect(answeredWithin).toEqual([false, false, true, true, true]);
   });
 });
