@@ -8,7 +8,7 @@
  * jobs share the CPUs.
  *
  *   npx tsx bench/ab.ts --base=/tmp/gateway-base [--after=<dir>, default this checkout] [--scenarios=gateway-proxy,...]
- *                       [--rounds=5] [--seconds=4] [--connections=16] [--stream] [--bundles] [--ttfb[=200]]
+ *                       [--rounds=5] [--seconds=4] [--connections=16 | --rate=<req/s>] [--stream] [--bundles] [--ttfb[=200]]
  *
  * With --bundles both sides run from their own checkout's production bundles, with the
  * Lambda NODE_OPTIONS, as `npm run bench` runs the gateway; without it, from the
@@ -24,7 +24,7 @@ export {};
 
 const { startDynamoDbLocal } = await import('../infra/local/dynamodb');
 const { setUpGateway } = await import('./lib/admin');
-const { median, round, runLoad } = await import('./lib/load');
+const { median, round, runLoad, runPaced } = await import('./lib/load');
 // `round` is shadowed by the round counter inside the loop.
 const round2 = (x: number) => round(x);
 const { loadAverage, REPO_ROOT, spawnTsJson, startChildGateway } = await import('./lib/procs');
@@ -49,6 +49,8 @@ const ttfbArg = args.find((a) => a === '--ttfb' || a.startsWith('--ttfb='));
 const ttfbSamples = ttfbArg ? Number(ttfbArg.split('=')[1] ?? 200) : 0;
 const stream = args.includes('--stream') || ttfbSamples > 0;
 const bundles = args.includes('--bundles');
+/** Evenly spaced requests at this rate instead of a closed loop of `connections`: CPU per request at the same rate on both sides. */
+const rate = Number(opt('rate') ?? 0);
 
 /** Build a checkout's production bundles with its own bench code; returns their folder. */
 function bundlesOf(root: string): string {
@@ -134,7 +136,10 @@ try {
       // Alternate which side goes first, so a drift in background load does not favour one.
       const order = round % 2 === 0 ? (['before', 'after'] as const) : (['after', 'before'] as const);
       for (const side of order) {
-        const r = await runLoad(specs[side](s), { connections, durationS: seconds, serverPid: sides[side].pid });
+        const r =
+          rate > 0
+            ? await runPaced(specs[side](s), { rate, durationS: seconds, warmupS: 1, serverPid: sides[side].pid })
+            : await runLoad(specs[side](s), { connections, durationS: seconds, serverPid: sides[side].pid });
         (results[s] ??= { before: [], after: [] })[side].push(r);
         process.stdout.write(
           `round ${round + 1} ${s} ${side}: ${r.rps} req/s, p50 ${r.p50}, p99 ${r.p99} ms, CPU ${r.serverCpuMsPerReq} ms/req (load ${loadAverage()})\n`,
@@ -163,7 +168,7 @@ if (ttfbSamples) {
   }
   process.exit(0);
 }
-process.stdout.write(`\nmedians of ${rounds} rounds x ${seconds} s, c=${connections}${stream ? ', SSE' : ''}\n`);
+process.stdout.write(`\nmedians of ${rounds} rounds x ${seconds} s, ${rate > 0 ? `paced at ${rate} req/s` : `c=${connections}`}${stream ? ', SSE' : ''}\n`);
 process.stdout.write(
   '| scenario | req/s before | req/s after | p50 before | p50 after | p99 before | p99 after | CPU ms/req before | CPU ms/req after | CPU change |\n|---|---|---|---|---|---|---|---|---|---|\n',
 );

@@ -110,11 +110,11 @@ export interface ShardFamily {
 }
 
 /**
- * A busy process (the multi-concurrency mode) writes a limit's or budget's counters on its
- * own shard, so at the target rate a shard takes the writes of the processes whose shard it
- * is: the run's process stands for `targetRps / requestsPerSecond` processes like it, each
- * on a random one of the counter's shards (`shardsOf`, the count the on-demand mode saw, 1
- * when unknown).
+ * A container writes a limit's or budget's counters on its own shard (a busy process on its
+ * home shard; one serving a request at a time on the shard whose budget spend or rate-limit
+ * unit it holds), so at the target rate a shard takes the writes of the containers whose
+ * shard it is: the run's process stands for `targetRps / requestsPerSecond` containers like
+ * it, each on a random one of the counter's shards (`shardsOf`, 1 when unknown).
  */
 export interface PerProcessModel {
   requestsPerSecond: number;
@@ -295,10 +295,10 @@ export async function measureHeat(
     warmup: number;
     names: Record<string, string>;
     pauseMs?: number;
-    /** Model limits' and budgets' counters per process, with the shard counts another mode saw (labelled families). */
-    perProcessShards?: ReadonlyMap<string, number>;
+    /** Model limits' and budgets' counters per process (each process writes one shard of this many). */
+    counterShards?: number;
   },
-): Promise<HeatMode & { shardCounts: Map<string, number> }> {
+): Promise<HeatMode> {
   await drive(spec, { connections: opts.connections, requests: opts.warmup, pauseMs: opts.pauseMs });
   await new Promise((r) => setTimeout(r, 1500));
   recorder.writes.length = 0;
@@ -307,20 +307,16 @@ export async function measureHeat(
   const run = await drive((i) => spec(i + opts.warmup), { connections: opts.connections, requests: opts.requests, pauseMs: opts.pauseMs });
   await new Promise((r) => setTimeout(r, 2000));
   recorder.recording = false;
-  const shardsSeen = opts.perProcessShards;
-  const perProcess = shardsSeen && {
-    requestsPerSecond: run.requests / Math.max(0.001, run.seconds),
-    shardsOf: (family: string) => shardsSeen.get(labelPartition(family, opts.names)),
-  };
+  const { counterShards } = opts;
+  const perProcess =
+    counterShards === undefined
+      ? undefined
+      : {
+          requestsPerSecond: run.requests / Math.max(0.001, run.seconds),
+          shardsOf: () => counterShards,
+        };
   const s = summariseHeat(recorder.writes, run.requests, 10, TARGET_RPS, PARTITION_WCU_GOAL, perProcess);
   const label = (r: HeatRow): HeatRow => ({ ...r, partition: labelPartition(r.partition, opts.names) });
-  const shardCounts = new Map<string, number>();
-  for (const w of recorder.writes) {
-    const f = shardFamily(w.target, w.partition);
-    if (!f) continue;
-    const id = labelPartition(f.family, opts.names);
-    shardCounts.set(id, Math.max(shardCounts.get(id) ?? 0, f.shard + 1));
-  }
   return {
     mode: opts.mode,
     how: opts.how,
@@ -334,7 +330,6 @@ export async function measureHeat(
     byTarget: s.byTarget,
     top: s.top.map(label),
     ...(s.hottest ? { hottest: label(s.hottest) } : {}),
-    shardCounts,
   };
 }
 
@@ -410,6 +405,13 @@ async function idNames(url: string, adminKey: string, keyId: string): Promise<Re
 
 /** How long the on-demand mode waits after each answer: the process is idle again before the next request. */
 const ON_DEMAND_PAUSE_MS = 50;
+/**
+ * Shards of each limit's and the budget's counters: every one of the scenario's (never
+ * refusing) is large enough for the default `COUNTER_SHARDS`.
+ */
+const SCENARIO_COUNTER_SHARDS = 32;
+/** How both modes scale a limit's or budget's counters (see `PerProcessModel`). */
+const PER_CONTAINER = `a limit's or budget's counters are written on each container's own shard (a busy process's home shard; on demand, the shard whose budget spend or rate-limit unit the container holds, else one at random), so the busiest shard takes the writes of the containers that drew it: target / this run's req/s containers like this one over the counter's ${SCENARIO_COUNTER_SHARDS} shards, an upper bound where a request's shard is drawn at random`;
 
 /** Both modes, each on its own gateway behind its own recorder. */
 export async function runHeatPhase(d: HeatPhaseDeps): Promise<HeatResults> {
@@ -419,7 +421,7 @@ export async function runHeatPhase(d: HeatPhaseDeps): Promise<HeatResults> {
   const plan: Array<{ mode: HeatMode['mode']; how: string; env: Record<string, string>; connections: number; requests: number; pauseMs?: number }> = [
     {
       mode: 'on-demand',
-      how: `one request at a time, each alone in the process (${ON_DEMAND_PAUSE_MS} ms after each answer, so its after-response writes end first: shards are picked as a Lambda container serving one invocation picks them), reservations ahead of demand off (RATE_LIMIT_RESERVE_AHEAD_MS=0), request-log writes not grouped (REQUEST_LOG_BATCH_WAIT_MS=0), REQUEST_LOG_SHARDS=64 as on AWS: every request writes its own`,
+      how: `one request at a time, each alone in the process (${ON_DEMAND_PAUSE_MS} ms after each answer, so its after-response writes end first: shards are picked as a Lambda container serving one invocation picks them), reservations ahead of demand off (RATE_LIMIT_RESERVE_AHEAD_MS=0), request-log writes not grouped (REQUEST_LOG_BATCH_WAIT_MS=0), REQUEST_LOG_SHARDS=64 as on AWS: every request writes its own; ${PER_CONTAINER}`,
       env: { RATE_LIMIT_RESERVE_AHEAD_MS: '0', REQUEST_LOG_BATCH_WAIT_MS: '0', ...aws },
       connections: 1,
       requests: d.requests.onDemand,
@@ -427,13 +429,12 @@ export async function runHeatPhase(d: HeatPhaseDeps): Promise<HeatResults> {
     },
     {
       mode: 'multi-concurrency',
-      how: `the local runtime (one process, ${d.requests.connections} requests at a time, REQUEST_LOG_SHARDS=64 as on AWS). Scaled to the target as processes like this one: writes whose shard is drawn per write (request logs, spend counters) scale linearly with requests, an upper bound (held writes coalesce more at higher rates); a limit's or budget's counters are written on each process's own shard, so the busiest shard takes the writes of the processes that drew it (target / this run's req/s processes over the counter's shards, as the on-demand mode saw them)`,
+      how: `the local runtime (one process, ${d.requests.connections} requests at a time, REQUEST_LOG_SHARDS=64 as on AWS). Scaled to the target as processes like this one: writes whose shard is drawn per write (request logs, spend counters) scale linearly with requests, an upper bound (held writes coalesce more at higher rates); ${PER_CONTAINER}`,
       env: { ...aws },
       connections: d.requests.connections,
       requests: d.requests.multi,
     },
   ];
-  let shardsSeen: ReadonlyMap<string, number> | undefined;
   for (const p of plan) {
     const name = p.mode === 'on-demand' ? 'heat-od' : 'heat-mc';
     const recorder = await startHeatRecorder(d.dynamoEndpoint, `bench-${name}-`);
@@ -448,13 +449,7 @@ export async function runHeatPhase(d: HeatPhaseDeps): Promise<HeatResults> {
         headers: { ...chat.headers, 'x-gateway-metadata': heatMetadata(i) },
         body,
       });
-      const { shardCounts, ...m } = await measureHeat(recorder, spec, {
-        ...p,
-        warmup: d.requests.warmup,
-        names,
-        ...(p.mode === 'multi-concurrency' ? { perProcessShards: shardsSeen ?? new Map() } : {}),
-      });
-      if (p.mode === 'on-demand') shardsSeen = shardCounts;
+      const m = await measureHeat(recorder, spec, { ...p, warmup: d.requests.warmup, names, counterShards: SCENARIO_COUNTER_SHARDS });
       d.log(
         `heat ${m.mode}: ${m.requests} requests, ${m.writesPerRequest} writes / ${m.unitsPerRequest} WCU per request; hottest ${m.hottest?.target} ${m.hottest?.partition} ${m.hottest?.wcuAtTarget} WCU at ${TARGET_RPS} req/s (${m.hottest?.wcuAtTargetWithRecordBytes} with 2 KB records)`,
       );
