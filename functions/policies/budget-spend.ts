@@ -3,7 +3,7 @@ import { log } from '../shared/telemetry/logger';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { publishMetric } from '../shared/telemetry/emf';
 import type { BudgetBucket, BudgetGrant } from './budget-model';
-import { learnSpend } from './known-spend';
+import { learnSpend, whileCharging } from './known-spend';
 import { NANO } from './budgets';
 import type { LimitSubject } from './limiter';
 import { shardPk } from './shards';
@@ -46,14 +46,18 @@ export async function chargeBudgets(charges: readonly BudgetCharge[]): Promise<v
 /** Add `nusd` to one budget period, and emit one event for each threshold (and the limit) the increment crossed. */
 async function chargeBucket(bucket: BudgetBucket, nusd: number, subject: BudgetCharge): Promise<void> {
   const key = { pk: bucket.pk, sk: bucket.sk };
+  const counterId = `${key.pk}\u0000${key.sk}`;
   const sentAt = Date.now();
-  // Undefined: a retry of an increment already applied (its answer was lost); read what it left.
-  const updated =
-    (await addOnce<{ spent_nusd: number }>('usage', key, { set: bucket.ttl === undefined ? {} : { ttl: bucket.ttl }, add: { spent_nusd: nusd } })) ??
-    (await getItem<{ spent_nusd: number }>('usage', key, true));
-  const after = Number(updated?.spent_nusd ?? 0);
-  // The new total is the freshest spend this container knows: its next admission may need no read.
-  learnSpend(`${key.pk}\u0000${key.sk}`, after, sentAt);
+  const after = await whileCharging(counterId, async () => {
+    // Undefined: a retry of an increment already applied (its answer was lost); read what it left.
+    const updated =
+      (await addOnce<{ spent_nusd: number }>('usage', key, { set: bucket.ttl === undefined ? {} : { ttl: bucket.ttl }, add: { spent_nusd: nusd } })) ??
+      (await getItem<{ spent_nusd: number }>('usage', key, true));
+    const total = Number(updated?.spent_nusd ?? 0);
+    // The new total is the freshest spend this container knows: its next admission may need no read.
+    learnSpend(counterId, total, sentAt);
+    return total;
+  });
   const before = after - nusd;
   const { budget, sharded } = bucket;
   for (const threshold of [...budget.thresholds.filter((t) => t < 1), 1]) {

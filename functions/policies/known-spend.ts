@@ -29,8 +29,28 @@ export function learnSpend(id: string, spentNusd: number, at: number): void {
   if (known.size > MAX_ENTRIES) known.delete(known.keys().next().value!);
 }
 
-/** The spend last learned of counter `id`, if it was learned at or after `since`. */
+/** Charges of this container sent to each counter and not answered yet. */
+const chargesInFlight = new Map<string, number>();
+
+/**
+ * Run `charge` (an increment of counter `id`) with the counter marked as having a charge of
+ * this container in flight: until it is answered, what this container knew of the counter
+ * misses that charge, so admission reads the counter instead.
+ */
+export async function whileCharging<T>(id: string, charge: () => Promise<T>): Promise<T> {
+  chargesInFlight.set(id, (chargesInFlight.get(id) ?? 0) + 1);
+  try {
+    return await charge();
+  } finally {
+    const left = chargesInFlight.get(id)! - 1;
+    if (left > 0) chargesInFlight.set(id, left);
+    else chargesInFlight.delete(id);
+  }
+}
+
+/** The spend last learned of counter `id`, if it was learned at or after `since` and none of this container's charges to it is in flight. */
 export function knownSpendSince(id: string, since: number): number | undefined {
+  if (chargesInFlight.has(id)) return undefined;
   const entry = known.get(id);
   return entry && entry.at >= since ? entry.spentNusd : undefined;
 }
@@ -38,4 +58,5 @@ export function knownSpendSince(id: string, since: number): number | undefined {
 /** Forget everything learned (tests). */
 export function forgetKnownSpend(): void {
   known.clear();
+  chargesInFlight.clear();
 }

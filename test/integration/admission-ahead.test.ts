@@ -131,6 +131,28 @@ describe('budget read-ahead', () => {
     expect(Number((await ops.getItem<{ spent_nusd: number }>('usage', b.counter, true))?.spent_nusd)).toBe(11e9);
   });
 
+  it('while its own charge is unanswered the container reads: what it knew misses that charge', async () => {
+    const b = await budgetAtOneDollarARequest();
+    expect((await chat(b.secret, b.model)).status).toBe(200);
+    await b.charged(1);
+    proxy.state.slow = true;
+    try {
+      expect((await chat(b.secret, b.model)).status).toBe(200);
+      // The second charge has reached DynamoDB; its answer is held back.
+      for (let i = 0; i < 250 && !proxy.state.received.some((c) => c.operation === 'UpdateItem' && c.body.includes(b.counter.pk)); i++) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const reads = b.reads();
+      const third = await chat(b.secret, b.model);
+      expect(third.status).toBe(200);
+      expect(b.reads()).toBe(reads + 1);
+      expect(third.spent).toBe('2');
+    } finally {
+      proxy.state.slow = false;
+    }
+    await b.charged(3);
+  });
+
   it('a sharded budget: the container stays on the shard whose spend it learned, with no reads while that is under half its slice', async () => {
     // $40 over 4 shards (BUDGET_SHARD_MIN_USD is $10): each shard's slice is $10.
     const b = await budgetAtOneDollarARequest(40);
@@ -159,6 +181,9 @@ describe('rate-limit units in hand', () => {
     });
     expect(policy.status, policy.text).toBe(200);
     const slowMs = 400;
+    // The five requests must share one minute's window (a new window starts with no unit in hand).
+    const msLeftInMinute = 60_000 - (Date.now() % 60_000);
+    if (msLeftInMinute < 12_000) await new Promise((r) => setTimeout(r, msLeftInMinute + 50));
     const answeredWithin: boolean[] = [];
     proxy.state.slow = true;
     try {

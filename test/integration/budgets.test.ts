@@ -219,10 +219,14 @@ describe('enforcement', () => {
         expect((await chatAt(gw.url, key.secret, model, user)).status).toBe(200);
         await recordsOf(user, i + 1);
       }
-      const events = lines
-        .flatMap((l) => l.split('\n'))
-        .filter((l) => l.includes(budget.id) && l.includes('"message"'))
-        .map((l) => JSON.parse(l));
+      const eventsSoFar = () =>
+        lines
+          .flatMap((l) => l.split('\n'))
+          .filter((l) => l.includes(budget.id) && l.includes('"message"'))
+          .map((l) => JSON.parse(l));
+      // An event comes with its charge's answer, which can arrive after the record is readable.
+      for (let i = 0; i < 100 && eventsSoFar().length < 3; i++) await new Promise((r) => setTimeout(r, 50));
+      const events = eventsSoFar();
       expect(events.map((e) => [e.message, e.threshold])).toEqual([
         ['budget threshold crossed', 0.5],
         ['budget threshold crossed', 0.75],

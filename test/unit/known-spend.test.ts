@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { forgetKnownSpend, knownSpendSince, learnSpend } from '../../functions/policies/known-spend';
+import { forgetKnownSpend, knownSpendSince, learnSpend, whileCharging } from '../../functions/policies/known-spend';
 
 /** The per-container memory behind the budget read-ahead (functions/policies/known-spend.ts). */
 describe('known spend', () => {
@@ -22,6 +22,20 @@ describe('known spend', () => {
     learnSpend('a', 9, 1_800);
     expect(knownSpendSince('a', 2_000)).toBe(9);
     expect(knownSpendSince('a', 2_001)).toBeUndefined();
+  });
+
+  it('is not known while a charge of this container to the counter is in flight (what it knew misses that charge)', async () => {
+    learnSpend('a', 5, 1_000);
+    let answer!: (total: number) => void;
+    const charging = whileCharging('a', () => new Promise<number>((resolve) => (answer = resolve)));
+    expect(knownSpendSince('a', 0)).toBeUndefined();
+    expect(knownSpendSince('b', 0)).toBeUndefined();
+    answer(8);
+    expect(await charging).toBe(8);
+    expect(knownSpendSince('a', 0)).toBe(5);
+    // A failed charge ends its flight too.
+    await expect(whileCharging('a', () => Promise.reject(new Error('storage unavailable')))).rejects.toThrow('storage unavailable');
+    expect(knownSpendSince('a', 0)).toBe(5);
   });
 
   it('holds at most 10,000 counters, forgetting the least recently learned first', () => {
