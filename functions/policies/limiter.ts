@@ -220,10 +220,6 @@ const scaled = (count: number, slice: number, capacity: number): number =>
   slice === capacity ? count : Math.min(capacity, Math.round((count * capacity) / slice));
 
 /**
- * Count one request on the policy's window: on its starting shard, else on the next with
- * room. A shard whose slice is spent answers from this container's memory (./reservations).
- */
-/**
  * The first shard from `from` this container holds a unit of for the window (else `from`):
  * a request served alone starts at a random shard, and the unit its predecessor reserved
  * ahead is on one of them.
@@ -236,6 +232,10 @@ function shardWithUnitInHand(pk: string, shards: number, sk: string, from: numbe
   return from;
 }
 
+/**
+ * Count one request on the policy's window: on its starting shard, else on the next with
+ * room. A shard whose slice is spent answers from this container's memory (./reservations).
+ */
 async function countRequest(policy: ActivePolicy, pk: string, now: number): Promise<Checked> {
   const capacity = capacityOf(policy);
   const settings = config();
