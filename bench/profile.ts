@@ -8,7 +8,8 @@
  * gateway under `node --cpu-prof`, drives one scenario (default gateway-proxy-ratelimit,
  * upstream latency 0 ms), stops the gateway so V8 writes the profile, and prints a summary
  * (self time by area and by function, inclusive time of own code). The raw .cpuprofile
- * (open it in Chrome DevTools) and the summary stay in bench/.tmp/prof/.
+ * (open it in Chrome DevTools) and the summary stay in bench/.tmp/prof/. `PROF_INTERVAL=<µs>` sets
+ * V8's sampling interval (default 1000).
  */
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -43,7 +44,7 @@ const root = args.find((a) => a.startsWith('--root='))?.slice('--root='.length);
 const gw = await startChildGateway({
   name: 'profile',
   dynamodbEndpoint: dynamo.endpoint,
-  nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+  nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...(process.env.PROF_INTERVAL ? [`--cpu-prof-interval=${process.env.PROF_INTERVAL}`] : [])],
   root,
   ...(args.includes('--bundles') ? { functionBundles: await readableBundles(resolve(root ?? REPO_ROOT), resolve(dir, 'bundles')) } : {}),
 });

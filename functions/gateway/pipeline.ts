@@ -7,7 +7,7 @@ import type { CallerRequest } from '../shared/http/types';
 import { AbortError, sendUpstream, type UpstreamResponse } from '../shared/net/http-client';
 import type { ProviderAdapter, ProviderTarget, UpstreamRequest, Usage } from '../providers/types';
 import { enforceBudgets } from '../policies/budgets';
-import { enforceRateLimits, recordTokenUsage, releaseRateLimitUnits, type LimitSubject } from '../policies/limiter';
+import { enforceRateLimits, recordTokenUsage, refillRateLimitUnits, releaseRateLimitUnits, type LimitSubject } from '../policies/limiter';
 import { afterResponse } from '../shared/telemetry/context';
 import type { GatewayConfigSpec } from '../shared/gateway-config';
 import { resolveManagedProvider } from '../shared/stores/providers';
@@ -194,12 +194,16 @@ async function routed(spec: DispatchSpec, options: GatewayOptions, onRateLimited
     }
   };
 
+  // Units held ahead are refilled once the upstream has answered (a stream's first event is
+  // in), in the turn after that answer is passed on: not while the caller waits for it.
   const routing = await routeRequest(
     resolvedConfig.config,
     { metadata: options.metadata, params: spec.params ?? {}, url: { pathname: req.path } },
     attempt,
     routingDeps,
-  );
+  ).finally(() => {
+    if (grant.units) setImmediate(refillRateLimitUnits, grant);
+  });
   return {
     facts: {
       provider: last!.adapter.slug,

@@ -4,7 +4,7 @@ import { parseGatewayOptions } from '../gateway/headers';
 import { openRequestLog } from '../gateway/request-log';
 import { resolveConfig } from '../gateway/target';
 import type { GuardrailOutcome, HookResult } from '../guardrails/evaluate';
-import { enforceRateLimits } from '../policies/limiter';
+import { enforceRateLimits, refillRateLimitUnits } from '../policies/limiter';
 import { GatewayError } from '../shared/errors';
 import type { AuthContext, CallerRequest } from '../shared/http/types';
 import type { RequestContext } from '../shared/telemetry/context';
@@ -226,6 +226,8 @@ export async function governedToolCall(call: ToolCall): Promise<CallToolResult> 
       throw err;
     });
     if (Object.keys(grant.headers).length) limitHeaders.set(req.context, grant.headers);
+    // No first byte to keep clear here: the units ahead are refilled at once.
+    refillRateLimitUnits(grant);
 
     const guardrails = await guardrailsOf(req).catch((err: unknown) => {
       throw asRpcError(err);

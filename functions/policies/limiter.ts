@@ -7,7 +7,7 @@ import { loadOnce } from '../shared/load-once';
 import { TtlCache } from '../shared/stores/ttl-cache';
 import { log, type LogContext } from '../shared/telemetry/logger';
 import { METADATA_PREFIX, UNIT_MS, UNIT_WORDS, WILDCARD, type PolicyType, type PolicyUnit, type RateLimitPolicy } from './model';
-import { admitRequest, hasUnitInHand, returnUnit, type BucketWindow } from './reservations';
+import { admitRequest, hasUnitInHand, refillAhead, returnUnit, type BucketWindow } from './reservations';
 import { listRateLimitPolicies } from './read';
 import { FullShards, shardCountFor, shardPk, sliceOf, startShard } from './shards';
 
@@ -89,6 +89,15 @@ export interface RateLimitGrant {
  */
 export function releaseRateLimitUnits(grant: RateLimitGrant): void {
   for (const window of grant.units ?? []) returnUnit(window);
+}
+
+/**
+ * Refill, in the background, what a granted request's requests policies hold ahead (see
+ * ./reservations): call it once the request's upstream has answered, or it ended without
+ * reaching one, so the reservation is not made while the request waits for its provider.
+ */
+export function refillRateLimitUnits(grant: RateLimitGrant): void {
+  for (const window of grant.units ?? []) refillAhead(window);
 }
 
 const TTL_SLACK_SECONDS = 60;

@@ -18,17 +18,22 @@ import { log } from '../shared/telemetry/logger';
  *   the same event-loop turn are collected first), and
  * - a few more ahead of demand ("speculative"): the requests this container saw for the
  *   bucket in the last 100 ms, scaled to `RATE_LIMIT_RESERVE_AHEAD_MS` (0 turns this off),
- *   and at least one while its requests come less than 2 s apart, but never more than
+ *   and at least two while its requests come less than 2 s apart, but never more than
  *   1/16 of what the counter says is left, and none once fewer than 16 remain. The next
  *   block is reserved in the background when half of the speculative part is used, so a
  *   steady stream of requests, dense or sparse, does not wait for DynamoDB.
+ * - That background reservation starts when the request that used the unit calls
+ *   `refillAhead` (once its upstream has answered), not while the request waits for its
+ *   provider's first byte: its signing and sending would delay that byte. Two units in hand
+ *   let the next request of a caller whose requests are shorter than a DynamoDB round trip
+ *   find one while the refill is still on its way.
  *
  * What that guarantees: never more than `limit` admitted per window across all containers
  * (every unit handed out was reserved by a conditional write). Speculative units a
  * container has not used when its traffic stops stay unused until the window ends: a
  * window can under-admit by at most those (per container, at most 1/16 of what was left
  * when it reserved them and about `RATE_LIMIT_RESERVE_AHEAD_MS` of its own traffic, or
- * one unit). Near the limit, and for a first request after 2 s without one, every
+ * three units). Near the limit, and for a first request after 2 s without one, every
  * reservation is exactly the waiting requests.
  */
 
@@ -51,12 +56,13 @@ export interface BucketWindow {
 
 const DEMAND_SLOT_MS = 100;
 /**
- * A bucket whose previous request came within this long keeps one unit in hand even when
- * its traffic is too sparse for the 100 ms meter: steady but sparse traffic (a caller
- * sending one request after another, a Lambda container serving one at a time) reserves
- * its next unit in the background, not before the provider.
+ * A bucket whose previous request came within this long keeps UNITS_IN_HAND even when its
+ * traffic is too sparse for the 100 ms meter: steady but sparse traffic (a caller sending
+ * one request after another, a Lambda container serving one at a time) reserves its next
+ * units in the background, not before the provider.
  */
 const SPARE_WITHIN_MS = 2_000;
+const UNITS_IN_HAND = 2;
 /** A speculative reservation takes at most this share of what is left. */
 const SPECULATIVE_SHARE = 16;
 const SPECULATIVE_MAX = 1_000;
@@ -146,7 +152,7 @@ function noteDemand(b: Bucket, demandKey: string): void {
 function speculativeUnits(b: Bucket, waiting: number): number {
   const aheadMs = config().rateLimitReserveAheadMs;
   if (aheadMs === 0) return 0;
-  const demand = Math.max(Math.floor((b.lastSlotCount * aheadMs) / DEMAND_SLOT_MS), b.steady ? 1 : 0);
+  const demand = Math.max(Math.floor((b.lastSlotCount * aheadMs) / DEMAND_SLOT_MS), b.steady ? UNITS_IN_HAND : 0);
   const left = b.limit - b.counter - waiting;
   return Math.max(0, Math.min(demand, Math.floor(left / SPECULATIVE_SHARE), SPECULATIVE_MAX));
 }
@@ -222,16 +228,23 @@ async function pump(b: Bucket, prefetch: boolean): Promise<void> {
 export function admitRequest(window: BucketWindow, limit: number, demandKey = window.pk): Promise<Admission> {
   const b = bucketFor(window, limit);
   noteDemand(b, demandKey);
-  if (b.available > 0) {
-    const admission = handOut(b);
-    if (!b.reserving && b.available * 2 <= speculativeUnits(b, 0)) void pump(b, true);
-    return Promise.resolve(admission);
-  }
+  if (b.available > 0) return Promise.resolve(handOut(b));
   if (isFull(b)) return Promise.resolve({ admitted: false, count: limit });
   return new Promise<Admission>((resolve, reject) => {
     b.waiters.push({ resolve, reject });
     if (!b.reserving) void pump(b, false);
   });
+}
+
+/**
+ * Reserve the bucket's next units in the background when half of those held ahead are
+ * used: called by a request admitted on `window` once its upstream has answered (or it
+ * ended without one), so the round trip is not made while it waits for its first byte.
+ */
+export function refillAhead(window: BucketWindow): void {
+  const b = buckets.get(window.pk);
+  if (!b || b.window.sk !== window.sk || b.reserving || isFull(b)) return;
+  if (b.available * 2 <= speculativeUnits(b, 0)) void pump(b, true);
 }
 
 /** Whether this container holds a reserved unit of the bucket `pk`'s window `sk` (a request would be admitted without a round trip). */

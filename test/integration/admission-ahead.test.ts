@@ -199,7 +199,38 @@ describe('rate-limit units in hand', () => {
       proxy.state.slow = false;
     }
     // With DynamoDB's writes 400 ms late: the first reserves its own unit, the second its own and
-    // one ahead (both wait); from then on each finds a unit in hand, whichever shard it is on.
+    // two ahead (both wait); from then on each finds a unit in hand, whichever shard it is on.
     expect(answeredWithin).toEqual([false, false, true, true, true]);
+  });
+
+  it('the units ahead are refilled once the upstream has answered, never while the request waits for its first byte', { timeout: 60_000 }, async () => {
+    const key = await call(gw, 'POST', '/v1/api-keys', { body: { name: unique('refill key'), scopes: ['gateway'] } });
+    const policy = await call(gw, 'POST', '/v1/policies/rate-limits', {
+      body: { name: unique('refill'), conditions: [{ key: 'api_key', value: key.body.id }], type: 'requests', unit: 'rpm', value: 900 },
+    });
+    expect(policy.status, policy.text).toBe(200);
+    const msLeftInMinute = 60_000 - (Date.now() % 60_000);
+    if (msLeftInMinute < 15_000) await new Promise((r) => setTimeout(r, msLeftInMinute + 50));
+    const reservations = () => proxy.state.calls.filter((c) => c.operation === 'UpdateItem' && c.body.includes(`#RL#${policy.body.id}#`)).length;
+    // The provider holds each answer 300 ms: long enough to see any reservation made meanwhile.
+    fake.setBehaviour({ latencyMs: 300 });
+    const duringTheWait: number[] = [];
+    try {
+      for (let i = 0; i < 6; i++) {
+        const before = reservations();
+        const answer = chat(key.body.secret, 'gpt-4o-mini');
+        await new Promise((r) => setTimeout(r, 200));
+        duringTheWait.push(reservations() - before);
+        expect((await answer).status).toBe(200);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      fake.setBehaviour({});
+    }
+    // The first two wait for their own reservation (the second also reserves two ahead);
+    // every later refill went out after an answer.
+    expect(duringTheWait).toEqual([1, 1, 0, 0, 0, 0]);
+    // ... and there were refills: six requests on eight units.
+    expect(reservations()).toBe(4);
   });
 });

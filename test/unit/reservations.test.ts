@@ -53,6 +53,8 @@ describe('rate-limit reservations', () => {
         for (let wave = 0; wave < 12; wave++) {
           const results = await Promise.all(Array.from({ length: 10 + Math.floor(Math.random() * 20) }, () => c.admitRequest(windowOf(pk), limit)));
           admitted += results.filter((r) => r.admitted).length;
+          // As the gateway does once each admitted request's upstream has answered.
+          c.refillAhead(windowOf(pk));
           await new Promise((r) => setTimeout(r, Math.random() * 4));
         }
       }),
@@ -99,6 +101,7 @@ describe('rate-limit reservations', () => {
           const r = await c.admitRequest(windowOf('ahead'), limit);
           requests++;
           if (r.admitted) admitted++;
+          c.refillAhead(windowOf('ahead'));
           await new Promise((res) => setImmediate(res));
         }
       }),
@@ -111,7 +114,7 @@ describe('rate-limit reservations', () => {
     expect(store.calls).toBeLessThan(requests / 4);
   });
 
-  it('sparse but steady traffic (one request at a time, 200 ms apart) finds its unit in hand: the next is reserved in the background', async () => {
+  it('sparse but steady traffic (one request at a time, 200 ms apart) finds a unit in hand: the next are reserved in the background', async () => {
     const c = await container();
     const limit = 1_000_000;
     const waitedForStorage: boolean[] = [];
@@ -119,14 +122,39 @@ describe('rate-limit reservations', () => {
       if (i > 0) await new Promise((r) => setTimeout(r, 200));
       const calls = store.calls;
       expect((await c.admitRequest(windowOf('sparse'), limit)).admitted).toBe(true);
-      // A unit in hand resolves at once; the reservation ahead starts only after this turn.
+      // A unit in hand resolves at once, with no reservation of its own.
       waitedForStorage.push(store.calls > calls);
+      c.refillAhead(windowOf('sparse'));
     }
-    // The first knows of no traffic; the second reserves itself and one ahead; from then on each finds one.
+    // The first knows of no traffic; the second reserves itself and two ahead; from then on each finds one.
     expect(waitedForStorage).toEqual([true, true, false, false, false, false]);
     await new Promise((r) => setTimeout(r, 20));
-    // At most one unit is held ahead when the traffic stops.
-    expect(store.counts.get('sparse|requests#rpm#0')).toBe(7);
+    // Two units are held ahead when the traffic stops (at most three, right after a refill).
+    expect(store.counts.get('sparse|requests#rpm#0')).toBe(8);
+  });
+
+  it('units ahead are refilled only when the request that used one says so (its upstream has answered), and a refill in flight leaves one in hand', async () => {
+    const c = await container();
+    const w = windowOf('deferred');
+    for (let i = 0; i < 2; i++) {
+      await c.admitRequest(w, 1_000_000);
+      c.refillAhead(w);
+    }
+    expect(store.counts.get('deferred|requests#rpm#0')).toBe(4); // one, then itself and two ahead
+    store.maxDelayMs = 50;
+    const calls = store.calls;
+    expect((await c.admitRequest(w, 1_000_000)).admitted).toBe(true);
+    await new Promise((r) => setTimeout(r, 5));
+    // Nothing reserved while the request is still before its upstream's answer.
+    expect(store.calls).toBe(calls);
+    c.refillAhead(w);
+    await new Promise((r) => setImmediate(r));
+    // The next request, arriving while that refill is on its way, still finds a unit.
+    let settled = false;
+    void c.admitRequest(w, 1_000_000).then(() => (settled = true));
+    await new Promise((r) => setImmediate(r));
+    expect(settled).toBe(true);
+    expect(store.calls).toBe(calls + 1);
   });
 
   it('one reservation serves every request waiting in the same turn', async () => {
