@@ -48,7 +48,7 @@ async function chargeBucket(bucket: BudgetBucket, nusd: number, subject: BudgetC
   const key = { pk: bucket.pk, sk: bucket.sk };
   const counterId = `${key.pk}\u0000${key.sk}`;
   const sentAt = Date.now();
-  const after = await whileCharging(counterId, async () => {
+  const after = await whileCharging(counterId, nusd, async () => {
     // Undefined: a retry of an increment already applied (its answer was lost); read what it left.
     const updated =
       (await addOnce<{ spent_nusd: number }>('usage', key, { set: bucket.ttl === undefined ? {} : { ttl: bucket.ttl }, add: { spent_nusd: nusd } })) ??

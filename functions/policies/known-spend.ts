@@ -29,30 +29,36 @@ export function learnSpend(id: string, spentNusd: number, at: number): void {
   if (known.size > MAX_ENTRIES) known.delete(known.keys().next().value!);
 }
 
-/** Charges of this container sent to each counter and not answered yet. */
-const chargesInFlight = new Map<string, number>();
+/** What this container's charges sent to each counter and not answered yet add up to (count and nano-USD). */
+const chargesInFlight = new Map<string, { count: number; nusd: number }>();
 
 /**
- * Run `charge` (an increment of counter `id`) with the counter marked as having a charge of
- * this container in flight: until it is answered, what this container knew of the counter
- * misses that charge, so admission reads the counter instead.
+ * Run `charge` (an increment of counter `id` by `nusd`) with the counter marked as having
+ * that charge of this container in flight: until it is answered, what this container knew
+ * of the counter may miss it, so admission counts it on top (./budget-check.ts).
  */
-export async function whileCharging<T>(id: string, charge: () => Promise<T>): Promise<T> {
-  chargesInFlight.set(id, (chargesInFlight.get(id) ?? 0) + 1);
+export async function whileCharging<T>(id: string, nusd: number, charge: () => Promise<T>): Promise<T> {
+  const inFlight = chargesInFlight.get(id) ?? { count: 0, nusd: 0 };
+  chargesInFlight.set(id, { count: inFlight.count + 1, nusd: inFlight.nusd + nusd });
   try {
     return await charge();
   } finally {
-    const left = chargesInFlight.get(id)! - 1;
-    if (left > 0) chargesInFlight.set(id, left);
+    const left = chargesInFlight.get(id)!;
+    if (left.count > 1) chargesInFlight.set(id, { count: left.count - 1, nusd: left.nusd - nusd });
     else chargesInFlight.delete(id);
   }
 }
 
-/** The spend last learned of counter `id`, if it was learned at or after `since` and none of this container's charges to it is in flight. */
+/**
+ * The spend last learned of counter `id`, if it was learned at or after `since`, plus this
+ * container's charges to it still in flight: at least what the counter holds of every
+ * charge this container made (a charge the learned spend already holds is counted twice,
+ * which only errs towards a read).
+ */
 export function knownSpendSince(id: string, since: number): number | undefined {
-  if (chargesInFlight.has(id)) return undefined;
   const entry = known.get(id);
-  return entry && entry.at >= since ? entry.spentNusd : undefined;
+  if (!entry || entry.at < since) return undefined;
+  return entry.spentNusd + (chargesInFlight.get(id)?.nusd ?? 0);
 }
 
 /** Forget everything learned (tests). */

@@ -24,18 +24,24 @@ describe('known spend', () => {
     expect(knownSpendSince('a', 2_001)).toBeUndefined();
   });
 
-  it('is not known while a charge of this container to the counter is in flight (what it knew misses that charge)', async () => {
+  it('counts the charges of this container to the counter still in flight on top of what it learned (which may miss them)', async () => {
     learnSpend('a', 5, 1_000);
-    let answer!: (total: number) => void;
-    const charging = whileCharging('a', () => new Promise<number>((resolve) => (answer = resolve)));
-    expect(knownSpendSince('a', 0)).toBeUndefined();
+    const answers: Array<(total: number) => void> = [];
+    const first = whileCharging('a', 3, () => new Promise<number>((resolve) => answers.push(resolve)));
+    const second = whileCharging('a', 2, () => new Promise<number>((resolve) => answers.push(resolve)));
+    expect(knownSpendSince('a', 0)).toBe(10);
     expect(knownSpendSince('b', 0)).toBeUndefined();
-    answer(8);
-    expect(await charging).toBe(8);
+    answers[0]!(8);
+    expect(await first).toBe(8);
+    expect(knownSpendSince('a', 0)).toBe(7);
+    answers[1]!(10);
+    await second;
     expect(knownSpendSince('a', 0)).toBe(5);
-    // A failed charge ends its flight too.
-    await expect(whileCharging('a', () => Promise.reject(new Error('storage unavailable')))).rejects.toThrow('storage unavailable');
+    // A failed charge ends its flight too; nothing known stays nothing known.
+    await expect(whileCharging('a', 4, () => Promise.reject(new Error('storage unavailable')))).rejects.toThrow('storage unavailable');
     expect(knownSpendSince('a', 0)).toBe(5);
+    void whileCharging('z', 1, () => new Promise(() => {}));
+    expect(knownSpendSince('z', 0)).toBeUndefined();
   });
 
   it('holds at most 10,000 counters, forgetting the least recently learned first', () => {
