@@ -173,7 +173,12 @@ async function routed(spec: DispatchSpec, options: GatewayOptions, onRateLimited
     const timeoutMs = attemptTimeout(leaf.node, deadline);
     const sent = Date.now();
     try {
-      const response = await sendUpstream({ ...upstream, timeoutMs, signal: req.context.signal, trustedHosts: config().trustedHosts });
+      const response = await sendUpstream({
+        ...upstream,
+        timeoutMs,
+        signal: req.context.callerGone ?? req.context.signal,
+        trustedHosts: config().trustedHosts,
+      });
       upstreamLatencyMs = Date.now() - sent;
       const outcome: UpstreamOutcome = { status: response.status, headers: response.headers, body: response.body };
       if (outcome.status >= 300) return { response: outcome };

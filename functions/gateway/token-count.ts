@@ -132,7 +132,7 @@ async function providerCount(
     const response = await sendUpstream({
       ...signed,
       timeoutMs: bounds.length ? Math.min(...bounds) : config().defaultUpstreamTimeoutMs,
-      signal: req.context.signal,
+      signal: req.context.callerGone ?? req.context.signal,
       trustedHosts: config().trustedHosts,
     });
     if (response.status >= 300) throw await providerRefusal(response.status, response.body, adapter.name);

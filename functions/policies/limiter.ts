@@ -228,17 +228,25 @@ const capacityOf = (policy: ActivePolicy): number => (countsUnits(policy.type) ?
 const scaled = (count: number, slice: number, capacity: number): number =>
   slice === capacity ? count : Math.min(capacity, Math.round((count * capacity) / slice));
 
+/** The shard each sharded bucket's latest request was admitted on in this container (least recent forgotten first). */
+const admittedShard = new Map<string, number>();
+const REMEMBER_SHARDS = 10_000;
+
+function rememberShard(pk: string, shard: number): void {
+  if (admittedShard.get(pk) === shard) return;
+  admittedShard.delete(pk);
+  admittedShard.set(pk, shard);
+  if (admittedShard.size > REMEMBER_SHARDS) admittedShard.delete(admittedShard.keys().next().value!);
+}
+
 /**
- * The first shard from `from` this container holds a unit of for the window (else `from`):
- * a request served alone starts at a random shard, and the unit its predecessor reserved
- * ahead is on one of them.
+ * The shard this container's previous request of the bucket was admitted on, when it still
+ * holds a unit there (else `from`): a request served alone starts at a random shard, and the
+ * units reserved ahead are on the shard of the requests before it.
  */
-function shardWithUnitInHand(pk: string, shards: number, sk: string, from: number): number {
-  for (let i = 0; i < shards; i++) {
-    const shard = (from + i) % shards;
-    if (hasUnitInHand(shardPk(pk, shard), sk)) return shard;
-  }
-  return from;
+function shardWithUnitInHand(pk: string, sk: string, from: number): number {
+  const shard = admittedShard.get(pk);
+  return shard !== undefined && hasUnitInHand(shardPk(pk, shard), sk) ? shard : from;
 }
 
 /**
@@ -250,13 +258,16 @@ async function countRequest(policy: ActivePolicy, pk: string, now: number): Prom
   const settings = config();
   const shards = shardCountFor(Math.max(capacity, Math.floor(policy.shardValue)), settings.rateLimitShardMin, settings.counterShards);
   const first = startShard(shards);
-  const start = shards > 1 ? shardWithUnitInHand(pk, shards, windowOf(pk, policy.type, policy.unit, now).sk, first) : first;
+  const start = shards > 1 ? shardWithUnitInHand(pk, windowOf(pk, policy.type, policy.unit, now).sk, first) : first;
   for (let i = 0; i < shards; i++) {
     const shard = (start + i) % shards;
     const window = windowOf(shardPk(pk, shard), policy.type, policy.unit, now);
     const slice = sliceOf(capacity, shards, shard, true);
     const { admitted, count } = await admitRequest(window, slice, pk);
-    if (admitted) return { policy, pk, window, count: scaled(count, slice, capacity), admitted };
+    if (admitted) {
+      if (shards > 1) rememberShard(pk, shard);
+      return { policy, pk, window, count: scaled(count, slice, capacity), admitted };
+    }
   }
   return { policy, pk, window: windowOf(pk, policy.type, policy.unit, now), count: capacity, admitted: false };
 }

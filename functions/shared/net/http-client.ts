@@ -6,6 +6,7 @@ import zlib from 'node:zlib';
 import { config } from '../config';
 import { badRequest, GatewayError, requestTimeout, upstreamError, upstreamIdleTimeout, upstreamTooLarge } from '../errors';
 import type { UpstreamRequest } from './upstream-request';
+import type { AbortLike } from '../telemetry/context';
 import { assertSafeUrl, BLOCKED_HOST_CODE, createGuardedLookup, isTrustedHost, type Resolver } from './ssrf';
 
 /**
@@ -51,7 +52,7 @@ export interface UpstreamResponse {
 }
 
 export type SendUpstreamRequest = UpstreamRequest & {
-  signal?: AbortSignal;
+  signal?: AbortLike;
   /** Time allowed for the whole exchange, headers and body; default config().defaultUpstreamTimeoutMs. */
   timeoutMs?: number;
   /** Longest silence between body bytes once the headers arrived; default config().upstreamIdleTimeoutMs. */
@@ -110,7 +111,7 @@ function describeError(err: unknown): string {
   return `${text} (${code})`;
 }
 
-function abortErrorOf(signal: AbortSignal): AbortError {
+function abortErrorOf(signal: AbortLike): AbortError {
   return new AbortError('The upstream request was aborted.', { cause: signal.reason });
 }
 
