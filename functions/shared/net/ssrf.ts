@@ -157,22 +157,45 @@ function nameReason(name: string): string | null {
   return null;
 }
 
+/** A trusted list as looked up: its names, and its IP literals in one canonical form. */
+interface TrustedSet {
+  names: Set<string>;
+  ipKeys: Set<string>;
+}
+
+/** Lists are read from the cached config, so each is parsed once. */
+const trustedSets = new WeakMap<readonly string[], TrustedSet>();
+
+const ipKeyOf = (name: string): string | undefined => {
+  const ip = parseIp(name);
+  return ip && ipaddr.process(ip.toString()).toString();
+};
+
+function trustedSetOf(trustedHosts: readonly string[]): TrustedSet {
+  let set = trustedSets.get(trustedHosts);
+  if (!set) {
+    set = { names: new Set(), ipKeys: new Set() };
+    for (const entry of trustedHosts) {
+      const name = normaliseHost(entry);
+      if (!name) continue;
+      set.names.add(name);
+      const key = ipKeyOf(name);
+      if (key) set.ipKeys.add(key);
+    }
+    trustedSets.set(trustedHosts, set);
+  }
+  return set;
+}
+
 /** Whether `host` (a URL hostname, a DNS name or an IP literal) is in the trusted list. */
 export function isTrustedHost(host: string, trustedHosts: readonly string[] | undefined): boolean {
   if (!trustedHosts || trustedHosts.length === 0) return false;
+  const { names, ipKeys } = trustedSetOf(trustedHosts);
   const name = normaliseHost(host);
-  const ip = parseIp(name);
-  const ipKey = ip && ipaddr.process(ip.toString()).toString();
-  for (const entry of trustedHosts) {
-    const t = normaliseHost(entry);
-    if (!t) continue;
-    if (t === name) return true;
-    if (ipKey) {
-      const tip = parseIp(t);
-      if (tip && ipaddr.process(tip.toString()).toString() === ipKey) return true;
-    }
-  }
-  return false;
+  if (names.has(name)) return true;
+  if (ipKeys.size === 0) return false;
+  const key = ipKeyOf(name);
+  return key !== undefined && ipKeys.has(key);
 }
 
 function blocked(host: string, reason: string, param: string | null | undefined, addressRule = true): GatewayError {
