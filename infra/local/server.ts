@@ -346,6 +346,9 @@ function requestPath(target: string, url: URL): string {
 }
 
 /** What API Gateway sends: REST v1 proxy event, binary media types `*\/*` (bodies base64). */
+/** A request target that is a path alone (no query, fragment or absolute form). */
+const PLAIN_PATH = /^\/[^?#]*$/;
+
 /** A function bundle's handler, imported with its first invocation. */
 function bundleOnFirstUse(file: string): StreamingHandler {
   const load = loadOnce(() => import(file) as Promise<{ handler: StreamingHandler }>);
@@ -353,8 +356,10 @@ function bundleOnFirstUse(file: string): StreamingHandler {
 }
 
 export function toProxyEvent(req: IncomingMessage, body: Buffer): APIGatewayProxyEvent {
-  const url = new URL(req.url ?? '/', 'http://local');
-  const rawPath = requestPath(req.url ?? '/', url);
+  const target = req.url ?? '/';
+  // Most requests are a plain path: no URL to parse.
+  const url = PLAIN_PATH.test(target) ? undefined : new URL(target, 'http://local');
+  const rawPath = url ? requestPath(target, url) : target;
   const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
@@ -365,7 +370,7 @@ export function toProxyEvent(req: IncomingMessage, body: Buffer): APIGatewayProx
   }
   const query: Record<string, string> = {};
   const multiQuery: Record<string, string[]> = {};
-  for (const [k, v] of url.searchParams) {
+  for (const [k, v] of url?.searchParams ?? []) {
     query[k] = v;
     (multiQuery[k] ??= []).push(v);
   }
