@@ -38,7 +38,6 @@ import { lmStudio } from './lm-studio';
 import { tgi } from './tgi';
 import type { ProviderAdapter } from './types';
 import type { ProviderSlug } from '../shared/provider-table';
-import { azureOpenAI } from './azure-openai';
 
 /**
  * Typed by the slug list: a provider without an adapter (or an adapter without a slug) does
@@ -60,7 +59,7 @@ const ADAPTERS: Record<ProviderSlug, ProviderAdapter | (() => Promise<ProviderAd
   voyage: () => import('./voyage').then((m) => m.voyage),
   pinecone: () => import('./pinecone').then((m) => m.pinecone),
   // Cloud adapters: Bedrock and Google's (their formats, signing and event streams) load on first use.
-  'azure-openai': azureOpenAI,
+  'azure-openai': () => import('./azure-openai').then((m) => m.azureOpenAI),
   'azure-ai': () => import('./azure-ai').then((m) => m.azureAI),
   google: () => import('./google').then((m) => m.google),
   'vertex-ai': () => import('./vertex-ai').then((m) => m.vertexAI),

@@ -155,6 +155,8 @@ describe('rate-limit reservations', () => {
     await new Promise((r) => setImmediate(r));
     expect(settled).toBe(true);
     expect(store.calls).toBe(calls + 1);
+    // Let the refill land: the store is shared with the next test.
+    await new Promise((r) => setTimeout(r, 60));
   });
 
   it('one reservation serves every request waiting in the same turn', async () => {
