@@ -228,7 +228,7 @@ const capacityOf = (policy: ActivePolicy): number => (countsUnits(policy.type) ?
 const scaled = (count: number, slice: number, capacity: number): number =>
   slice === capacity ? count : Math.min(capacity, Math.round((count * capacity) / slice));
 
-/** The shard each sharded bucket's latest request was admitted on in this container (least recent forgotten first). */
+/** The shard each sharded bucket's latest request was admitted on in this container (the longest unchanged forgotten first). */
 const admittedShard = new Map<string, number>();
 const REMEMBER_SHARDS = 10_000;
 
