@@ -4,7 +4,7 @@ import { sharedReads } from '../shared/db/shared-reads';
 import { GatewayError, NO_RETRY_HEADERS } from '../shared/errors';
 import { log } from '../shared/telemetry/logger';
 import type { ActiveBudget, BudgetBucket, BudgetGrant, BudgetPeriod } from './budget-model';
-import { knownSpendSince, learnSpend } from './known-spend';
+import { knownCountSince, learnCount } from './known-counters';
 import { groupOf, type LimitSubject } from './limiter';
 import { FullShards, shardCountFor, shardPk, sliceOf, startShard } from './shards';
 
@@ -91,7 +91,7 @@ const readSpend = /* @__PURE__ */ sharedReads<number>();
 async function readCounter(counterId: string, key: { pk: string; sk: string }): Promise<number> {
   const sentAt = Date.now();
   const spent = Number((await getItem<{ spent_nusd?: number }>('usage', key, true))?.spent_nusd ?? 0);
-  learnSpend(counterId, spent, sentAt);
+  learnCount(counterId, spent, sentAt);
   return spent;
 }
 
@@ -102,7 +102,7 @@ async function readCounter(counterId: string, key: { pk: string; sk: string }): 
  * near the slice or when nothing fresh is known.
  */
 function admittedOnKnownSpend(counterId: string, sliceNusd: number, now: number, readAheadMs: number): number | undefined {
-  const spent = knownSpendSince(counterId, now - readAheadMs);
+  const spent = knownCountSince(counterId, now - readAheadMs);
   return spent !== undefined && spent * 2 < sliceNusd ? spent : undefined;
 }
 

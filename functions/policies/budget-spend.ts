@@ -3,7 +3,7 @@ import { log } from '../shared/telemetry/logger';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { publishMetric } from '../shared/telemetry/emf';
 import type { BudgetBucket, BudgetGrant } from './budget-model';
-import { learnSpend, whileCharging } from './known-spend';
+import { learnCount, whileAdding } from './known-counters';
 import { NANO } from './budgets';
 import type { LimitSubject } from './limiter';
 import { shardPk } from './shards';
@@ -48,14 +48,14 @@ async function chargeBucket(bucket: BudgetBucket, nusd: number, subject: BudgetC
   const key = { pk: bucket.pk, sk: bucket.sk };
   const counterId = `${key.pk}\u0000${key.sk}`;
   const sentAt = Date.now();
-  const after = await whileCharging(counterId, nusd, async () => {
+  const after = await whileAdding(counterId, nusd, async () => {
     // Undefined: a retry of an increment already applied (its answer was lost); read what it left.
     const updated =
       (await addOnce<{ spent_nusd: number }>('usage', key, { set: bucket.ttl === undefined ? {} : { ttl: bucket.ttl }, add: { spent_nusd: nusd } })) ??
       (await getItem<{ spent_nusd: number }>('usage', key, true));
     const total = Number(updated?.spent_nusd ?? 0);
     // The new total is the freshest spend this container knows: its next admission may need no read.
-    learnSpend(counterId, total, sentAt);
+    learnCount(counterId, total, sentAt);
     return total;
   });
   const before = after - nusd;

@@ -20,7 +20,7 @@ import { loadOnce } from '../shared/load-once';
  *   whole cost, so a period can end above its limit by at most the cost of the requests in
  *   flight when it was crossed: with N concurrent requests across all containers, at most
  *   (N - 1) x the largest cost of one request. Nothing is admitted after that.
- * - Read-ahead (`BUDGET_READ_AHEAD_MS`, ./known-spend.ts): while the spend a container
+ * - Read-ahead (`BUDGET_READ_AHEAD_MS`, ./known-counters.ts): while the spend a container
  *   learned of a counter within that time is under half its limit, no read is made; the
  *   bound holds unless more than half the limit is charged within it.
  * - Periods are UTC: a day, an ISO week from Monday 00:00, a calendar month, or `total`

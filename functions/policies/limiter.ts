@@ -7,6 +7,7 @@ import { loadOnce } from '../shared/load-once';
 import { TtlCache } from '../shared/stores/ttl-cache';
 import { log, type LogContext } from '../shared/telemetry/logger';
 import { METADATA_PREFIX, UNIT_MS, UNIT_WORDS, WILDCARD, type PolicyType, type PolicyUnit, type RateLimitPolicy } from './model';
+import { addInFlight, knownCountSince, learnCount } from './known-counters';
 import { admitRequest, hasUnitInHand, refillAhead, returnUnit, type BucketWindow } from './reservations';
 import { listRateLimitPolicies } from './read';
 import { FullShards, shardCountFor, shardPk, sliceOf, startShard } from './shards';
@@ -38,6 +39,9 @@ import { FullShards, shardCountFor, shardPk, sliceOf, startShard } from './shard
  *   bound: requests admitted while the window was under the limit each add their full
  *   usage, so a window can exceed its limit by at most (requests in flight at the moment
  *   the limit is crossed) x (their tokens each). Nothing more is admitted after that.
+ *   Read-ahead (`TOKENS_READ_AHEAD_MS`, ./known-counters.ts): what the container learned of
+ *   the counter within that time (its read, or the total its own usage write returned),
+ *   plus its own usage not yet answered, stands in for the read while under half the slice.
  * - Sharding (./shards.ts): a large limit is split into slices over several counters, so
  *   no item takes every request's write. A request counts on one shard, trying the others
  *   when its shard's slice is spent; a container remembers the shards it saw full for the
@@ -279,22 +283,39 @@ const readConsumed = /* @__PURE__ */ sharedReads<number>();
 /**
  * Read the tokens the window has consumed on the request's starting shard; a shard at its
  * slice is remembered and the next one read. Refused once every shard is at its slice.
+ * Read-ahead first: a shard whose consumed tokens this container learned within
+ * `TOKENS_READ_AHEAD_MS`, its own unanswered usage on top, far from its slice, admits with
+ * no read (the bound is in docs/usage.md, "Rate limits").
  */
 async function readTokens(policy: ActivePolicy, pk: string, now: number): Promise<Checked> {
   const settings = config();
   const shards = shardCountFor(policy.shardValue, settings.tokensShardMin, settings.counterShards);
   const logical = windowOf(pk, policy.type, policy.unit, now);
+  const windowOn = (shard: number) => (shard === 0 ? logical : windowOf(shardPk(pk, shard), policy.type, policy.unit, now));
   // The limit is part of the window's name: a raised limit reads its shards again.
   const id = `${pk}\u0000${logical.sk}\u0000${policy.value}`;
   const full = fullTokenShards.of(id);
   const start = startShard(shards);
+  if (settings.tokensReadAheadMs > 0) {
+    for (let i = 0; i < shards; i++) {
+      const shard = (start + i) % shards;
+      const window = windowOn(shard);
+      const slice = sliceOf(policy.value, shards, shard, false);
+      const known = knownCountSince(`${window.pk}\u0000${window.sk}`, now - settings.tokensReadAheadMs);
+      if (known !== undefined && known * 2 < slice) return { policy, pk: window.pk, window, count: scaled(known, slice, policy.value), admitted: true };
+    }
+  }
   for (let i = 0; i < shards; i++) {
     const shard = (start + i) % shards;
     if (full.has(shard)) continue;
-    const window = shard === 0 ? logical : windowOf(shardPk(pk, shard), policy.type, policy.unit, now);
-    const count = await readConsumed(`${window.pk}\u0000${window.sk}`, async () =>
-      Number((await getItem<{ count?: number }>('usage', { pk: window.pk, sk: window.sk }, true))?.count ?? 0),
-    );
+    const window = windowOn(shard);
+    const counterId = `${window.pk}\u0000${window.sk}`;
+    const count = await readConsumed(counterId, async () => {
+      const sentAt = Date.now();
+      const consumed = Number((await getItem<{ count?: number }>('usage', { pk: window.pk, sk: window.sk }, true))?.count ?? 0);
+      learnCount(counterId, consumed, sentAt);
+      return consumed;
+    });
     const slice = sliceOf(policy.value, shards, shard, false);
     if (count < slice) return { policy, pk: window.pk, window, count: scaled(count, slice, policy.value), admitted: true };
     fullTokenShards.markFull(id, logical.endsAt, shard, count);
@@ -381,9 +402,18 @@ export async function enforceRateLimits(subject: LimitSubject, now = Date.now())
  * so it is not part of every cold start.
  */
 const tokensWriter = /* @__PURE__ */ loadOnce(async () =>
-  (await import('../shared/db/held-counters')).heldCounterWriter<{ count: number }>('tokens usage', (item) =>
-    addOnce('usage', item.key, { set: { ttl: item.ttl }, add: { count: item.amounts.count } }).then(() => undefined),
-  ),
+  (await import('../shared/db/held-counters')).heldCounterWriter<{ count: number }>('tokens usage', async (item) => {
+    const counterId = `${item.key.pk}\u0000${item.key.sk}`;
+    const sentAt = Date.now();
+    try {
+      const updated = await addOnce<{ count: number }>('usage', item.key, { set: { ttl: item.ttl }, add: { count: item.amounts.count } });
+      // The new total is the freshest this container knows: its next admission may need no read.
+      if (updated) learnCount(counterId, Number(updated.count), sentAt);
+    } finally {
+      // Answered or failed, these tokens are no longer this container's own in flight.
+      addInFlight(counterId, -item.amounts.count);
+    }
+  }),
 );
 
 /**
@@ -401,6 +431,9 @@ export async function recordTokenUsage(grant: RateLimitGrant, totalTokens: numbe
   await Promise.all(
     grant.tokenBuckets.map((bucket) => {
       const window = windowOf(bucket.pk, bucket.type, bucket.unit, now);
+      // Counted on top of what this container knew of the window until its write is answered
+      // (held with others' in a busy process, up to a second).
+      addInFlight(`${bucket.pk}\u0000${window.sk}`, tokens);
       return addTokens([{ pk: bucket.pk, sk: window.sk }], { count: tokens }, window.ttl);
     }),
   );

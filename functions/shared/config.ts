@@ -123,6 +123,11 @@ const schema = z.object({
    * a read before the provider (functions/policies/budget-check.ts); 0 reads every time.
    */
   BUDGET_READ_AHEAD_MS: intFromEnv(1000, 0),
+  /**
+   * The same for tokens policies: how long the tokens a container last learned of a window's
+   * counter stand in for a read while under half its slice (functions/policies/limiter.ts).
+   */
+  TOKENS_READ_AHEAD_MS: intFromEnv(1000, 0),
   REQUEST_LOG_TTL_DAYS: intFromEnv(30, 1),
   /** How long hourly spend counters are kept after their hour (functions/spend): a year of reports and a month's margin. */
   SPEND_RETENTION_DAYS: intFromEnv(400, 1),
@@ -236,6 +241,7 @@ export interface GatewayConfig {
   tokensShardMin: number;
   budgetShardMinUsd: number;
   budgetReadAheadMs: number;
+  tokensReadAheadMs: number;
   requestLogTtlDays: number;
   spendRetentionDays: number;
   requestLogBatchWaitMs: number;
@@ -316,6 +322,7 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     tokensShardMin: e.TOKENS_SHARD_MIN,
     budgetShardMinUsd: e.BUDGET_SHARD_MIN_USD,
     budgetReadAheadMs: e.BUDGET_READ_AHEAD_MS,
+    tokensReadAheadMs: e.TOKENS_READ_AHEAD_MS,
     requestLogTtlDays: e.REQUEST_LOG_TTL_DAYS,
     spendRetentionDays: e.SPEND_RETENTION_DAYS,
     requestLogBatchWaitMs: e.REQUEST_LOG_BATCH_WAIT_MS,

@@ -7,8 +7,9 @@ import { startSlowDynamoDb } from '../support/slow-dynamodb';
 /**
  * Admission with no storage round trip before the provider, for callers sending one
  * request at a time. Rate limits: a bucket whose requests come less than 2 s apart keeps a
- * unit in hand, reserved in the background. Budget read-ahead (BUDGET_READ_AHEAD_MS): a container that learned a budget counter's
- * spend recently (its own read, or the new total its own charge returned) admits without a
+ * unit in hand, reserved in the background. Budget and tokens read-ahead (BUDGET_READ_AHEAD_MS,
+ * TOKENS_READ_AHEAD_MS): a container that learned a budget counter's spend (a tokens policy's
+ * consumed tokens) recently (its own read, or the new total its own charge returned) admits without a
  * storage read before the provider while that spend is under half the limit; from half on,
  * every request reads, so the refusal at the limit stays exact. What another container's
  * charges can do meanwhile is the stated edge of the bound (docs/usage.md, "Budgets"),
@@ -26,7 +27,10 @@ const READ_AHEAD_MS = 600_000;
 beforeAll(async () => {
   proxy = await startSlowDynamoDb(inject('dynamodbEndpoint'), 400);
   fake = await startOpenAIFake();
-  gw = await startTestGateway({ dynamodbEndpoint: proxy.url, env: { BUDGET_READ_AHEAD_MS: String(READ_AHEAD_MS) } });
+  gw = await startTestGateway({
+    dynamodbEndpoint: proxy.url,
+    env: { BUDGET_READ_AHEAD_MS: String(READ_AHEAD_MS), TOKENS_READ_AHEAD_MS: String(READ_AHEAD_MS) },
+  });
   ops = await import('../../functions/shared/db/ops');
 });
 afterAll(async () => {
@@ -81,7 +85,7 @@ async function chat(secret: string, model: string) {
     body: JSON.stringify({ model, messages: [{ role: 'user', content: 'read ahead' }] }),
   });
   const body = (await res.json()) as any;
-  return { status: res.status, body, spent: res.headers.get('x-budget-spent-usd'), ms: performance.now() - started };
+  return { status: res.status, body, spent: res.headers.get('x-budget-spent-usd'), headers: res.headers, ms: performance.now() - started };
 }
 
 describe('budget read-ahead', () => {
@@ -233,5 +237,77 @@ describe('rate-limit units in hand', () => {
     expect(duringTheWait).toEqual([1, 1, 0, 0, 0, 0]);
     // ... and there were refills: six requests on eight units.
     expect(reservations()).toBe(4);
+  });
+});
+
+describe('tokens read-ahead', () => {
+  it('far from the limit a request needs no read before the provider; from half the limit on each one reads, and the refusal is exact', async () => {
+    // The tokens one request of this body uses at the fake.
+    const probeKey = await call(gw, 'POST', '/v1/api-keys', { body: { name: unique('tokens probe'), scopes: ['gateway'] } });
+    const probe = await chat(probeKey.body.secret, 'gpt-4o-mini');
+    const perRequest = Number(probe.body.usage?.total_tokens);
+    expect(perRequest).toBeGreaterThan(0);
+    const key = await call(gw, 'POST', '/v1/api-keys', { body: { name: unique('tokens key'), scopes: ['gateway'] } });
+    const limit = perRequest * 10;
+    // A daily window, so the requests share it.
+    const policy = await call(gw, 'POST', '/v1/policies/rate-limits', {
+      body: { name: unique('tokens'), conditions: [{ key: 'api_key', value: key.body.id }], type: 'tokens', unit: 'rpd', value: limit },
+    });
+    expect(policy.status, policy.text).toBe(200);
+    const onCounter = (operation: string) => proxy.state.calls.filter((c) => c.operation === operation && c.body.includes(`#RL#${policy.body.id}#`));
+    const reads = () => onCounter('GetItem').length;
+    const written = async (n: number) => {
+      for (let i = 0; i < 250 && onCounter('UpdateItem').filter((c) => c.answered).length < n; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(onCounter('UpdateItem').filter((c) => c.answered)).toHaveLength(n);
+      await new Promise((r) => setTimeout(r, 20));
+    };
+    const readsPerRequest: number[] = [];
+    const remaining: number[] = [];
+    for (let i = 1; i <= 10; i++) {
+      const before = reads();
+      const res = await chat(key.body.secret, 'gpt-4o-mini');
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      readsPerRequest.push(reads() - before);
+      remaining.push(Number(res.headers.get('x-ratelimit-remaining-tokens')) / perRequest);
+      await written(i);
+    }
+    // The first knows nothing and reads; the next four are admitted on the 1-4 requests' tokens
+    // their predecessors' writes returned (under half the limit); from half on, each reads.
+    expect(readsPerRequest).toEqual([1, 0, 0, 0, 0, 1, 1, 1, 1, 1]);
+    expect(remaining).toEqual([10, 9, 8, 7, 6, 5, 4, 3, 2, 1]);
+    const before = reads();
+    const refused = await chat(key.body.secret, 'gpt-4o-mini');
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('rate_limit_exceeded');
+    expect(reads() - before).toBe(1);
+  });
+
+  it('while its own usage is unanswered the container counts it on top of what it knew, with no read', async () => {
+    const key = await call(gw, 'POST', '/v1/api-keys', { body: { name: unique('tokens in flight'), scopes: ['gateway'] } });
+    // One counter (under 2 x TOKENS_SHARD_MIN), so the header is the count itself, not a shard's scaled up.
+    const policy = await call(gw, 'POST', '/v1/policies/rate-limits', {
+      body: { name: unique('tokens in flight'), conditions: [{ key: 'api_key', value: key.body.id }], type: 'tokens', unit: 'rpd', value: 100_000 },
+    });
+    expect(policy.status, policy.text).toBe(200);
+    const onCounter = (operation: string) => proxy.state.calls.filter((c) => c.operation === operation && c.body.includes(`#RL#${policy.body.id}#`));
+    const first = await chat(key.body.secret, 'gpt-4o-mini');
+    expect(first.status).toBe(200);
+    const perRequest = Number(first.body.usage.total_tokens);
+    for (let i = 0; i < 250 && onCounter('UpdateItem').filter((c) => c.answered).length < 1; i++) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 20));
+    proxy.state.slow = true;
+    try {
+      expect((await chat(key.body.secret, 'gpt-4o-mini')).status).toBe(200);
+      // The second request's usage has reached DynamoDB; its answer is held back.
+      for (let i = 0; i < 250 && onCounter('UpdateItem').filter((c) => !c.answered).length < 1; i++) await new Promise((r) => setTimeout(r, 20));
+      const reads = onCounter('GetItem').length;
+      const third = await chat(key.body.secret, 'gpt-4o-mini');
+      expect(third.status).toBe(200);
+      expect(onCounter('GetItem').length).toBe(reads);
+      // One request's tokens learned from the first write's answer, one in flight.
+      expect(100_000 - Number(third.headers.get('x-ratelimit-remaining-tokens'))).toBe(2 * perRequest);
+    } finally {
+      proxy.state.slow = false;
+    }
   });
 });
