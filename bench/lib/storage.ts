@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LocalGateway } from '../../infra/local/server';
-import { api, setUpLimitedChat } from './admin';
+import { api, setUpFullChat, setUpLimitedChat } from './admin';
 import { PROVIDER_KEY, type Upstreams } from './scenarios';
 
 /** DynamoDB commands that read, and those that write (everything the code base sends). */
@@ -53,6 +53,7 @@ export async function measureStorageCalls(gw: LocalGateway, upstreams: Upstreams
   const admin = (method: string, path: string, body?: unknown) => api(gw.url, gw.adminKey, method, path, body);
   const key = (await admin('POST', '/v1/api-keys', { name: 'bench-storage', scopes: ['gateway'] })) as { id: string; secret: string };
   const limited = await setUpLimitedChat(admin, 'bench', upstreams.openai0, PROVIDER_KEY);
+  const full = await setUpFullChat(gw.url, gw.adminKey, 'bench-storage-full', upstreams.openai0, { tokens: true });
 
   const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Count my storage calls' }] });
   const scenarios: Array<{ scenario: string; description: string; path: string; headers: Record<string, string> }> = [
@@ -84,6 +85,13 @@ export async function measureStorageCalls(gw: LocalGateway, upstreams: Upstreams
         'POST /v1/chat/completions, x-gateway-config: bench-config (saved; target @bench-openai, a managed provider), key under a requests/min policy',
       path: '/v1/chat/completions',
       headers: { 'x-gateway-api-key': limited.secret, 'x-gateway-config': 'bench-config' },
+    },
+    {
+      scenario: 'chat with every feature + tokens policy',
+      description:
+        'the row above plus a monthly budget and a tokens/min policy on the key (neither refuses): admission reads neither while far from its limit (read-ahead)',
+      path: '/v1/chat/completions',
+      headers: full.headers,
     },
   ];
 
