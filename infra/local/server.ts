@@ -328,6 +328,7 @@ export function closeServer(server: Server): Promise<void> {
 
 /** API Gateway decodes the path; a malformed escape is passed through as sent. */
 function safeDecode(path: string): string {
+  if (!path.includes('%')) return path;
   try {
     return decodeURIComponent(path);
   } catch {
@@ -383,7 +384,7 @@ export function toProxyEvent(req: IncomingMessage, body: Buffer): APIGatewayProx
     multiValueHeaders,
     queryStringParameters: hasQuery ? query : null,
     multiValueQueryStringParameters: hasQuery ? multiQuery : null,
-    pathParameters: { proxy: rawPath.replace(/^\//, '') },
+    pathParameters: { proxy: rawPath.startsWith('/') ? rawPath.slice(1) : rawPath },
     stageVariables: null,
     body: body.length ? body.toString('base64') : null,
     isBase64Encoded: body.length > 0,

@@ -38,14 +38,21 @@ export function functionUrlPath(rawPath: string | undefined): string {
 
 export function normaliseHeaders(event: Pick<APIGatewayProxyEvent, 'headers' | 'multiValueHeaders'>): Record<string, string> {
   const headers: Record<string, string> = {};
-  if (event.multiValueHeaders) {
-    for (const [name, values] of Object.entries(event.multiValueHeaders)) {
-      if (values?.length) headers[name.toLowerCase()] = values.join(', ');
+  const multi = event.multiValueHeaders;
+  if (multi) {
+    for (const name in multi) {
+      const values = multi[name];
+      if (values?.length) headers[name.toLowerCase()] = values.length === 1 ? values[0]! : values.join(', ');
     }
   }
-  for (const [name, value] of Object.entries(event.headers ?? {})) {
-    const lower = name.toLowerCase();
-    if (value !== undefined && headers[lower] === undefined) headers[lower] = value;
+  const single = event.headers;
+  if (single) {
+    for (const name in single) {
+      const value = single[name];
+      if (value === undefined) continue;
+      const lower = name.toLowerCase();
+      if (headers[lower] === undefined) headers[lower] = value;
+    }
   }
   return headers;
 }

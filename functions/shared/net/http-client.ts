@@ -115,13 +115,11 @@ function abortErrorOf(signal: AbortLike): AbortError {
   return new AbortError('The upstream request was aborted.', { cause: signal.reason });
 }
 
-function headersOf(res: IncomingMessage): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(res.headers)) {
-    if (value !== undefined) out[name] = value;
-  }
-  return out;
-}
+/**
+ * The response's own header object (Node never puts undefined values in it), not a copy:
+ * the response belongs to this exchange, and `decoded` may drop the encoding headers from it.
+ */
+const headersOf = (res: IncomingMessage): Record<string, string | string[]> => res.headers as Record<string, string | string[]>;
 
 /** A body failure that is not already ours becomes 502 `upstream_response_ended`. */
 function bodyEnded(host: string, err: unknown): GatewayError {
