@@ -148,6 +148,40 @@ describe('a request is written once', () => {
     expect(seen.at(-1)!.socket).not.toBe(seen.at(-2)!.socket);
   });
 
+  it('a stale pooled socket behind a fresh one is not handed out either (the pool is freed in order: stale ones first)', async () => {
+    // Each answer waits for the test to release it, so two requests hold two connections.
+    const held: Array<() => void> = [];
+    handler = (req, res) => {
+      held.push(() => ok(req, res));
+    };
+    const c = client();
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const started = Date.now();
+    const a = c.sendUpstream({ url: `${base}/pool`, method: 'GET', headers: {}, trustedHosts: TRUST });
+    const b = c.sendUpstream({ url: `${base}/pool`, method: 'GET', headers: {}, trustedHosts: TRUST });
+    while (held.length < 2) await new Promise((r) => setTimeout(r, 5));
+    const [socketA, socketB] = seen.slice(-2).map((s) => s.socket);
+    expect(socketA).not.toBe(socketB);
+    // A's connection goes back to the pool first; B's two thirds of the idle limit later.
+    held.shift()!();
+    await readBody((await a).body, 1024);
+    vi.setSystemTime(started + (FREE_SOCKET_TIMEOUT_MS * 2) / 3);
+    held.shift()!();
+    await readBody((await b).body, 1024);
+    await new Promise((r) => setTimeout(r, 20));
+    // Now A's has idled past the limit (its timer did not run: a thawed sandbox), B's has not.
+    vi.setSystemTime(started + FREE_SOCKET_TIMEOUT_MS + 100);
+    handler = ok;
+    const [c1, c2] = await Promise.all([
+      c.sendUpstream({ url: `${base}/pool`, method: 'GET', headers: {}, trustedHosts: TRUST }),
+      c.sendUpstream({ url: `${base}/pool`, method: 'GET', headers: {}, trustedHosts: TRUST }),
+    ]);
+    await Promise.all([readBody(c1.body, 1024), readBody(c2.body, 1024)]);
+    const used = seen.slice(-2).map((s) => s.socket);
+    expect(used).toContain(socketB);
+    expect(used).not.toContain(socketA);
+  });
+
   it('a pooled socket is closed by the client after FREE_SOCKET_TIMEOUT_MS of idleness', async () => {
     handler = ok;
     const before = connections.length;

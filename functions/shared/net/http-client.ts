@@ -194,13 +194,11 @@ function withFreshSockets<A extends http.Agent>(agent: A): A {
     for (const name in agent.freeSockets) {
       const free = agent.freeSockets[name];
       if (!free) continue;
-      for (let i = free.length - 1; i >= 0; i--) {
-        const socket = free[i]!;
-        if ((freedAt.get(socket) ?? 0) < staleBefore) {
-          free.splice(i, 1);
-          socket.destroy();
-        }
-      }
+      // A pool lists its sockets in the order they were freed, so the stale ones are at its
+      // start: a request looks at one socket when none is stale, not at the whole pool.
+      let stale = 0;
+      while (stale < free.length && (freedAt.get(free[stale]!) ?? 0) < staleBefore) stale++;
+      if (stale) for (const socket of free.splice(0, stale)) socket.destroy();
     }
     addRequest(...args);
   };
