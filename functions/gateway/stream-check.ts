@@ -69,12 +69,40 @@ export function checkEventStream(body: Readable, headers: Record<string, string 
     return Promise.reject(invalid(provider, `a '${encoding}'-encoded body`));
   }
   const maxBytes = config().maxStreamEventBytes;
+  const seen: Buffer[] = [];
+  let size = 0;
+  /** The first line's start was judged: only its end (or the cap) can change the verdict. */
+  let prefixJudged = false;
+  const head = () => (seen.length === 1 ? seen[0]! : Buffer.concat(seen, size));
+  /** Reads what is buffered; a verdict once there is one (the bytes read stay in `seen`). */
+  const judgeBuffered = (): Error | 'sse' | undefined => {
+    let chunk: Buffer | null;
+    while ((chunk = body.read() as Buffer | null) !== null) {
+      seen.push(chunk);
+      size += chunk.length;
+      // Judged again only when the verdict can change: a line end arrived, or the cap is passed.
+      if (prefixJudged && size <= maxBytes && !chunk.includes(LF) && !chunk.includes(CR)) continue;
+      const verdict = judgeFirstLine(head().toString('utf8'), maxBytes);
+      prefixJudged = size > DECIDING_PREFIX;
+      if (verdict === 'sse') return 'sse';
+      if (verdict === 'not-sse') return invalid(provider, describe(head()));
+      if (verdict === 'too-large')
+        return upstreamTooLarge(`Provider '${provider}' sent a stream event larger than ${maxBytes} bytes.`, 'upstream_event_too_large');
+    }
+    return undefined;
+  };
+  // The first event usually came in with the headers: judged at once, with no wait for a
+  // 'readable' event (a turn of the event loop before the caller's first byte).
+  const early = body.readableLength > 0 ? judgeBuffered() : undefined;
+  if (early === 'sse') {
+    body.unshift(head());
+    return Promise.resolve();
+  }
+  if (early) {
+    body.destroy();
+    return Promise.reject(early);
+  }
   return new Promise<void>((resolve, reject) => {
-    const seen: Buffer[] = [];
-    let size = 0;
-    /** The first line's start was judged: only its end (or the cap) can change the verdict. */
-    let prefixJudged = false;
-    const head = () => (seen.length === 1 ? seen[0]! : Buffer.concat(seen, size));
     const done = (err?: Error) => {
       body.off('readable', onReadable);
       body.off('end', onEnd);
@@ -89,19 +117,9 @@ export function checkEventStream(body: Readable, headers: Record<string, string 
       resolve();
     };
     function onReadable() {
-      let chunk: Buffer | null;
-      while ((chunk = body.read() as Buffer | null) !== null) {
-        seen.push(chunk);
-        size += chunk.length;
-        // Judged again only when the verdict can change: a line end arrived, or the cap is passed.
-        if (prefixJudged && size <= maxBytes && !chunk.includes(LF) && !chunk.includes(CR)) continue;
-        const verdict = judgeFirstLine(head().toString('utf8'), maxBytes);
-        prefixJudged = size > DECIDING_PREFIX;
-        if (verdict === 'sse') return done();
-        if (verdict === 'not-sse') return done(invalid(provider, describe(head())));
-        if (verdict === 'too-large')
-          return done(upstreamTooLarge(`Provider '${provider}' sent a stream event larger than ${maxBytes} bytes.`, 'upstream_event_too_large'));
-      }
+      const verdict = judgeBuffered();
+      if (verdict === 'sse') done();
+      else if (verdict) done(verdict);
     }
     function onEnd() {
       done(invalid(provider, size ? describe(head()) : 'an empty body'));
