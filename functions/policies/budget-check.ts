@@ -4,7 +4,7 @@ import { sharedReads } from '../shared/db/shared-reads';
 import { GatewayError, NO_RETRY_HEADERS } from '../shared/errors';
 import { log } from '../shared/telemetry/logger';
 import type { ActiveBudget, BudgetBucket, BudgetGrant, BudgetPeriod } from './budget-model';
-import { knownCountSince, learnCount } from './known-counters';
+import { counterIdOf, knownFarFromSlice, learnCount } from './known-counters';
 import { groupOf, type LimitSubject } from './limiter';
 import { FullShards, shardCountFor, shardPk, sliceOf, startShard } from './shards';
 
@@ -96,17 +96,6 @@ async function readCounter(counterId: string, key: { pk: string; sk: string }): 
 }
 
 /**
- * Read-ahead: the spend this container learned of the shard within `readAheadMs`
- * (`BUDGET_READ_AHEAD_MS`: its read, or its own charge's answer), when that is under half
- * the shard's slice, so the request needs no read before the provider. Undefined (read it)
- * near the slice or when nothing fresh is known.
- */
-function admittedOnKnownSpend(counterId: string, sliceNusd: number, now: number, readAheadMs: number): number | undefined {
-  const spent = knownCountSince(counterId, now - readAheadMs);
-  return spent !== undefined && spent * 2 < sliceNusd ? spent : undefined;
-}
-
-/**
  * One budget's period: its counter read on the request's starting shard (strongly
  * consistent), and on the next shards while the ones read are at their slice of the limit.
  * A container remembers shards seen at their slice for the period (spend only grows), and
@@ -136,7 +125,7 @@ async function checkBudget(budget: ActiveBudget, subject: LimitSubject, now: num
     for (let i = 0; i < shards; i++) {
       const shard = (start + i) % shards;
       const slice = sliceOf(budget.limitNusd, shards, shard, true);
-      const spent = admittedOnKnownSpend(`${shardPk(pk, shard)}\u0000${sk}`, slice, now, settings.budgetReadAheadMs);
+      const spent = knownFarFromSlice(counterIdOf({ pk: shardPk(pk, shard), sk }), slice, now, settings.budgetReadAheadMs);
       if (spent !== undefined) return admit(shard, spent, slice);
     }
   }
@@ -145,7 +134,7 @@ async function checkBudget(budget: ActiveBudget, subject: LimitSubject, now: num
     if (full.has(shard)) continue;
     const key = { pk: shardPk(pk, shard), sk };
     const slice = sliceOf(budget.limitNusd, shards, shard, true);
-    const counterId = `${key.pk}\u0000${sk}`;
+    const counterId = counterIdOf(key);
     const spent = await readSpend(counterId, () => readCounter(counterId, key));
     if (spent < slice) return admit(shard, spent, slice);
     fullShards.markFull(id, period.endsAt ?? Number.POSITIVE_INFINITY, shard, spent);

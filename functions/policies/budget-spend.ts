@@ -3,7 +3,7 @@ import { log } from '../shared/telemetry/logger';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { publishMetric } from '../shared/telemetry/emf';
 import type { BudgetBucket, BudgetGrant } from './budget-model';
-import { learnCount, whileAdding } from './known-counters';
+import { counterIdOf, learnCount, whileAdding } from './known-counters';
 import { NANO } from './budgets';
 import type { LimitSubject } from './limiter';
 import { shardPk } from './shards';
@@ -34,7 +34,7 @@ export async function chargeBudgets(charges: readonly BudgetCharge[]): Promise<v
     if (charge.costUsd === null || !(charge.costUsd > 0)) continue;
     const nusd = Math.round(charge.costUsd * NANO);
     for (const bucket of charge.grant.buckets) {
-      const id = `${bucket.pk}\u0000${bucket.sk}`;
+      const id = counterIdOf(bucket);
       const sum = sums.get(id);
       if (sum) sum.nusd += nusd;
       else sums.set(id, { bucket, nusd, charge });
@@ -46,7 +46,7 @@ export async function chargeBudgets(charges: readonly BudgetCharge[]): Promise<v
 /** Add `nusd` to one budget period, and emit one event for each threshold (and the limit) the increment crossed. */
 async function chargeBucket(bucket: BudgetBucket, nusd: number, subject: BudgetCharge): Promise<void> {
   const key = { pk: bucket.pk, sk: bucket.sk };
-  const counterId = `${key.pk}\u0000${key.sk}`;
+  const counterId = counterIdOf(key);
   const sentAt = Date.now();
   const after = await whileAdding(counterId, nusd, async () => {
     // Undefined: a retry of an increment already applied (its answer was lost); read what it left.

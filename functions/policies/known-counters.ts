@@ -65,6 +65,19 @@ export function knownCountSince(id: string, since: number): number | undefined {
   return entry.value + (inFlight.get(id) ?? 0);
 }
 
+/**
+ * Read-ahead's rule: the value this container learned of the counter within `readAheadMs`
+ * (its own increments in flight on top), when that is under half of `slice`, so admission
+ * needs no read. Undefined (read it) near the slice, or when nothing fresh is known.
+ */
+export function knownFarFromSlice(id: string, slice: number, now: number, readAheadMs: number): number | undefined {
+  const known = knownCountSince(id, now - readAheadMs);
+  return known !== undefined && known * 2 < slice ? known : undefined;
+}
+
+/** A counter item's id in this memory. */
+export const counterIdOf = (key: { pk: string; sk: string }): string => `${key.pk}\u0000${key.sk}`;
+
 /** Forget everything learned (tests). */
 export function forgetKnownCounters(): void {
   known.clear();

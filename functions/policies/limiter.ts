@@ -7,7 +7,7 @@ import { loadOnce } from '../shared/load-once';
 import { TtlCache } from '../shared/stores/ttl-cache';
 import { log, type LogContext } from '../shared/telemetry/logger';
 import { METADATA_PREFIX, UNIT_MS, UNIT_WORDS, WILDCARD, type PolicyType, type PolicyUnit, type RateLimitPolicy } from './model';
-import { addInFlight, knownCountSince, learnCount } from './known-counters';
+import { addInFlight, counterIdOf, knownFarFromSlice, learnCount } from './known-counters';
 import { admitRequest, hasUnitInHand, refillAhead, returnUnit, type BucketWindow } from './reservations';
 import { listRateLimitPolicies } from './read';
 import { FullShards, shardCountFor, shardPk, sliceOf, startShard } from './shards';
@@ -301,15 +301,15 @@ async function readTokens(policy: ActivePolicy, pk: string, now: number): Promis
       const shard = (start + i) % shards;
       const window = windowOn(shard);
       const slice = sliceOf(policy.value, shards, shard, false);
-      const known = knownCountSince(`${window.pk}\u0000${window.sk}`, now - settings.tokensReadAheadMs);
-      if (known !== undefined && known * 2 < slice) return { policy, pk: window.pk, window, count: scaled(known, slice, policy.value), admitted: true };
+      const known = knownFarFromSlice(counterIdOf(window), slice, now, settings.tokensReadAheadMs);
+      if (known !== undefined) return { policy, pk: window.pk, window, count: scaled(known, slice, policy.value), admitted: true };
     }
   }
   for (let i = 0; i < shards; i++) {
     const shard = (start + i) % shards;
     if (full.has(shard)) continue;
     const window = windowOn(shard);
-    const counterId = `${window.pk}\u0000${window.sk}`;
+    const counterId = counterIdOf(window);
     const count = await readConsumed(counterId, async () => {
       const sentAt = Date.now();
       const consumed = Number((await getItem<{ count?: number }>('usage', { pk: window.pk, sk: window.sk }, true))?.count ?? 0);
@@ -403,7 +403,7 @@ export async function enforceRateLimits(subject: LimitSubject, now = Date.now())
  */
 const tokensWriter = /* @__PURE__ */ loadOnce(async () =>
   (await import('../shared/db/held-counters')).heldCounterWriter<{ count: number }>('tokens usage', async (item) => {
-    const counterId = `${item.key.pk}\u0000${item.key.sk}`;
+    const counterId = counterIdOf(item.key);
     const sentAt = Date.now();
     try {
       const updated = await addOnce<{ count: number }>('usage', item.key, { set: { ttl: item.ttl }, add: { count: item.amounts.count } });
@@ -433,7 +433,7 @@ export async function recordTokenUsage(grant: RateLimitGrant, totalTokens: numbe
       const window = windowOf(bucket.pk, bucket.type, bucket.unit, now);
       // Counted on top of what this container knew of the window until its write is answered
       // (held with others' in a busy process, up to a second).
-      addInFlight(`${bucket.pk}\u0000${window.sk}`, tokens);
+      addInFlight(counterIdOf({ pk: bucket.pk, sk: window.sk }), tokens);
       return addTokens([{ pk: bucket.pk, sk: window.sk }], { count: tokens }, window.ttl);
     }),
   );
