@@ -47,6 +47,14 @@ export interface LocalGatewayOptions {
    */
   functionBundlesDir?: string;
   /**
+   * From the sources, an endpoint group's handler is imported at start (default: a
+   * type-stripping error shows at once, and no request waits for its module) or, with
+   * `on-first-use`, with the group's first request, as bundles are. Tests use the latter: a
+   * test file reaches two or three of the groups, and importing all of them cost each file
+   * about a second of CPU.
+   */
+  loadHandlers?: 'at-start' | 'on-first-use';
+  /**
    * Longest local Wait state / retry interval of the state machines, in ms, so polling
    * workflows move along (default GATEWAY_WORKFLOW_MAX_WAIT_MS, else 2000).
    */
@@ -222,12 +230,15 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
         // and like one it starts on its first invocation: a process that serves chat does
         // not hold the assistants', files' or batches' code (about 40 MB of RSS for eight
         // unused bundles).
-        handlers.set(group.name, bundleOnFirstUse(resolve(bundles, group.name, 'index.mjs')));
+        handlers.set(group.name, handlerOnFirstUse(resolve(bundles, group.name, 'index.mjs')));
         continue;
       }
-      // From the sources, every group is compiled at start: a type-stripping error shows now,
-      // and no request waits for tsx.
-      const mod = (await import(resolve(import.meta.dirname, '../..', group.entry))) as { handler: StreamingHandler };
+      const source = resolve(import.meta.dirname, '../..', group.entry);
+      if (options.loadHandlers === 'on-first-use') {
+        handlers.set(group.name, handlerOnFirstUse(source));
+        continue;
+      }
+      const mod = (await import(source)) as { handler: StreamingHandler };
       handlers.set(group.name, mod.handler);
     }
 
@@ -350,8 +361,8 @@ function requestPath(target: string, url: URL): string {
 /** A request target that is a path alone (no query, fragment or absolute form). */
 const PLAIN_PATH = /^\/[^?#]*$/;
 
-/** A function bundle's handler, imported with its first invocation. */
-function bundleOnFirstUse(file: string): StreamingHandler {
+/** A module's handler (a function bundle's, or a group's entry in the sources), imported with its first invocation. */
+function handlerOnFirstUse(file: string): StreamingHandler {
   const load = loadOnce(() => import(file) as Promise<{ handler: StreamingHandler }>);
   return async (event, stream, context) => (await load()).handler(event, stream, context);
 }

@@ -2,7 +2,8 @@ import { inject } from 'vitest';
 import { startLocalGateway, type LocalGateway, type LocalGatewayOptions } from '../../infra/local/server';
 
 /**
- * Boot the local runtime in this test process: in-memory, random port, own tables. The run
+ * Boot the local runtime in this test process: in-memory, random port, own tables, each
+ * endpoint group's code imported with its first request. The run
  * reconciler makes its start-up pass only, unless a test sets `reconcileIntervalMs`: tests
  * that drive runs by hand (setLifecycleHooks) hold runs that no execution runs.
  */
@@ -14,6 +15,7 @@ export function startTestGateway(options: LocalGatewayOptions = {}): Promise<Loc
     dynamodbEndpoint: inject('dynamodbEndpoint'),
     tablePrefix: process.env.GATEWAY_TEST_TABLE_PREFIX,
     trustedHosts: ['127.0.0.1', 'localhost'],
+    loadHandlers: 'on-first-use',
     ...options,
   });
 }
