@@ -51,7 +51,7 @@ export interface LocalGatewayOptions {
    * type-stripping error shows at once, and no request waits for its module) or, with
    * `on-first-use`, with the group's first request, as bundles are. Tests use the latter: a
    * test file reaches two or three of the groups, and importing all of them cost each file
-   * about a second of CPU.
+   * about a second of CPU (GATEWAY_LOAD_HANDLERS).
    */
   loadHandlers?: 'at-start' | 'on-first-use';
   /**
@@ -234,7 +234,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
         continue;
       }
       const source = resolve(import.meta.dirname, '../..', group.entry);
-      if (options.loadHandlers === 'on-first-use') {
+      if ((options.loadHandlers ?? process.env.GATEWAY_LOAD_HANDLERS) === 'on-first-use') {
         handlers.set(group.name, handlerOnFirstUse(source));
         continue;
       }

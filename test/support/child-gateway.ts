@@ -64,6 +64,7 @@ export async function startChildGateway(
     GATEWAY_TABLE_PREFIX: process.env.GATEWAY_TEST_TABLE_PREFIX!,
     GATEWAY_TRUSTED_HOSTS: '127.0.0.1,localhost',
     POWERTOOLS_LOG_LEVEL: 'ERROR',
+    GATEWAY_LOAD_HANDLERS: 'on-first-use',
     ...env,
   });
   return {

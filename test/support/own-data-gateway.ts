@@ -35,6 +35,7 @@ export async function startOwnDataGateway(dataDir: string, env: Record<string, s
       GATEWAY_TABLE_PREFIX: 'gateway-',
       GATEWAY_TRUSTED_HOSTS: '127.0.0.1,localhost',
       POWERTOOLS_LOG_LEVEL: 'ERROR',
+      GATEWAY_LOAD_HANDLERS: 'on-first-use',
       ...env,
     },
     { detached: true, startTimeoutMs: 90_000 },
