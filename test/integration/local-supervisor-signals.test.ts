@@ -40,6 +40,8 @@ function environment(data: string, viaNpm: boolean): NodeJS.ProcessEnv {
     GATEWAY_KMS_ENDPOINT: '',
     GATEWAY_TABLE_PREFIX: '',
     POWERTOOLS_LOG_LEVEL: 'ERROR',
+    // What is under test is the stop, not the loading of the functions' code.
+    GATEWAY_LOAD_HANDLERS: 'on-first-use',
   };
   // Run directly, the gateway must not take this test run's own npm variables as its npm.
   if (!viaNpm) for (const name of Object.keys(env)) if (name.startsWith('npm_')) delete env[name];
