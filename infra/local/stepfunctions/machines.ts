@@ -1,7 +1,7 @@
-import { StateMachine } from 'aws-local-stepfunctions';
-import type { StateMachineDefinition as LibDefinition } from 'aws-local-stepfunctions';
+import type { StateMachine, StateMachineDefinition as LibDefinition } from 'aws-local-stepfunctions';
 import { LAMBDA_WAIT_FOR_TOKEN, substitute, validateDefinition, workerArnKey, type TaskState } from '../../workflows/asl';
 import { stateMachineName, type StateMachineSpec, type WorkerSpec } from '../../workflows/registry';
+import { runnerFor } from './accepted-definitions';
 
 /** Where the emulated resources live: their ARNs and physical names. */
 export interface LocalPlacement {
@@ -51,7 +51,7 @@ export function compileMachine(spec: StateMachineSpec, workers: readonly WorkerS
     tasks[name] = taskWorker(name, state, workers, placement);
     if (state.Retry?.length) retryOverrides[name] = state.Retry.map((r) => Math.min((r.IntervalSeconds ?? 1) * 1000, maxWaitMs));
   }
-  const runner = new StateMachine(definition as unknown as LibDefinition, { validationOptions: { checkArn: true, checkPaths: true } });
+  const runner = runnerFor(definition as unknown as LibDefinition);
   return { spec, arn: machineArn(placement, spec), runner, tasks, waitOverrides, retryOverrides };
 }
 
