@@ -112,10 +112,10 @@ async function seriousViolations(): Promise<string[]> {
 }
 
 /** Clicks `refresh` until `text` appears in the page (records and counters are written after the answer). */
-async function until(refresh: () => Promise<void>, check: () => Promise<boolean>, what: string, timeoutMs = 20_000) {
+async function until(refresh: () => Promise<void>, check: () => Promise<boolean>, what: string, timeoutMs = 20_000, explain?: () => Promise<string>) {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not seen within ${timeoutMs} ms`);
+    if (Date.now() > deadline) throw new Error(`${what}: not seen within ${timeoutMs} ms${explain ? ` (${await explain()})` : ''}`);
     await new Promise((r) => setTimeout(r, 300));
     await refresh();
   }
@@ -194,6 +194,11 @@ describe('the console in a browser', () => {
       () => page.getByRole('button', { name: 'Filter' }).click(),
       () => row.isVisible(),
       'the request in the log table',
+      // Once in a full CI run (four files at once on two cores) the row took longer than 20 s,
+      // though the next test's screenshot of the page shows it.
+      45_000,
+      async () =>
+        `the logs API lists: ${JSON.stringify((await call(gw, 'GET', '/v1/logs?limit=5')).body?.data?.map((r: { route?: string; model?: string }) => `${r.route} ${r.model}`))}`,
     );
     await row.getByRole('button', { name: /Open request/ }).click();
     await page.getByRole('heading', { name: 'Routing attempts' }).waitFor(BOUND);
