@@ -2,7 +2,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LAMBDA_NODE_OPTIONS, NODE_HEAP_OPTIONS } from '../../infra/node-options';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../..');
 export const TMP_DIR = resolve(REPO_ROOT, 'bench/.tmp');
@@ -89,7 +88,9 @@ export async function startChildGateway(opts: {
   const root = opts.root ?? REPO_ROOT;
   const logFile = resolve(TMP_DIR, `gateway-${opts.name}.log`);
   const fd = openSync(logFile, 'w');
-  // The V8 options of the Lambda functions with bundles, else those `npm start` runs with.
+  // The V8 options of the Lambda functions with bundles, else those `npm start` runs with:
+  // the checkout's own, so an A/B of two checkouts compares their options too.
+  const { LAMBDA_NODE_OPTIONS, NODE_HEAP_OPTIONS } = (await import(resolve(root, 'infra/node-options.ts'))) as typeof import('../../infra/node-options');
   const nodeOptions = opts.functionBundles ? LAMBDA_NODE_OPTIONS.split(' ') : NODE_HEAP_OPTIONS;
   const args = [...nodeOptions, ...(opts.nodeArgs ?? []), '--import', 'tsx', resolve(root, 'infra/local/main.ts')];
   const proc = spawn(process.execPath, args, {
