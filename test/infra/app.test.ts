@@ -159,7 +159,7 @@ describe('API stack: functions', () => {
       }
       expect(JSON.stringify(vars.Variables.PROVIDER_CREDENTIALS_KEY_ID)).toContain('ProviderCredentialsKey');
       expect(vars.Variables).toMatchObject({ POWERTOOLS_SERVICE_NAME: 'ai-gateway', POWERTOOLS_METRICS_NAMESPACE: 'AiGateway' });
-      expect(vars.Variables.NODE_OPTIONS).toBe('--enable-source-maps --max-semi-space-size=32');
+      expect(vars.Variables.NODE_OPTIONS).toBe('--enable-source-maps --max-semi-space-size=16');
     }
   });
 
