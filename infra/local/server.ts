@@ -142,6 +142,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
   try {
     /** Between steps: an abort stops here, and the catch below stops what has started. */
     const aborted = () => options.signal?.throwIfAborted();
+    const loadHandlers = options.loadHandlers ?? loadHandlersFrom(process.env.GATEWAY_LOAD_HANDLERS);
     const sharedEndpoint = (options.dynamodbEndpoint ?? process.env.GATEWAY_DYNAMODB_ENDPOINT) || undefined;
     // What this machine must provide is checked before anything starts: a missing piece then
     // leaves no emulator running and nothing half-made in the data folder.
@@ -234,7 +235,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
         continue;
       }
       const source = resolve(import.meta.dirname, '../..', group.entry);
-      if ((options.loadHandlers ?? process.env.GATEWAY_LOAD_HANDLERS) === 'on-first-use') {
+      if (loadHandlers === 'on-first-use') {
         handlers.set(group.name, handlerOnFirstUse(source));
         continue;
       }
@@ -360,6 +361,13 @@ function requestPath(target: string, url: URL): string {
 /** What API Gateway sends: REST v1 proxy event, binary media types `*\/*` (bodies base64). */
 /** A request target that is a path alone (no query, fragment or absolute form). */
 const PLAIN_PATH = /^\/[^?#]*$/;
+
+/** GATEWAY_LOAD_HANDLERS: when the endpoint groups' code is imported from the sources (unset: at start). */
+export function loadHandlersFrom(value: string | undefined): NonNullable<LocalGatewayOptions['loadHandlers']> {
+  if (value === undefined || value === '' || value === 'at-start') return 'at-start';
+  if (value === 'on-first-use') return 'on-first-use';
+  throw new Error(`GATEWAY_LOAD_HANDLERS must be 'at-start' or 'on-first-use'; got '${value}'.`);
+}
 
 /** A module's handler (a function bundle's, or a group's entry in the sources), imported with its first invocation. */
 function handlerOnFirstUse(file: string): StreamingHandler {
