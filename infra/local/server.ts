@@ -192,10 +192,12 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
     aborted();
 
     // Workflows (infra/workflows): state machines and queues, reached through the SDKs'
-    // endpoint settings. Queue consumers start once every handler is loaded (below).
+    // endpoint settings. Queue consumers and the executions a crash left running start
+    // once every setting is in process.env and every handler is loaded (below).
     const stepFunctions = await startLocalStepFunctions({
       maxWaitMs: options.workflowMaxWaitMs ?? (Number(process.env.GATEWAY_WORKFLOW_MAX_WAIT_MS) || 2000),
       dataDir: dir ? join(dir, 'stepfunctions') : null,
+      deferResume: true,
       ...(options.workflowHistoryLimit ? { historyLimit: options.workflowHistoryLimit } : {}),
     });
     stops.push(stepFunctions.stop);
@@ -260,6 +262,7 @@ export async function startLocalGateway(options: LocalGatewayOptions = {}): Prom
       stops.push(async () => marker.clear());
     }
     sqs.startConsumers();
+    stepFunctions.resumeSaved();
     // Scheduled workers: the run reconciler's first pass ends the runs a crash left behind.
     const schedules = startLocalSchedules({
       intervalMs: options.reconcileIntervalMs ?? (Number(process.env.GATEWAY_RUN_RECONCILE_INTERVAL_MS) || 10_000),

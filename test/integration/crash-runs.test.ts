@@ -110,7 +110,7 @@ describe('a crash of the whole local runtime during runs', () => {
 
     // A cancel of a run whose execution the restart re-ran ends it cancelled within seconds.
     const cancel = await api(gw, 'POST', `/v1/threads/${toCancel.threadId}/runs/${toCancel.runId}/cancel`);
-    expect(cancel.status, JSON.stringify(cancel.body)).toBe(200);
+    expect(cancel.status, `${JSON.stringify(cancel.body)}\n${child!.output().slice(-4000)}`).toBe(200);
     expect((await runWhenTerminal(gw, toCancel.threadId, toCancel.runId, 5_000)).status).toBe('cancelled');
 
     const others = [running, streamed, ...queued];

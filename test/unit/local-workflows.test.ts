@@ -116,13 +116,14 @@ async function until<T>(fn: () => T | undefined | Promise<T | undefined>): Promi
   }
 }
 
-function start(dataDir: string | null = null) {
+function start(dataDir: string | null = null, deferResume = false) {
   return startLocalStepFunctions({
     machines: [machine],
     workers,
     loadWorker: async (spec) => handlers[spec.name]!,
     maxWaitMs: 20,
     dataDir,
+    deferResume,
     report: () => undefined,
   });
 }
@@ -310,6 +311,36 @@ describe('local Step Functions API', () => {
         await c2.send(new SendTaskSuccessCommand({ taskToken: tokens[1]!.token, output: '{}' }));
         await until(() => second.running() === 0);
         c2.destroy();
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('with deferResume, re-runs the saved executions only when told to, and once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sfn-local-'));
+    try {
+      const first = await start(dir);
+      const c1 = new SFNClient({ region: 'us-east-1', endpoint: first.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+      await c1.send(new StartExecutionCommand({ stateMachineArn: first.arns.test, name: 'deferred', input: JSON.stringify({ value: 'token' }) }));
+      await until(() => tokens.length === 1);
+      c1.destroy();
+      await first.stop();
+
+      const second = await start(dir, true);
+      try {
+        // Its workers' settings are not in place yet: nothing runs until resumeSaved().
+        await sleep(200);
+        expect(second.running()).toBe(0);
+        expect(tokens).toHaveLength(1);
+        second.resumeSaved();
+        second.resumeSaved();
+        await until(() => tokens.length === 2);
+        expect(second.running()).toBe(1);
+        await sleep(100);
+        expect(tokens).toHaveLength(2);
       } finally {
         await second.stop();
       }

@@ -44,6 +44,12 @@ export interface LocalStepFunctionsOptions {
   dataDir?: string | null;
   /** History events an execution may have before it fails (default 25,000, AWS's limit). */
   historyLimit?: number;
+  /**
+   * Do not re-run the saved executions yet; `resumeSaved()` does it later. The local runtime
+   * waits until the workers' settings (this emulator's endpoint, the machine ARNs, the queue
+   * URLs) are in process.env: a worker started before would read its settings without them.
+   */
+  deferResume?: boolean;
   /** Physical-name stage (default `local`). */
   stage?: string;
   region?: string;
@@ -60,6 +66,8 @@ export interface LocalStepFunctions {
   env: Readonly<Record<string, string>>;
   /** Number of RUNNING executions (tests wait for quiescence with it). */
   running(): number;
+  /** Re-run the executions saved by the last run (when started with `deferResume`). Idempotent. */
+  resumeSaved(): void;
   stop(): Promise<void>;
 }
 
@@ -98,7 +106,10 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsOptions
   });
 
   // Executions that were running when the runtime last stopped start over.
-  if (file) {
+  let resumed = false;
+  const resumeSaved = () => {
+    if (resumed || !file) return;
+    resumed = true;
     try {
       for (const saved of file.load()) {
         const machine = [...machines.values()].find((m) => m.spec.name === saved.machine);
@@ -107,7 +118,8 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsOptions
     } catch (err) {
       report(`could not resume executions from ${file.path}`, { error: (err as Error).message });
     }
-  }
+  };
+  if (!options.deferResume) resumeSaved();
 
   const arns: Record<string, string> = {};
   const env: Record<string, string> = { AWS_ENDPOINT_URL_SFN: server.endpoint };
@@ -121,6 +133,7 @@ export async function startLocalStepFunctions(options: LocalStepFunctionsOptions
     arns,
     env,
     running: () => executions.running(),
+    resumeSaved,
     async stop() {
       await executions.shutdown();
       await server.stop();
