@@ -51,9 +51,15 @@ export async function writeFiller(res: ServerResponse, totalBytes: number, onSen
   for (let sent = 0; sent < totalBytes && !res.destroyed; sent += filler.length) {
     onSent(filler.length);
     if (!res.write(filler))
-      await new Promise((r) => {
-        res.once('drain', r);
-        res.once('close', r);
+      await new Promise<void>((r) => {
+        // Whichever comes first removes the other: a long write waits thousands of times.
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          r();
+        };
+        res.once('drain', done);
+        res.once('close', done);
       });
   }
 }
