@@ -292,15 +292,20 @@ describe('local Step Functions API', () => {
     expect(timers()).toBeLessThanOrEqual(before);
   });
 
+  /** An emulator on `dir` stopped while an execution named `name` waits for its token. */
+  async function stopWithOneRunning(dir: string, name: string): Promise<void> {
+    const first = await start(dir);
+    const c1 = new SFNClient({ region: 'us-east-1', endpoint: first.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    await c1.send(new StartExecutionCommand({ stateMachineArn: first.arns.test, name, input: JSON.stringify({ value: 'token' }) }));
+    await until(() => tokens.length === 1);
+    c1.destroy();
+    await first.stop();
+  }
+
   it('resumes running executions after a restart when given a data folder', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sfn-local-'));
     try {
-      const first = await start(dir);
-      const c1 = new SFNClient({ region: 'us-east-1', endpoint: first.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-      await c1.send(new StartExecutionCommand({ stateMachineArn: first.arns.test, name: 'survivor', input: JSON.stringify({ value: 'token' }) }));
-      await until(() => tokens.length === 1);
-      c1.destroy();
-      await first.stop();
+      await stopWithOneRunning(dir, 'survivor');
       expect(finalized).toEqual([]); // stopping the emulator is not the end of an execution
 
       const second = await start(dir);
@@ -322,12 +327,7 @@ describe('local Step Functions API', () => {
   it('with deferResume, re-runs the saved executions only when told to, and once', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sfn-local-'));
     try {
-      const first = await start(dir);
-      const c1 = new SFNClient({ region: 'us-east-1', endpoint: first.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-      await c1.send(new StartExecutionCommand({ stateMachineArn: first.arns.test, name: 'deferred', input: JSON.stringify({ value: 'token' }) }));
-      await until(() => tokens.length === 1);
-      c1.destroy();
-      await first.stop();
+      await stopWithOneRunning(dir, 'deferred');
 
       const second = await start(dir, true);
       try {
