@@ -14,6 +14,9 @@ let fake: FaultyUpstream;
 beforeAll(async () => {
   fake = await startFaultyUpstream({ dripIntervalMs: 300 });
   gw = await startTestGateway({ env: { DEFAULT_UPSTREAM_TIMEOUT_MS: '2000', UPSTREAM_IDLE_TIMEOUT_MS: '1000' } });
+  // The chat route's code loads with its first request: load it now, so the rows time the bounds alone.
+  const warm = await chatWith('ok');
+  expect(warm.res.status, warm.res.text).toBe(200);
 });
 afterAll(async () => {
   await gw?.stop();
