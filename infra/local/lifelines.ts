@@ -44,10 +44,14 @@ function procState(pid: number): string {
  * included, where no exit handler runs): a small shell holds a pipe from this process and,
  * once the pipe closes, waits `settleSeconds` (DynamoDB Local commits the writes it has
  * received, as DynamoDB on AWS would), sends the child SIGTERM, then SIGKILL if it is still
- * there after `graceSeconds`. Returns the call that retires the watchdog, for a child
- * stopped in order. Not on Windows (no `sh`); there the exit handler alone stops the child.
+ * there after `graceSeconds`, and then removes `scratchDir` (the child's own temporary
+ * folder), if given. Returns the call that retires the watchdog, for a child stopped in
+ * order. Not on Windows (no `sh`); there the exit handler alone stops the child.
  */
-export function killWithThisProcess(childPid: number, { settleSeconds, graceSeconds }: { settleSeconds: number; graceSeconds: number }): () => void {
+export function killWithThisProcess(
+  childPid: number,
+  { settleSeconds, graceSeconds, scratchDir }: { settleSeconds: number; graceSeconds: number; scratchDir?: string },
+): () => void {
   if (process.platform === 'win32') return () => undefined;
   const script = [
     'while read -r _; do :; done',
@@ -56,8 +60,11 @@ export function killWithThisProcess(childPid: number, { settleSeconds, graceSeco
     'i=0',
     `while kill -0 "$1" 2>/dev/null && [ "$i" -lt ${graceSeconds * 10} ]; do sleep 0.1; i=$((i+1)); done`,
     'kill -KILL "$1" 2>/dev/null',
+    // A process killed by now writes nothing more; the wait (bounded: a zombie answers kill -0
+    // until reaped) only lets the signal land.
+    'if [ -n "$2" ]; then i=0; while kill -0 "$1" 2>/dev/null && [ "$i" -lt 20 ]; do sleep 0.1; i=$((i+1)); done; rm -rf -- "$2"; fi',
   ].join('\n');
-  const watchdog = spawn('sh', ['-c', script, 'watchdog', String(childPid)], { stdio: ['pipe', 'ignore', 'ignore'] });
+  const watchdog = spawn('sh', ['-c', script, 'watchdog', String(childPid), scratchDir ?? ''], { stdio: ['pipe', 'ignore', 'ignore'] });
   watchdog.on('error', () => undefined);
   watchdog.stdin?.on('error', () => undefined);
   // Neither the watchdog nor its pipe keeps this process's event loop alive.

@@ -145,12 +145,28 @@ async function expectTreeEnds(how: 'npm start' | 'node infra/local/main.ts', sig
   expect(commands).toContain('DynamoDBLocal');
   if (how === 'npm start') expect(commands).toMatch(/^npm/);
   expect(existsSync(join(data, 'running'))).toBe(true);
+  const jvmScratch = scratchDirOf(tree.find((pid) => commandOf(pid).includes('DynamoDBLocal'))!);
+  expect(
+    readdirSync(jvmScratch).some((f) => f.endsWith('libsqlite4java.so')),
+    'DynamoDB Local copied its library into its own folder',
+  ).toBe(true);
 
   process.kill(toGroup ? -top.pid! : top.pid!, signal);
   const tookMs = await allEnded(tree, STOP_BOUND_MS);
   expect(tookMs).toBeLessThan(STOP_BOUND_MS);
   expect(await portClosed(url)).toBe(true);
   expect(existsSync(join(data, 'running')), 'the running marker says whether the stop was orderly').toBe(!orderly);
+  expect(existsSync(jvmScratch), "the JVM's temporary folder is removed, however the JVM ended").toBe(false);
+}
+
+/** The java.io.tmpdir the JVM was started with (the gateway sets it in JAVA_TOOL_OPTIONS). */
+function scratchDirOf(jvm: number): string {
+  const options = readFileSync(`/proc/${jvm}/environ`, 'utf8')
+    .split('\0')
+    .find((v) => v.startsWith('JAVA_TOOL_OPTIONS='));
+  const dir = /-Djava\.io\.tmpdir=(\S+)/.exec(options ?? '')?.[1];
+  expect(dir, `JAVA_TOOL_OPTIONS of the JVM: ${options}`).toBeDefined();
+  return dir!;
 }
 
 // One gateway (and JVM) at a time: a two-core machine runs other test files beside this one.
