@@ -1,10 +1,7 @@
 // Handlers reference the Lambda runtime's `awslambda` global at import time.
 import '../../infra/local/awslambda-shim';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, inject } from 'vitest';
+import { inject } from 'vitest';
 import { TABLE_SPECS } from '../../infra/tables';
 
 // Each test file gets its own tables in the shared DynamoDB Local. The settings are in
@@ -18,10 +15,3 @@ Object.assign(process.env, {
   AWS_ENDPOINT_URL_DYNAMODB: inject('dynamodbEndpoint'),
   ...Object.fromEntries(TABLE_SPECS.map((t) => [t.envVar, `${prefix}${t.name}`])),
 });
-
-// A CDK App made without an outdir synthesises into a new temporary folder that nothing
-// removes (about 40 per run, and never the same twice): the file's apps share one, removed
-// with the file. CDK_OUTDIR is where such an App writes.
-const cdkOutdir = mkdtempSync(join(tmpdir(), 'gateway-test-cdk.out-'));
-process.env.CDK_OUTDIR = cdkOutdir;
-afterAll(() => rmSync(cdkOutdir, { recursive: true, force: true }));
