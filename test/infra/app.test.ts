@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { App, type CfnElement, type Stack } from 'aws-cdk-lib';
+import type { App, CfnElement, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { Policy } from 'aws-cdk-lib/aws-iam';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -20,6 +20,7 @@ import { buildApp, DEFAULT_OPTIONS, optionsFromContext, resolveOptions, type Gat
 import { indexesOf, TABLE_SPECS } from '../../infra/tables';
 import { REPO_ROOT } from '../../infra/bundling';
 import { NODE_HEAP_OPTIONS } from '../../infra/node-options';
+import { testApp } from '../support/cdk-app';
 
 // One synthesis for the whole file, bundling skipped (asset hashes come from construct ids),
 // with cdk-nag on: a finding makes app.synth() throw, which the last test reports.
@@ -34,7 +35,7 @@ const tableLogicalId = (name: TableName) => logicalId(stacks.data, stacks.data.t
 type Json = Record<string, unknown>;
 
 const OPTIONS = { stage: 'test', logRetentionDays: RetentionDays.TWO_WEEKS, memorySize: 1536 };
-const skipBundling = () => new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+const skipBundling = () => testApp({ context: { 'aws:cdk:bundling-stacks': [] } });
 
 beforeAll(() => {
   app = skipBundling();
@@ -52,8 +53,8 @@ beforeAll(() => {
 
 describe('app options', () => {
   it('defaults, and reads context values given as strings by the CLI', () => {
-    expect(optionsFromContext(new App())).toEqual({ ...DEFAULT_OPTIONS, nag: true });
-    const ctx = new App({ context: { stage: 'dev', logRetentionDays: '7', memorySize: '2048', nag: 'false' } });
+    expect(optionsFromContext(testApp())).toEqual({ ...DEFAULT_OPTIONS, nag: true });
+    const ctx = testApp({ context: { stage: 'dev', logRetentionDays: '7', memorySize: '2048', nag: 'false' } });
     expect(optionsFromContext(ctx)).toEqual({ stage: 'dev', logRetentionDays: 7, memorySize: 2048, capacity: 'on-demand', nag: false });
   });
 

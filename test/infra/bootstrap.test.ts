@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { App, Validations, type CfnElement, type Stack } from 'aws-cdk-lib';
+import { type App, Validations, type CfnElement, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
@@ -24,6 +24,7 @@ import { DYNAMODB_READ_ACTIONS, DYNAMODB_WRITE_ACTIONS, WORKER_ACCESS } from '..
 import { ADMIN_KEY_LENGTH, BOOTSTRAP_WORKER, BootstrapStack } from '../../infra/stacks/bootstrap-stack';
 import { DataStack } from '../../infra/stacks/data-stack';
 import { TABLE_SPECS } from '../../infra/tables';
+import { testApp } from '../support/cdk-app';
 
 type Json = Record<string, any>;
 const logicalId = (stack: Stack, element: unknown) => stack.getLogicalId(element as CfnElement);
@@ -38,7 +39,7 @@ describe('bootstrap stack', () => {
   let synthError: Error | undefined;
 
   beforeAll(() => {
-    app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    app = testApp({ context: { 'aws:cdk:bundling-stacks': [] } });
     data = new DataStack(app, 'Data', { stage: 'test' });
     stack = new BootstrapStack(app, 'Bootstrap', {
       stage: 'test',

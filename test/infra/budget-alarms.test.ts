@@ -1,12 +1,12 @@
-import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/stacks/index';
+import { testApp } from '../support/cdk-app';
 
 /** `-c budgetAlarm=true`: the policies function manages one alarm per budget, and nothing else. */
 
-const skipBundling = () => new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+const skipBundling = () => testApp({ context: { 'aws:cdk:bundling-stacks': [] } });
 const OPTIONS = { stage: 'test', logRetentionDays: RetentionDays.TWO_WEEKS, memorySize: 1024 };
 
 describe('budget alarms option', () => {

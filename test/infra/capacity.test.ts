@@ -1,10 +1,11 @@
-import { App, type CfnElement, type Stack } from 'aws-cdk-lib';
+import type { CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ENDPOINT_GROUPS } from '../../infra/endpoint-groups';
 import { buildApp, DEFAULT_MANAGED_INSTANCES, optionsFromContext, resolveOptions, type GatewayAppOptions, type GatewayStacks } from '../../infra/stacks/index';
 import { OPERATOR_POLICY } from '../../infra/stacks/managed-capacity';
+import { testApp } from '../support/cdk-app';
 
 // Capacity modes (issue 24): each mode synthesised once, with cdk-nag on; a finding makes
 // app.synth() throw, which each mode's nag test reports.
@@ -18,14 +19,14 @@ interface Synth {
 
 const BASE = { stage: 'test', logRetentionDays: RetentionDays.TWO_WEEKS, memorySize: 1024 };
 function synth(options: GatewayAppOptions): Synth {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = testApp({ context: { 'aws:cdk:bundling-stacks': [] } });
   let stacks = buildApp(app, options);
   let error: Error | undefined;
   try {
     app.synth();
   } catch (err) {
     error = err as Error;
-    stacks = buildApp(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), { ...options, nag: false });
+    stacks = buildApp(testApp({ context: { 'aws:cdk:bundling-stacks': [] } }), { ...options, nag: false });
   }
   return { stacks, api: Template.fromStack(stacks.api), workflows: Template.fromStack(stacks.workflows), ...(error ? { error } : {}) };
 }
@@ -63,9 +64,9 @@ beforeAll(() => {
 
 describe('capacity options', () => {
   it('defaults to on-demand and reads the managed-instances settings from context strings', () => {
-    expect(optionsFromContext(new App()).capacity).toBe('on-demand');
-    expect(optionsFromContext(new App()).managedInstances).toBeUndefined();
-    const ctx = new App({
+    expect(optionsFromContext(testApp()).capacity).toBe('on-demand');
+    expect(optionsFromContext(testApp()).managedInstances).toBeUndefined();
+    const ctx = testApp({
       context: {
         capacity: 'managed-instances',
         instanceTypes: 'c7g.large,c7g.2xlarge',
@@ -113,23 +114,23 @@ describe('capacity options', () => {
   });
 
   it('refuses group names that are not endpoint groups', () => {
-    expect(() => buildApp(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), { ...BASE, memorySizes: { gatway: 512 }, nag: false })).toThrow(
+    expect(() => buildApp(testApp({ context: { 'aws:cdk:bundling-stacks': [] } }), { ...BASE, memorySizes: { gatway: 512 }, nag: false })).toThrow(
       /'memorySizes' names 'gatway'/,
     );
     expect(() =>
-      buildApp(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), {
+      buildApp(testApp({ context: { 'aws:cdk:bundling-stacks': [] } }), {
         ...BASE,
         capacity: 'managed-instances',
         managedInstances: { ...DEFAULT_MANAGED_INSTANCES, groups: ['chat'] },
         nag: false,
       }),
     ).toThrow(/'managedInstanceGroups' names 'chat'/);
-    expect(() => buildApp(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), { ...BASE, reservedConcurrency: { chat: 5 }, nag: false })).toThrow(
+    expect(() => buildApp(testApp({ context: { 'aws:cdk:bundling-stacks': [] } }), { ...BASE, reservedConcurrency: { chat: 5 }, nag: false })).toThrow(
       /'reservedConcurrency' names 'chat'/,
     );
     // A group on Managed Instances scales by execution environments, not reserved concurrency.
     expect(() =>
-      buildApp(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), {
+      buildApp(testApp({ context: { 'aws:cdk:bundling-stacks': [] } }), {
         ...BASE,
         capacity: 'managed-instances',
         managedInstances: DEFAULT_MANAGED_INSTANCES,

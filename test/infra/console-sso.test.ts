@@ -1,39 +1,39 @@
-import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { describe, expect, it } from 'vitest';
 import { buildApp, optionsFromContext } from '../../infra/stacks/index';
+import { testApp } from '../support/cdk-app';
 
 // Console single sign-on on AWS (docs/console-sso.md): `-c sso=cognito` makes a user pool, a
 // PKCE app client calling back to the gateway and a group per role, wired into the admin
 // function's settings; cdk-nag finds nothing (synthesis throws on a finding).
 const OPTIONS = { stage: 'test', logRetentionDays: RetentionDays.TWO_WEEKS, memorySize: 1024 };
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:ai-gateway/console-sso-AbC123';
-const skipBundling = () => new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+const skipBundling = () => testApp({ context: { 'aws:cdk:bundling-stacks': [] } });
 
 describe('console single sign-on (CDK)', () => {
   it('reads the sso context', () => {
-    expect(optionsFromContext(new App({ context: { sso: 'cognito' } })).sso).toEqual({ kind: 'cognito' });
-    expect(optionsFromContext(new App({ context: { ssoIssuer: 'https://example.okta.com/oauth2/default', ssoClientId: 'abc' } })).sso).toEqual({
+    expect(optionsFromContext(testApp({ context: { sso: 'cognito' } })).sso).toEqual({ kind: 'cognito' });
+    expect(optionsFromContext(testApp({ context: { ssoIssuer: 'https://example.okta.com/oauth2/default', ssoClientId: 'abc' } })).sso).toEqual({
       kind: 'oidc',
       issuer: 'https://example.okta.com/oauth2/default',
       clientId: 'abc',
     });
-    expect(optionsFromContext(new App()).sso).toBeUndefined();
-    expect(() => optionsFromContext(new App({ context: { sso: 'okta' } }))).toThrow(/'sso' must be 'cognito'/);
-    expect(() => optionsFromContext(new App({ context: { ssoIssuer: 'http://idp' } }))).toThrow(/ssoIssuer/);
+    expect(optionsFromContext(testApp()).sso).toBeUndefined();
+    expect(() => optionsFromContext(testApp({ context: { sso: 'okta' } }))).toThrow(/'sso' must be 'cognito'/);
+    expect(() => optionsFromContext(testApp({ context: { ssoIssuer: 'http://idp' } }))).toThrow(/ssoIssuer/);
   });
 
   it('reads -c ssoClientSecretArn: only with ssoIssuer, only a complete secret ARN', () => {
     const issuer = { ssoIssuer: 'https://accounts.google.com', ssoClientId: 'abc.apps.googleusercontent.com' };
-    expect(optionsFromContext(new App({ context: { ...issuer, ssoClientSecretArn: SECRET_ARN } })).sso).toEqual({
+    expect(optionsFromContext(testApp({ context: { ...issuer, ssoClientSecretArn: SECRET_ARN } })).sso).toEqual({
       kind: 'oidc',
       issuer: 'https://accounts.google.com',
       clientId: 'abc.apps.googleusercontent.com',
       clientSecretArn: SECRET_ARN,
     });
-    expect(() => optionsFromContext(new App({ context: { ssoClientSecretArn: SECRET_ARN } }))).toThrow(/'ssoClientSecretArn'.*'ssoIssuer'/);
-    expect(() => optionsFromContext(new App({ context: { sso: 'cognito', ssoClientSecretArn: SECRET_ARN } }))).toThrow(/'ssoClientSecretArn'/);
+    expect(() => optionsFromContext(testApp({ context: { ssoClientSecretArn: SECRET_ARN } }))).toThrow(/'ssoClientSecretArn'.*'ssoIssuer'/);
+    expect(() => optionsFromContext(testApp({ context: { sso: 'cognito', ssoClientSecretArn: SECRET_ARN } }))).toThrow(/'ssoClientSecretArn'/);
     for (const bad of [
       'console-client-secret',
       'arn:aws:secretsmanager:eu-west-1:123456789012:secret:gateway/sso', // partial ARN: no suffix, IAM would not match it
@@ -41,7 +41,7 @@ describe('console single sign-on (CDK)', () => {
       'arn:aws:kms:eu-west-1:123456789012:key/console-client-AbC123',
       'arn:aws:secretsmanager:eu-west-1:1234:secret:console-client-AbC123',
     ]) {
-      expect(() => optionsFromContext(new App({ context: { ...issuer, ssoClientSecretArn: bad } })), bad).toThrow(/complete ARN of a Secrets Manager secret/);
+      expect(() => optionsFromContext(testApp({ context: { ...issuer, ssoClientSecretArn: bad } })), bad).toThrow(/complete ARN of a Secrets Manager secret/);
     }
   });
 

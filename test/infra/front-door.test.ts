@@ -1,4 +1,3 @@
-import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { describe, expect, it } from 'vitest';
@@ -6,6 +5,7 @@ import { ENDPOINT_GROUPS, FALLBACK_GROUP, groupForPath } from '../../infra/endpo
 import { COUNTED_BODY_RULES } from '../../infra/stacks/edge-waf-stack';
 import { behaviorPatterns, MAX_CACHE_BEHAVIORS } from '../../infra/stacks/front-door';
 import { buildApp, resolveOptions, type GatewayAppOptions } from '../../infra/stacks/index';
+import { testApp } from '../support/cdk-app';
 
 /**
  * `-c frontDoor=function-url` (issue 38 item 4): one streaming function URL per endpoint group,
@@ -16,7 +16,7 @@ const WAF_ARN = 'arn:aws:wafv2:us-east-1:123456789012:global/webacl/ai-gateway-t
 const BASE = { stage: 'test', logRetentionDays: RetentionDays.TWO_WEEKS, memorySize: 1024 } as const;
 
 function synth(options: Partial<GatewayAppOptions>) {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = testApp({ context: { 'aws:cdk:bundling-stacks': [] } });
   const stacks = buildApp(app, { ...BASE, ...options });
   app.synth();
   return { stacks, api: Template.fromStack(stacks.api), observability: Template.fromStack(stacks.observability) };

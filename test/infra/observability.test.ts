@@ -1,4 +1,4 @@
-import { App, Duration, type CfnElement, type Stack } from 'aws-cdk-lib';
+import { type App, Duration, type CfnElement, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { EMF_METRICS, METRICS_NAMESPACE, ObservabilityStack, THRESHOLDS } from '
 import { indexesOf, TABLE_SPECS } from '../../infra/tables';
 import { ENDPOINT_GROUPS } from '../../infra/endpoint-groups';
 import { deadLetterQueueName, QUEUES, STATE_MACHINES, stateMachineName, WORKERS } from '../../infra/workflows/registry';
+import { testApp } from '../support/cdk-app';
 
 // One synthesis of the whole app (bundling skipped, cdk-nag on, an alarm email given).
 let app: App;
@@ -19,7 +20,7 @@ let synthError: Error | undefined;
 
 type Json = Record<string, any>;
 const OPTIONS = { stage: 'test', logRetentionDays: RetentionDays.TWO_WEEKS, memorySize: 1536, alarmEmail: 'ops@example.com' };
-const skipBundling = () => new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+const skipBundling = () => testApp({ context: { 'aws:cdk:bundling-stacks': [] } });
 const logicalId = (stack: Stack, element: unknown) => stack.getLogicalId(element as CfnElement);
 
 beforeAll(() => {
@@ -237,7 +238,7 @@ describe('observability stack: topic', () => {
   });
 
   it('uses an existing topic when given one (no topic, no key created)', () => {
-    const a = new App();
+    const a = testApp();
     const arn = 'arn:aws:sns:eu-west-1:123456789012:ops-alerts';
     const stack = new ObservabilityStack(a, 'Obs', {
       stage: 'x',
@@ -262,7 +263,7 @@ describe('observability stack: topic', () => {
   it('alarms on budget thresholds only when asked (-c budgetAlarm=true)', () => {
     const build = (budgetAlarm: boolean) =>
       Template.fromStack(
-        new ObservabilityStack(new App(), 'Obs', {
+        new ObservabilityStack(testApp(), 'Obs', {
           stage: 'x',
           apiName: 'ai-gateway-x',
           apiStageName: 'x',

@@ -1,4 +1,4 @@
-import { App, type CfnElement, type Stack } from 'aws-cdk-lib';
+import type { App, CfnElement, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +15,7 @@ import {
 import { buildApp, type GatewayStacks } from '../../infra/stacks/index';
 import { workerArnKey } from '../../infra/workflows/asl';
 import { QUEUES, STATE_MACHINES, stateMachineName, taskWorkersOf, WORKERS } from '../../infra/workflows/registry';
+import { testApp } from '../support/cdk-app';
 
 // One synthesis (bundling skipped) with cdk-nag on; the assertions read the templates.
 let app: App;
@@ -25,7 +26,7 @@ let synthError: Error | undefined;
 
 type Json = Record<string, any>;
 const OPTIONS = { stage: 'test', logRetentionDays: RetentionDays.TWO_WEEKS, memorySize: 1536 };
-const skipBundling = () => new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+const skipBundling = () => testApp({ context: { 'aws:cdk:bundling-stacks': [] } });
 const logicalId = (stack: Stack, element: unknown) => stack.getLogicalId(element as CfnElement);
 
 beforeAll(() => {
