@@ -14,7 +14,7 @@ export function providerPath(path: string): string {
   for (const segment of path.split('/')) {
     if (escapesBase(segment)) {
       throw badRequest(
-        `The path '${path.slice(0, 200)}' has a segment that is '.' or '..' or holds an encoded '/' or '\\' (in any encoding); such paths are not forwarded.`,
+        `The path '${path.slice(0, 200)}' has a segment that is '.' or '..', or that holds a '/' or '\\' (in any encoding), a control character or a malformed %-escape; such paths are not forwarded.`,
         'path',
         'invalid_path',
       );
