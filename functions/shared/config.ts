@@ -26,15 +26,18 @@ const numberFromEnv = (fallback: number) =>
     }),
   );
 
-const listFromEnv = z.pipe(
-  z.optional(z.string()),
-  z.transform((v) =>
-    (v ?? '')
-      .split(',')
-      .map((s) => s.trim().toLowerCase())
-      .filter(Boolean),
-  ),
-);
+/** A comma-separated list, lower-cased; `unset` when the variable is absent (set but empty: none). */
+const listFromEnvOr = (unset: string) =>
+  z.pipe(
+    z.optional(z.string()),
+    z.transform((v) =>
+      (v ?? unset)
+        .split(',')
+        .map((s) => s.trim().toLowerCase())
+        .filter(Boolean),
+    ),
+  );
+const listFromEnv = listFromEnvOr('');
 
 /** `64` or `128,64`: whole numbers from 1 to 1,000, the first the one in use; 64 when unset. */
 const shardCountsFromEnv = z.pipe(
@@ -81,6 +84,8 @@ const schema = z.object({
   /** KMS key (id, ARN or alias) that wraps the data keys of provider credentials. */
   PROVIDER_CREDENTIALS_KEY_ID: z._default(z.string(), 'alias/ai-gateway-provider-credentials'),
   GATEWAY_TRUSTED_HOSTS: listFromEnv,
+  /** Origins whose pages may call the API (functions/shared/http/cors.ts): `*`, a list, or empty for none. */
+  CORS_ALLOWED_ORIGINS: listFromEnvOr('*'),
   /** How long a verified gateway key stays cached; revocation takes effect within it. */
   AUTH_CACHE_TTL_MS: intFromEnv(30_000),
   /** How long a console session (its `gw_console` cookie) lasts: docs/console-sso.md. */
@@ -230,6 +235,7 @@ export interface GatewayConfig {
   tables: Record<TableName, string>;
   providerCredentialsKeyId: string;
   trustedHosts: readonly string[];
+  corsAllowedOrigins: readonly string[];
   authCacheTtlMs: number;
   consoleSessionTtlSeconds: number;
   sso: SsoSettings;
@@ -301,6 +307,7 @@ export function parseConfig(env: Record<string, string | undefined>): GatewayCon
     },
     providerCredentialsKeyId: e.PROVIDER_CREDENTIALS_KEY_ID,
     trustedHosts: e.GATEWAY_TRUSTED_HOSTS,
+    corsAllowedOrigins: e.CORS_ALLOWED_ORIGINS,
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     consoleSessionTtlSeconds: e.CONSOLE_SESSION_TTL_SECONDS,
     sso: {

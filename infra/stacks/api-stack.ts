@@ -33,6 +33,8 @@ import { pascal } from './names';
 
 export interface ApiStackProps extends StackProps {
   stage: string;
+  /** The functions' CORS_ALLOWED_ORIGINS when not the default (any origin); '' for none. */
+  corsOrigins?: string;
   memorySize: number;
   /** Per-group memory (MB) of on-demand functions, overriding `memorySize`. */
   memorySizes?: Readonly<Record<string, number>>;
@@ -236,6 +238,9 @@ export class ApiStack extends Stack {
       for (const [name, value] of Object.entries(sso.environment)) functions.admin.function.addEnvironment(name, value);
       sso.grantClientSecret(functions.admin.function);
     }
+    if (props.corsOrigins !== undefined) {
+      for (const fn of Object.values(functions)) fn.function.addEnvironment('CORS_ALLOWED_ORIGINS', props.corsOrigins);
+    }
     this.functions = functions;
     this.routes = routes;
 
@@ -305,11 +310,15 @@ export class ApiStack extends Stack {
     acknowledge(restApi, 'AwsSolutions-APIG2');
     acknowledge(restApi.deploymentStage, 'AwsSolutions-APIG3', 'AwsSolutions-APIG6');
 
+    // API Gateway's own refusals (throttling, size) readable by pages of any origin when the
+    // functions allow any (functions/shared/http/cors.ts); they carry no data.
+    const anyOrigin: Record<string, string> = props.corsOrigins === undefined ? { 'Access-Control-Allow-Origin': "'*'" } : {};
     for (const e of GATEWAY_ERRORS) {
+      const responseHeaders: Record<string, string> = { ...anyOrigin, ...(e.retry !== undefined ? { 'x-should-retry': `'${e.retry}'` } : {}) };
       restApi.addGatewayResponse(e.id, {
         type: e.type,
         ...(e.status ? { statusCode: e.status } : {}),
-        ...(e.retry !== undefined ? { responseHeaders: { 'x-should-retry': `'${e.retry}'` } } : {}),
+        ...(Object.keys(responseHeaders).length ? { responseHeaders } : {}),
         templates: {
           'application/json': `{"error":{"message":${e.message ?? '$context.error.messageString'},"type":"${e.errorType}","param":null,"code":${e.code ? `"${e.code}"` : 'null'}}}`,
         },

@@ -70,6 +70,7 @@ export function buildApp(app: App, options: GatewayAppOptions): GatewayStacks {
     ...(options.sso ? { sso: options.sso } : {}),
     ...(options.frontDoor ? { frontDoor: options.frontDoor } : {}),
     ...(options.wafArn ? { cdn: { webAclArn: options.wafArn } } : {}),
+    ...(options.corsOrigins !== undefined ? { corsOrigins: options.corsOrigins } : {}),
   });
   // A CLOUDFRONT-scope web ACL exists in us-east-1 only: its stack is pinned there.
   const edgeWaf = options.edgeWaf

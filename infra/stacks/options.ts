@@ -66,6 +66,11 @@ export interface GatewayAppOptions {
   wafArn?: string;
   /** Adds the us-east-1 stack with a web ACL for the distribution (EdgeWafStack): deploy it, then pass its ARN as `wafArn`. */
   edgeWaf?: { rateLimitPer5Minutes: number };
+  /**
+   * Origins whose web pages may call the API (the functions' CORS_ALLOWED_ORIGINS): a
+   * comma-separated list, or '' for none. Absent: any origin, as the functions default to.
+   */
+  corsOrigins?: string;
   /** Console single sign-on: `-c sso=cognito`, or `-c ssoIssuer=<url> -c ssoClientId=<id>` [`-c ssoClientSecretArn=<arn>`] (docs/console-sso.md). */
   sso?: SsoOption;
 }
@@ -149,6 +154,7 @@ export function resolveOptions(raw: {
   wafArn?: unknown;
   edgeWaf?: unknown;
   wafRateLimit?: unknown;
+  corsOrigins?: unknown;
 }): GatewayAppOptions {
   const stage = String(raw.stage ?? DEFAULT_OPTIONS.stage);
   if (!STAGE.test(stage)) {
@@ -184,6 +190,7 @@ export function resolveOptions(raw: {
   }
   const sso = resolveSso(raw.sso ?? {});
   const front = resolveFrontDoor(raw, sso.sso !== undefined);
+  const corsOrigins = resolveCorsOrigins(raw.corsOrigins);
   return {
     stage,
     logRetentionDays: logRetentionDays as RetentionDays,
@@ -199,7 +206,25 @@ export function resolveOptions(raw: {
     ...(reservedConcurrency ? { reservedConcurrency } : {}),
     ...sso,
     ...front,
+    ...(corsOrigins !== undefined ? { corsOrigins } : {}),
   };
+}
+
+const ORIGIN = /^https?:\/\/[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:\d{1,5})?$/;
+
+/** `*` (the default, so: absent), `none` ('': no origin), or a list of origins such as `https://app.example.com`. */
+function resolveCorsOrigins(value: unknown): string | undefined {
+  const text = optionalString(value)?.toLowerCase();
+  if (text === undefined || text === '*') return undefined;
+  if (text === 'none') return '';
+  const origins = text.split(',').map((o) => o.trim());
+  const bad = origins.find((o) => !ORIGIN.test(o));
+  if (bad !== undefined) {
+    throw new Error(
+      `Context 'corsOrigins' must be '*', 'none' or a comma-separated list of origins such as https://app.example.com (scheme, host and port only); got '${bad}'.`,
+    );
+  }
+  return origins.join(',');
 }
 
 const flag = (value: unknown) => value === true || value === 'true';
@@ -451,6 +476,7 @@ export function optionsFromContext(app: App): GatewayAppOptions {
     wafArn: ctx('wafArn'),
     edgeWaf: ctx('edgeWaf'),
     wafRateLimit: ctx('wafRateLimit'),
+    corsOrigins: ctx('corsOrigins'),
     sso: {
       sso: ctx('sso'),
       issuer: ctx('ssoIssuer'),

@@ -58,6 +58,17 @@ describe('app options', () => {
     expect(optionsFromContext(ctx)).toEqual({ stage: 'dev', logRetentionDays: 7, memorySize: 2048, capacity: 'on-demand', nag: false });
   });
 
+  it('reads the CORS origins: any by default, none, or a list of origins', () => {
+    expect(optionsFromContext(testApp({ context: { corsOrigins: '*' } })).corsOrigins).toBeUndefined();
+    expect(resolveOptions({ corsOrigins: 'none' }).corsOrigins).toBe('');
+    expect(resolveOptions({ corsOrigins: ' https://App.example.com , http://localhost:3000' }).corsOrigins).toBe(
+      'https://app.example.com,http://localhost:3000',
+    );
+    for (const bad of ['app.example.com', 'https://app.example.com/', 'https://app.example.com/path', 'ftp://x.example', 'https://a.example,*']) {
+      expect(() => resolveOptions({ corsOrigins: bad }), bad).toThrow(/'corsOrigins' must be/);
+    }
+  });
+
   it('rejects values AWS would refuse, naming the setting', () => {
     expect(() => resolveOptions({ stage: 'Prod_1' })).toThrow(/'stage'/);
     expect(() => resolveOptions({ logRetentionDays: '10' })).toThrow(/'logRetentionDays'/);
@@ -269,7 +280,13 @@ describe('API stack: REST API', () => {
       api.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
         ResponseType: type,
         ResponseTemplates: { 'application/json': Match.stringLikeRegexp('^\\{"error":\\{"message":') },
+        // Readable by a page of any origin, as the functions' own answers are by default.
+        ResponseParameters: Match.objectLike({ 'gatewayresponse.header.Access-Control-Allow-Origin': "'*'" }),
       });
+    }
+    // The default needs no setting on the functions.
+    for (const fn of Object.values(api.findResources('AWS::Lambda::Function'))) {
+      expect(fn.Properties.Environment.Variables.CORS_ALLOWED_ORIGINS).toBeUndefined();
     }
   });
 

@@ -40,7 +40,17 @@ describe('front door options', () => {
 });
 
 describe('function URLs without CloudFront', () => {
-  const { stacks, api, observability } = synth({ frontDoor: 'function-url' });
+  const { stacks, api, observability } = synth({ frontDoor: 'function-url', corsOrigins: 'https://app.example.com,http://localhost:3000' });
+
+  it('hands the CORS origins from context to every endpoint function (functions/shared/http/cors.ts)', () => {
+    const functions = Object.values(api.findResources('AWS::Lambda::Function'));
+    expect(functions).toHaveLength(ENDPOINT_GROUPS.length);
+    for (const fn of functions) {
+      expect(fn.Properties.Environment.Variables.CORS_ALLOWED_ORIGINS).toBe('https://app.example.com,http://localhost:3000');
+    }
+    // The functions answer preflights themselves: no CORS settings on the URLs, which would add a second set of headers.
+    for (const url of Object.values(api.findResources('AWS::Lambda::Url'))) expect(url.Properties.Cors).toBeUndefined();
+  });
 
   it('gives every group a public, response-streaming function URL and no REST API', () => {
     api.resourceCountIs('AWS::ApiGateway::RestApi', 0);

@@ -11,6 +11,7 @@ import { callerLeft, flushAfterResponse, hasCallerLeft, newRequestContext, type 
 import { invocationEnded, invocationStarted, writeHeld } from '../telemetry/invocations';
 import { installLastResort } from '../telemetry/last-resort';
 import { buildRequest, functionUrlHeaders, functionUrlPath, isFunctionUrlEvent, normaliseHeaders, traceIdFrom, type HttpEvent } from './request';
+import { corsResponseHeaders, preflightResponse } from './cors';
 import { errorResponse, mergeHeaders } from './response';
 import { methodNotAllowed, oversizedParam, routeNotFound, Router } from './router';
 import type { GatewayRequest, HttpResponse, ResponseBody, Route } from './types';
@@ -64,6 +65,26 @@ export async function handleEvent(group: GroupRouter, event: HttpEvent, ctx: Req
   if (ctx.traceId !== headers[TRACE_HEADER]) ctx.logId = ctx.traceId;
   const method = ((functionUrl ? event.requestContext?.http?.method : event.httpMethod) ?? 'GET').toUpperCase();
   const path = functionUrl ? functionUrlPath(event.rawPath) : (event.path ?? '/');
+  const preflight = preflightResponse(method, headers, path);
+  if (preflight) return preflight;
+  return withCors(await serveRequest(group, event, ctx, headers, method, path), corsResponseHeaders(headers, path));
+}
+
+/** `vary` is added to, not replaced (a provider's answer may have its own). */
+function withCors(response: HttpResponse, cors: Record<string, string> | undefined): HttpResponse {
+  if (!cors) return response;
+  const vary = cors.vary && response.headers?.vary ? `${response.headers.vary}, ${cors.vary}` : cors.vary;
+  return { ...response, headers: mergeHeaders(response.headers, cors, vary ? { vary } : undefined) };
+}
+
+async function serveRequest(
+  group: GroupRouter,
+  event: HttpEvent,
+  ctx: RequestContext,
+  headers: Record<string, string>,
+  method: string,
+  path: string,
+): Promise<HttpResponse> {
   let shapeError = errorResponse;
   try {
     const req = buildRequest(event, ctx, headers, method, path);
