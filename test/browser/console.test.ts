@@ -2,10 +2,11 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { OAuth2Server } from 'oauth2-mock-server';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { type FakeServer, startOpenAIFake } from '../fakes';
+import { launchChromium } from '../support/chromium';
 import { call, startTestGateway } from '../support/gateway';
 
 /**
@@ -13,7 +14,6 @@ import { call, startTestGateway } from '../support/gateway';
  * /usr/bin/chromium; .ci/run installs it) driven by playwright-core, against one local
  * gateway and a fake OpenAI upstream. Screenshots of every page go to test-artifacts/console/.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = resolve(import.meta.dirname, '../../test-artifacts/console');
 const PAGES = ['overview', 'logs', 'keys', 'providers', 'configs', 'guardrails', 'policies', 'prompts', 'assistants', 'fine-tuning', 'more'];
 /** A prompt that would run script if any of it were parsed as HTML. */
@@ -50,20 +50,7 @@ beforeAll(async () => {
     }),
     startOpenAIFake(),
   ]);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    // Headless and offline: no GPU, no QUIC, none of Chromium's own calls home.
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
   // axe needs a page of an explicit context.
   page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
   page.on('dialog', (dialog) => {

@@ -1,8 +1,9 @@
 import { createServer, type Server } from 'node:http';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { type FakeServer, startOpenAIFake } from '../fakes';
+import { launchChromium } from '../support/chromium';
 import { startTestGateway } from '../support/gateway';
 
 /**
@@ -11,7 +12,6 @@ import { startTestGateway } from '../support/gateway';
  * does: JSON with the gateway key in a header, so Chromium sends a preflight first and then
  * reads the answer only if the gateway allows it. Default settings: any origin.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 let gw: LocalGateway;
 let fake: FakeServer;
@@ -26,19 +26,7 @@ beforeAll(async () => {
   await new Promise<void>((r) => app.listen(0, '127.0.0.1', r));
   // Another port is another origin; `localhost` makes it another host name too.
   appOrigin = `http://localhost:${(app.address() as { port: number }).port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
   page = await browser.newPage();
   await page.goto(`${appOrigin}/`);
 }, 90_000);
