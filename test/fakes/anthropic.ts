@@ -95,6 +95,14 @@ async function handle(ex: Exchange): Promise<void> {
   if (!rec.headers['anthropic-version']) return ex.error(400, 'anthropic-version: header is required');
   const body = obj(rec.body);
   const model = str(body.model);
+  // As the API does: `system` is a string or a list of text blocks, anything else a 400.
+  if (
+    body.system !== undefined &&
+    typeof body.system !== 'string' &&
+    !(Array.isArray(body.system) && body.system.every((b) => obj(b).type === 'text' && typeof obj(b).text === 'string'))
+  ) {
+    return ex.error(400, 'system: Input should be a valid string or a list of text blocks');
+  }
   if (rec.path.endsWith('/count_tokens')) {
     if (!(await ex.begin(model, false))) return;
     return ex.json(200, { input_tokens: promptTokens(anthropicConversation(body, model ?? '')) });

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { badRequest } from '../../../shared/errors';
 import { toGeminiSchema } from './schema';
+import { refuseNonFunctionTools } from '../unhonoured';
 import { parseArguments, parseDataUrl, type LoosePart } from '../cloud-common';
 import { textOf } from '../openai-shape';
 import type { ChatCompletion, ChatRequest, ContentPart, FinishReason, TranslateContext, Usage } from '../../types';
@@ -180,6 +181,7 @@ function contentsOf(body: ChatRequest): { contents: GeminiContent[]; system: Gem
 }
 
 function toolFields(body: ChatRequest): Record<string, unknown> {
+  refuseNonFunctionTools(body, 'Gemini');
   if (!body.tools?.length) return {};
   const functionDeclarations = body.tools.map((t, i) => {
     if (t.type !== 'function' || !t.function?.name) {
