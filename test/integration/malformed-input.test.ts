@@ -253,6 +253,21 @@ function spoiledProbes(): Probe[] {
   });
 }
 
+/** Every probe sent, 8 at a time (a few callers at once, as clients are); what went wrong. */
+async function failuresOf(probes: Probe[]): Promise<string[]> {
+  const failures: string[] = [];
+  const queue = [...probes];
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (let probe = queue.shift(); probe; probe = queue.shift()) {
+        const failure = await send(probe);
+        if (failure) failures.push(failure);
+      }
+    }),
+  );
+  return failures;
+}
+
 describe('malformed input on every documented operation', () => {
   it('is answered with a 4xx error object (or accepted), never a 5xx; the gateway serves on', { timeout: 240_000 }, async () => {
     const probes = OPERATIONS.flatMap((op) => {
@@ -260,17 +275,7 @@ describe('malformed input on every documented operation', () => {
       return MODEL_ROUTES.test(op.path) ? [...own, ...own.flatMap(withProviders)] : own;
     });
     expect(OPERATIONS.length).toBeGreaterThan(100);
-    const failures: string[] = [];
-    const queue = [...probes];
-    // A few callers at once, as clients are.
-    await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        for (let probe = queue.shift(); probe; probe = queue.shift()) {
-          const failure = await send(probe);
-          if (failure) failures.push(failure);
-        }
-      }),
-    );
+    const failures = await failuresOf(probes);
     expect(failures, `${failures.length} of ${probes.length} answers`).toEqual([]);
     // The provider probes got past routing: some bodies passed validation and were sent on.
     expect(openai.requests.length).toBeGreaterThan(0);
@@ -281,16 +286,7 @@ describe('malformed input on every documented operation', () => {
 
   it('a valid model request with one field spoiled, through a provider: a 4xx or a success, never a 5xx', { timeout: 240_000 }, async () => {
     const probes = spoiledProbes();
-    const failures: string[] = [];
-    const queue = [...probes];
-    await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        for (let probe = queue.shift(); probe; probe = queue.shift()) {
-          const failure = await send(probe);
-          if (failure) failures.push(failure);
-        }
-      }),
-    );
+    const failures = await failuresOf(probes);
     expect(failures, `${failures.length} of ${probes.length} answers`).toEqual([]);
   });
 });
