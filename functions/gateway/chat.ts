@@ -25,9 +25,7 @@ const message = z
     role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']),
     content,
     tool_calls: z.optional(
-      z.nullable(
-        z.array(z.looseObject({ id: z.optional(z.string()), function: z.looseObject({ name: z.string(), arguments: z.optional(z.nullable(z.string())) }) })),
-      ),
+      z.nullable(z.array(z.looseObject({ id: z.string(), function: z.looseObject({ name: z.string(), arguments: z.optional(z.nullable(z.string())) }) }))),
     ),
     tool_call_id: z.optional(z.string()),
   })
