@@ -99,7 +99,8 @@ export function answer(conv: Conversation): Answer {
  * every declared property filled, `location` with the city the prompt names.
  */
 export function valueFor(schema: unknown, city: string, text: string, key?: string): unknown {
-  const s = (schema ?? {}) as Record<string, unknown>;
+  // A schema that is not an object (`true`, or a caller's mistake) constrains nothing.
+  const s = (schema !== null && typeof schema === 'object' && !Array.isArray(schema) ? schema : {}) as Record<string, unknown>;
   if (Array.isArray(s.enum)) return s.enum[0];
   if ('const' in s) return s.const;
   const variants = (s.anyOf ?? s.oneOf) as unknown[] | undefined;
@@ -108,7 +109,7 @@ export function valueFor(schema: unknown, city: string, text: string, key?: stri
   // Gemini's schema dialect spells types in capitals (OBJECT, STRING).
   const type = typeof declared === 'string' ? declared.toLowerCase() : declared;
   if (type === 'object' || s.properties) {
-    const props = (s.properties ?? {}) as Record<string, unknown>;
+    const props = (s.properties !== null && typeof s.properties === 'object' ? s.properties : {}) as Record<string, unknown>;
     const names = Object.keys(props);
     if (!names.length) return { answer: `echo: ${text}` };
     return Object.fromEntries(names.map((n) => [n, valueFor(props[n], city, text, n)]));
@@ -179,8 +180,8 @@ export function partsText(content: unknown): string {
   return content
     .map((p) => {
       if (typeof p === 'string') return p;
-      const part = p as { text?: unknown };
-      return typeof part.text === 'string' ? part.text : '';
+      const part = p as { text?: unknown } | null;
+      return typeof part?.text === 'string' ? part.text : '';
     })
     .filter((t) => t !== '')
     .join(' ');
