@@ -1,6 +1,7 @@
 import { badRequest } from '../shared/errors';
 import type { CallerRequest, GatewayRequest, HttpResponse } from '../shared/http/types';
 import { parseInput, z } from '../shared/validation';
+import { embeddingsInput } from '../shared/chat-schema';
 import type { Embeddings, EmbeddingsRequest } from '../providers/types';
 import { dispatch, withOverrides, type Dispatched } from './pipeline';
 import { requestFacts } from './request-log';
@@ -9,12 +10,7 @@ import { failureResponse, jsonResponse, succeeded, upstreamJson } from './respon
 
 const embeddingsSchema = z.looseObject({
   model: z.optional(z.string().check(z.minLength(1))),
-  input: z.union([
-    z.string(),
-    z.array(z.string()).check(z.minLength(1)),
-    z.array(z.number()).check(z.minLength(1)),
-    z.array(z.array(z.number())).check(z.minLength(1)),
-  ]),
+  input: embeddingsInput,
   encoding_format: z.optional(z.enum(['float', 'base64'])),
   dimensions: z.optional(z.int().check(z.gte(1))),
 });

@@ -79,11 +79,35 @@ function flatMessage(message: ChatMessage): { role: string; content: string; nam
 
 const mediaOf = (chat: ChatRequest) => chat.messages.reduce((n, m) => n + contentOf(m.content).media, 0);
 
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * A parameters schema as the tokenizer's formatter reads it: objects where it expects objects
+ * and lists where it expects lists. A caller's malformed schema (`properties: [null]`,
+ * `required: 7`) is counted as "any" where it is wrong, not thrown on.
+ */
+function countableSchema(schema: unknown): Record<string, unknown> {
+  if (!isRecord(schema)) return {};
+  const { properties, items, required, enum: values, description, ...rest } = schema;
+  return {
+    ...rest,
+    ...(isRecord(properties) ? { properties: Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, countableSchema(v)])) } : {}),
+    ...(items !== undefined ? { items: countableSchema(items) } : {}),
+    ...(Array.isArray(required) ? { required } : {}),
+    ...(Array.isArray(values) ? { enum: values } : {}),
+    ...(typeof description === 'string' ? { description } : {}),
+  };
+}
+
 /** The structured-output schema is sent to the model as text too: counted like a tool definition. */
 function functionsOf(chat: ChatRequest) {
-  const functions = (chat.tools ?? []).map((t) => ({ name: t.function.name, description: t.function.description, parameters: t.function.parameters }));
+  const functions = (chat.tools ?? []).map((t) => ({
+    name: t.function.name,
+    description: t.function.description,
+    parameters: countableSchema(t.function.parameters),
+  }));
   const schema = chat.response_format?.type === 'json_schema' ? chat.response_format.json_schema : undefined;
-  if (schema) functions.push({ name: schema.name, description: undefined, parameters: schema.schema });
+  if (schema) functions.push({ name: schema.name, description: undefined, parameters: countableSchema(schema.schema) });
   return functions;
 }
 
@@ -92,11 +116,13 @@ export async function tokenizerCount(chat: ChatRequest): Promise<number> {
   const count = await counterFor(encodingOf(chat.model));
   const { computeChatCompletionTokenCount } = await import('gpt-tokenizer/functionCalling');
   const choice = chat.tool_choice;
-  const function_call = choice === 'none' ? ('none' as const) : typeof choice === 'object' ? { name: choice.function.name } : undefined;
+  const function_call =
+    choice === 'none' ? ('none' as const) : choice && typeof choice === 'object' && choice.function ? { name: choice.function.name } : undefined;
   const functions = functionsOf(chat);
   const request = {
     messages: chat.messages.map(flatMessage),
-    ...(functions.length ? { functions: functions as Parameters<typeof computeChatCompletionTokenCount>[0]['functions'] } : {}),
+    // The schemas are shaped for the formatter by countableSchema (its types want `type: 'object'`).
+    ...(functions.length ? { functions: functions as unknown as Parameters<typeof computeChatCompletionTokenCount>[0]['functions'] } : {}),
     ...(function_call ? { function_call } : {}),
   };
   return computeChatCompletionTokenCount(request, count) + mediaOf(chat) * IMAGE_TOKENS;

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { overrideParamsSchema } from './chat-schema';
 import { queryProblems } from './routing-conditions';
 import { CLOUD_SETTING_FIELDS, type CloudSettingField, type ProviderSettingValues } from './provider-table';
 import { validationError } from './validation';
@@ -22,7 +23,8 @@ const cacheSchema = z.strictObject({
 });
 
 // Open on purpose: an inline guardrail definition (checked by the guardrails module) and
-// `override_params` (any provider body parameter). Every other object here is strict.
+// `override_params` (any provider body parameter, those the gateway reads in their request
+// shapes: chat-schema.ts). Every other object here is strict.
 const guardrailRef = z.union([z.string().check(z.minLength(1)), z.record(z.string(), z.unknown())]);
 
 type Condition = Record<string, unknown>;
@@ -47,7 +49,7 @@ const leafFields = {
 const sharedFields = {
   name: z.optional(z.string().check(z.minLength(1), z.maxLength(128))),
   weight: z.optional(z.number().check(z.gte(0))),
-  override_params: z.optional(z.record(z.string(), z.unknown())),
+  override_params: z.optional(overrideParamsSchema),
   retry: z.optional(retrySchema),
   request_timeout: z.optional(z.int().check(z.gte(1), z.lte(900_000))),
   cache: z.optional(cacheSchema),

@@ -414,6 +414,40 @@ describe('saved configs', () => {
     expect(errorOf(inline).message).toContain('$equals');
   });
 
+  it('override_params: what the gateway reads keeps its request shape, and `stream` stays the caller’s; 400 naming the path, saved or inline', async () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ stream: true }, 'config.targets[0].override_params.stream'],
+      [{ model: 7 }, 'config.targets[0].override_params.model'],
+      [{ messages: 'hi' }, 'config.targets[0].override_params.messages'],
+      [{ messages: [{ role: 'user' }] }, 'config.targets[0].override_params.messages[0].content'],
+      [{ tools: { type: 'function' } }, 'config.targets[0].override_params.tools'],
+      [{ tool_choice: { type: 'function' } }, 'config.targets[0].override_params.tool_choice.function'],
+      [{ input: { text: 'x' } }, 'config.targets[0].override_params.input'],
+    ];
+    for (const [override_params, param] of cases) {
+      const config = { targets: [{ provider: 'openai', override_params }] };
+      const saved = await call(gw, 'POST', '/v1/configs', { body: { name: 'overrides', config } });
+      expect(saved.status, JSON.stringify(override_params)).toBe(400);
+      expect(errorOf(saved).param).toBe(param);
+      const inline = await call(gw, 'POST', '/v1/chat/completions', {
+        headers: { 'x-gateway-config': JSON.stringify(config) },
+        body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] },
+      });
+      expect(inline.status).toBe(400);
+      expect(errorOf(inline).param).toBe(param.replace(/^config/, 'x-gateway-config'));
+    }
+    expect(
+      errorOf(await call(gw, 'POST', '/v1/configs', { body: { name: 'overrides', config: { provider: 'openai', override_params: { stream: false } } } }))
+        .message,
+    ).toContain('caller');
+    // Parameters the gateway does not read are the provider's to judge, in any shape.
+    const free = {
+      provider: 'openai',
+      override_params: { model: 'gpt-4o', temperature: 0.2, max_tokens: 64, messages: [{ role: 'system', content: 'be brief' }], vendor_flag: { a: [1] } },
+    };
+    expect((await call(gw, 'POST', '/v1/configs', { body: { name: 'overrides', config: free } })).status).toBe(200);
+  });
+
   it('an empty list answers first_id and last_id null (as OpenAI), and the SDK pages through it', async () => {
     const ws = await call(gw, 'POST', '/v1/workspaces', { body: { name: 'Empty lists' } });
     const key = await call(gw, 'POST', '/v1/api-keys', { body: { name: 'empty admin', workspace_id: ws.body.id, scopes: ['admin'] } });

@@ -246,6 +246,11 @@ const VALID: Array<{ path: string; body: Record<string, unknown>; refusedBy?: st
   },
 ];
 
+/** The token-count routes take the bodies of their model routes. */
+const firstOf = (path: string) => VALID.find((v) => v.path === path)!.body;
+const { max_tokens: _maxTokens, ...countedMessages } = firstOf('/v1/messages');
+VALID.push({ path: '/v1/responses/input_tokens', body: firstOf('/v1/responses') }, { path: '/v1/messages/count_tokens', body: countedMessages });
+
 const REMOVED = Symbol('removed');
 const WRONG: unknown[] = [REMOVED, null, 7, 'x', [], {}, true, [null]];
 
@@ -312,12 +317,18 @@ interface Probe {
   provider: string;
   body: Json;
   what: string;
+  /** An inline config instead of the provider's headers. */
+  config?: Record<string, unknown>;
 }
 
 async function send(probe: Probe): Promise<string | undefined> {
   const res = await fetch(gw.url + probe.path, {
     method: 'POST',
-    headers: { 'x-gateway-api-key': gw.adminKey, 'content-type': 'application/json', ...PROVIDERS[probe.provider]!() },
+    headers: {
+      'x-gateway-api-key': gw.adminKey,
+      'content-type': 'application/json',
+      ...(probe.config ? { 'x-gateway-config': JSON.stringify(probe.config) } : PROVIDERS[probe.provider]!()),
+    },
     body: JSON.stringify(probe.body),
   });
   const text = await res.text();
@@ -349,6 +360,23 @@ async function failuresOf(probes: Probe[]): Promise<string[]> {
   );
   return failures;
 }
+
+/** Each provider as a config target (what `override_params` sit on). */
+const TARGETS: Record<string, () => Record<string, unknown>> = {
+  openai: () => ({ provider: 'openai', api_key: 'sk-nested', custom_host: `${openai.url}/v1` }),
+  anthropic: () => ({ provider: 'anthropic', api_key: 'sk-ant-nested', custom_host: `${anthropic.url}/v1` }),
+  google: () => ({ provider: 'google', api_key: 'gemini-key', custom_host: `${gemini.url}/v1beta` }),
+  bedrock: () => ({
+    provider: 'bedrock',
+    aws_access_key_id: AWS.accessKeyId,
+    aws_secret_access_key: AWS.secretAccessKey,
+    aws_region: 'us-east-1',
+    custom_host: bedrock.url,
+  }),
+  cohere: () => ({ provider: 'cohere', api_key: 'co-key', custom_host: cohere.url }),
+};
+/** Body parameters a config may override, the ones the gateway reads among them. */
+const OVERRIDDEN = ['model', 'messages', 'tools', 'tool_choice', 'stream', 'input', 'max_tokens', 'response_format', 'stop', 'system', 'temperature', 'n'];
 
 const label = (wrong: unknown) => (wrong === REMOVED ? 'removed' : JSON.stringify(wrong));
 
@@ -392,6 +420,27 @@ describe('a full model request spoiled at any depth, through each provider famil
       ),
     );
     expect(probes.length).toBeGreaterThan(4000);
+    const failures = await failuresOf(probes);
+    expect(failures, `${failures.length} of ${probes.length} answers`).toEqual([]);
+  });
+
+  it('a config overriding a parameter with a value of the wrong shape: a 4xx error object or a success, never a 5xx', { timeout: 120_000 }, async () => {
+    const providers = Object.keys(TARGETS);
+    const routes = [...new Map(VALID.map((v) => [v.path, v])).values()];
+    const probes: Probe[] = routes.flatMap(({ path, body }, r) =>
+      OVERRIDDEN.flatMap((key, i) =>
+        WRONG.filter((w) => w !== REMOVED).map((wrong, k) => {
+          const provider = providers[(r + i + k) % providers.length]!;
+          return {
+            path,
+            provider,
+            body,
+            config: { ...TARGETS[provider]!(), override_params: { [key]: wrong } },
+            what: `override_params.${key} = ${label(wrong)}`,
+          };
+        }),
+      ),
+    );
     const failures = await failuresOf(probes);
     expect(failures, `${failures.length} of ${probes.length} answers`).toEqual([]);
   });
