@@ -12,6 +12,7 @@ import { succeeded, upstreamJson } from './responses';
 import type { UpstreamOutcome } from './routing';
 import type { StreamSource } from './chat-stream';
 import { checkEventStream } from './stream-check';
+import { guardedTranslator, readableCompletion, translateUpstream } from './upstream-body';
 import { passThroughStream, translatedStream, type StreamFinale } from './streaming';
 
 /**
@@ -92,7 +93,10 @@ export class ChatStream implements AsyncIterable<ChatCompletionChunk> {
     if (!finale) return passThroughStream(upstream, log, remaining, this.src.hideUsage);
     // Output guardrails need the text, so OpenAI chunks are parsed and re-sent then.
     let sawDone = false;
-    const reframed = reframeOpenAIStream(ctx, providerName, () => (sawDone = true));
+    const reframed = guardedTranslator(
+      reframeOpenAIStream(ctx, providerName, () => (sawDone = true)),
+      providerName,
+    );
     return translatedStream(upstream, reframed, log, remaining, finale, () => sawDone);
   }
 
@@ -167,7 +171,7 @@ export async function chatCall({ req, body, log }: ChatCallInput): Promise<ChatO
         : undefined;
     const source: StreamSource = {
       upstream: d.routing.result.response!.body,
-      translator: chat.stream?.(ctx),
+      translator: chat.stream ? guardedTranslator(chat.stream(ctx), d.resolved.adapter.slug) : undefined,
       hideUsage: Boolean(chat.streamUsageOnRequest) && !ctx.includeUsage,
       providerName: d.resolved.adapter.name,
       ctx,
@@ -178,7 +182,7 @@ export async function chatCall({ req, body, log }: ChatCallInput): Promise<ChatO
     return { kind: 'stream', status: guards.status(), headers, stream: new ChatStream(source) };
   }
   const parsed = await upstreamJson(d);
-  const completion = chat.response(parsed, ctx);
+  const completion = translateUpstream(d.resolved.adapter.slug, () => readableCompletion(chat.response(parsed, ctx)));
   log.usage = completion.usage;
   await guards.checkOutput(leaf, completionText(completion), ctx.model);
   return { kind: 'completion', status: guards.status(), headers, completion: guards.ran ? { ...completion, hook_results: guards.hookResults() } : completion };

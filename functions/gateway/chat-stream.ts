@@ -3,6 +3,7 @@ import { GatewayError, type ErrorType } from '../shared/errors';
 import { reframeOpenAIStream } from '../providers/_shared/openai-compatible';
 import type { ChatCompletionChunk, StreamError, StreamTranslator, TranslateContext } from '../providers/types';
 import type { StreamFinale, StreamLog } from './streaming';
+import { guardedTranslator } from './upstream-body';
 
 /**
  * A ChatStream (chat-core.ts) read as an AsyncIterable of OpenAI chunks, for features that
@@ -81,7 +82,12 @@ export async function* chunks(src: StreamSource, stopped: () => boolean): AsyncG
   const { upstream, ctx, finale, log } = src;
   // OpenAI chunks end with [DONE]; every translator emits a finish reason when its format's answer ends.
   let sawDone = false;
-  const translator = src.translator ?? reframeOpenAIStream(ctx, src.providerName, () => (sawDone = true));
+  const translator =
+    src.translator ??
+    guardedTranslator(
+      reframeOpenAIStream(ctx, src.providerName, () => (sawDone = true)),
+      src.providerName,
+    );
   let text = '';
   let sawFinish = false;
   let expired = false;

@@ -7,6 +7,7 @@ import { dispatch, withOverrides, type Dispatched } from './pipeline';
 import { requestFacts } from './request-log';
 import type { RequestFacts } from '../spend/request-record';
 import { failureResponse, jsonResponse, succeeded, upstreamJson } from './responses';
+import { readableEmbeddings, translateUpstream } from './upstream-body';
 
 const embeddingsSchema = z.looseObject({
   model: z.optional(z.string().check(z.minLength(1))),
@@ -39,11 +40,13 @@ export async function embeddingsCall(req: CallerRequest, facts: RequestFacts, bo
   if (!succeeded(d)) return { ok: false, d };
   const parsed = await upstreamJson(d);
   const adapter = d.resolved.adapter.embeddings!;
-  const out = (
-    adapter.response
-      ? adapter.response(parsed, { model: effective.model, id: '', created: Math.floor(Date.now() / 1000), includeUsage: false }, effective)
-      : parsed
-  ) as Embeddings;
+  const out = translateUpstream(d.resolved.adapter.slug, () =>
+    readableEmbeddings(
+      (adapter.response
+        ? adapter.response(parsed, { model: effective.model, id: '', created: Math.floor(Date.now() / 1000), includeUsage: false }, effective)
+        : parsed) as Embeddings,
+    ),
+  );
   const usage = (out as { usage?: { prompt_tokens: number; total_tokens: number } }).usage;
   if (usage) facts.usage = { prompt_tokens: usage.prompt_tokens, completion_tokens: 0, total_tokens: usage.total_tokens };
   return { ok: true, d, out };

@@ -6,6 +6,7 @@ import type { GatewayRequest, HttpResponse } from '../shared/http/types';
 import { readBody, sendUpstream } from '../shared/net/http-client';
 import { jsonGet, openAIModelList } from '../providers/_shared/openai-shape';
 import type { ModelEntry, ProviderAdapter, ProviderTarget, UpstreamRequest } from '../providers/types';
+import { translateUpstream } from './upstream-body';
 import { parseGatewayOptions, responseHeadersFrom } from './headers';
 import { requestFacts } from './request-log';
 import { configLeaves, resolveConfig, resolveLeaf } from './target';
@@ -43,7 +44,10 @@ async function listOne(node: ConfigNode, workspaceId: string, timeoutMs: number)
   } catch {
     throw upstreamError(`Provider '${adapter.slug}' returned a model list that is not valid JSON.`, 'invalid_upstream_response');
   }
-  return { provider: adapter.slug, models: adapter.models ? adapter.models.response(parsed, adapter) : openAIModelList(parsed, adapter) };
+  return {
+    provider: adapter.slug,
+    models: translateUpstream(adapter.slug, () => (adapter.models ? adapter.models.response(parsed, adapter) : openAIModelList(parsed, adapter))),
+  };
 }
 
 /**

@@ -1,6 +1,8 @@
 import type { Readable } from 'node:stream';
 import { callerClosedRequest, GatewayError, upstreamError } from '../shared/errors';
 import { AbortError, readBody } from '../shared/net/http-client';
+import { log } from '../shared/telemetry/logger';
+import type { ChatCompletion, ChatCompletionChunk, Embeddings, StreamTranslator } from '../providers/types';
 import type { UpstreamOutcome } from './routing';
 
 /** Largest non-streamed provider body the gateway will buffer for translation. */
@@ -28,6 +30,87 @@ export async function readJsonBody(outcome: UpstreamOutcome, provider: string): 
   } catch {
     throw upstreamError(`Provider '${provider}' returned a body that is not valid JSON.`, 'invalid_upstream_response');
   }
+}
+
+/**
+ * A provider's parsed answer through its translation. A body that is JSON but not of the
+ * shape the translation reads (a list where an object belongs, a block that is null) is the
+ * provider's fault and is answered as one, 502 `invalid_upstream_response`, never as the
+ * gateway's own 500; what the translation threw goes to the log.
+ */
+export function translateUpstream<T>(provider: string, translate: () => T): T {
+  try {
+    return translate();
+  } catch (err) {
+    if (err instanceof GatewayError) throw err;
+    log.warn('provider answer of an unexpected shape', { provider, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+    throw upstreamError(`Provider '${provider}' returned a response of a shape the gateway cannot read.`, 'invalid_upstream_response');
+  }
+}
+
+/**
+ * A stream translator whose exceptions (an event of a shape it cannot read) end the stream
+ * with the provider's error event, 502 `invalid_upstream_response`, as translateUpstream
+ * answers such a body; GatewayErrors pass as they are.
+ */
+export function guardedTranslator(translator: StreamTranslator, provider: string): StreamTranslator {
+  const guard = (step: () => ReturnType<StreamTranslator['push']>): ReturnType<StreamTranslator['push']> => {
+    try {
+      const out = step();
+      for (const chunk of out.chunks) readableChunk(chunk);
+      return out;
+    } catch (err) {
+      if (err instanceof GatewayError) throw err;
+      log.warn('provider stream event of an unexpected shape', { provider, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+      const message = `Provider '${provider}' sent a stream event of a shape the gateway cannot read.`;
+      return { chunks: [], error: { status: 502, type: 'upstream_error', message, code: 'invalid_upstream_response' } };
+    }
+  };
+  return { push: (bytes) => guard(() => translator.push(bytes)), end: () => guard(() => translator.end()), usage: () => translator.usage() };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * What the gateway and the other dialects' encoders read of a chat completion (an OpenAI
+ * answer is passed on as it came): a list of choices, each with a message whose tool calls,
+ * if any, are a list of calls with a function. Throws for translateUpstream.
+ */
+export function readableCompletion(c: ChatCompletion): ChatCompletion {
+  const ok =
+    isObject(c) &&
+    Array.isArray(c.choices) &&
+    c.choices.every(
+      (choice) =>
+        isObject(choice) &&
+        isObject(choice.message) &&
+        (choice.message.tool_calls == null ||
+          (Array.isArray(choice.message.tool_calls) && choice.message.tool_calls.every((t) => isObject(t) && isObject(t.function)))),
+    );
+  if (!ok) throw new TypeError('not a chat completion: choices[].message (and its tool_calls[].function) missing or of another type');
+  return c;
+}
+
+/** What the gateway and the other dialects' stream encoders read of a chunk (OpenAI chunks are parsed as they came). */
+function readableChunk(c: ChatCompletionChunk): void {
+  const ok =
+    isObject(c) &&
+    Array.isArray(c.choices) &&
+    c.choices.every(
+      (choice) =>
+        isObject(choice) &&
+        isObject(choice.delta) &&
+        (choice.delta.tool_calls == null ||
+          (Array.isArray(choice.delta.tool_calls) && choice.delta.tool_calls.every((t) => isObject(t) && (t.function == null || isObject(t.function))))),
+    );
+  if (!ok) throw new TypeError('not a chat completion chunk: choices[].delta (and its tool_calls[]) missing or of another type');
+}
+
+/** What the gateway and the Gemini encoder read of an embeddings answer: a list of items, each with an embedding. */
+export function readableEmbeddings(e: Embeddings): Embeddings {
+  const ok = isObject(e) && Array.isArray(e.data) && e.data.every((d) => isObject(d) && (Array.isArray(d.embedding) || typeof d.embedding === 'string'));
+  if (!ok) throw new TypeError('not an embeddings list: data[].embedding missing or of another type');
+  return e;
 }
 
 /**

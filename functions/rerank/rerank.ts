@@ -23,6 +23,7 @@ import { parseGatewayOptions } from '../gateway/headers';
 import { dispatch, withOverrides } from '../gateway/pipeline';
 import { requestFacts } from '../gateway/request-log';
 import { failureResponse, jsonResponse, succeeded, upstreamJson } from '../gateway/responses';
+import { translateUpstream } from '../gateway/upstream-body';
 import type { RerankRequest } from '../providers/types';
 import { finaliseRerank } from './normalise';
 import { parseEffectiveBody, parseRerankBody } from './schema';
@@ -59,8 +60,9 @@ export async function rerank(req: GatewayRequest): Promise<HttpResponse> {
   if (!succeeded(d)) return failureResponse(d);
   const parsed = await upstreamJson(d);
   const ctx = { model: effective.model, id, created: Math.floor(Date.now() / 1000), includeUsage: false };
-  const raw = d.resolved.adapter.rerank!.response(parsed, effective, ctx);
-  const out = finaliseRerank(raw, effective, { provider: d.resolved.adapter.slug, id });
+  const out = translateUpstream(d.resolved.adapter.slug, () =>
+    finaliseRerank(d.resolved.adapter.rerank!.response(parsed, effective, ctx), effective, { provider: d.resolved.adapter.slug, id }),
+  );
   facts.extra = { ...facts.extra, search_units: out.usage.search_units, documents: effective.documents.length };
   return jsonResponse(d, out);
 }

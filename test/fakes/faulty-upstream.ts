@@ -117,6 +117,16 @@ export function completionBody(model: string, content = 'ok'): string {
   });
 }
 
+/** An OpenAI embeddings answer, for requests to `/embeddings`. */
+function embeddingsBody(model: string): string {
+  return JSON.stringify({
+    object: 'list',
+    data: [{ object: 'embedding', index: 0, embedding: [0.1, 0.2] }],
+    model,
+    usage: { prompt_tokens: 1, total_tokens: 1 },
+  });
+}
+
 function chunk(model: string, delta: Record<string, unknown>, finish: string | null): string {
   const payload = {
     id: 'chatcmpl-fault',
@@ -192,7 +202,7 @@ export async function startFaultyUpstream(initial: FaultOptions = {}): Promise<F
     const socket = req.socket;
     const json = { 'content-type': 'application/json' };
     const sse = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
-    const normal = () => (rec.stream ? streamBody(model) : completionBody(model));
+    const normal = () => (rec.stream ? streamBody(model) : (req.url ?? '').includes('/embeddings') ? embeddingsBody(model) : completionBody(model));
     switch (rec.mode) {
       case 'ok':
         res.writeHead(200, rec.stream ? sse : json).end(normal());

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { type FakeServer, startAnthropicFake, startBedrockFake, startCohereFake, startGeminiFake, startOpenAIFake } from '../fakes';
 import { startTestGateway } from '../support/gateway';
+import { pathsOf, REMOVED, spoil, spoiled, WRONG } from '../support/spoil';
 
 /**
  * A full, valid request of each model dialect (chat, Responses, Messages, Gemini), with every
@@ -251,33 +252,6 @@ const firstOf = (path: string) => VALID.find((v) => v.path === path)!.body;
 const { max_tokens: _maxTokens, ...countedMessages } = firstOf('/v1/messages');
 VALID.push({ path: '/v1/responses/input_tokens', body: firstOf('/v1/responses') }, { path: '/v1/messages/count_tokens', body: countedMessages });
 
-const REMOVED = Symbol('removed');
-const WRONG: unknown[] = [REMOVED, null, 7, 'x', [], {}, true, [null]];
-
-type Json = unknown;
-type Path = Array<string | number>;
-
-/** Every place in a JSON value (containers and leaves), depth first. */
-function pathsOf(value: Json, at: Path = []): Path[] {
-  const below = Array.isArray(value)
-    ? value.flatMap((v, i) => pathsOf(v, [...at, i]))
-    : value && typeof value === 'object'
-      ? Object.entries(value).flatMap(([k, v]) => pathsOf(v, [...at, k]))
-      : [];
-  return at.length ? [at, ...below] : below;
-}
-
-function spoil(body: Json, path: Path, wrong: unknown): Json {
-  const copy = structuredClone(body) as Record<string | number, unknown>;
-  let parent = copy;
-  for (const step of path.slice(0, -1)) parent = parent[step] as Record<string | number, unknown>;
-  const last = path[path.length - 1]!;
-  if (wrong !== REMOVED) parent[last] = wrong;
-  else if (Array.isArray(parent)) parent.splice(last as number, 1);
-  else delete parent[last];
-  return copy;
-}
-
 let gw: LocalGateway;
 let openai: FakeServer;
 let anthropic: FakeServer;
@@ -315,7 +289,7 @@ const PROVIDERS: Record<string, () => Record<string, string>> = {
 interface Probe {
   path: string;
   provider: string;
-  body: Json;
+  body: unknown;
   what: string;
   /** An inline config instead of the provider's headers. */
   config?: Record<string, unknown>;
@@ -378,8 +352,6 @@ const TARGETS: Record<string, () => Record<string, unknown>> = {
 /** Body parameters a config may override, the ones the gateway reads among them. */
 const OVERRIDDEN = ['model', 'messages', 'tools', 'tool_choice', 'stream', 'input', 'max_tokens', 'response_format', 'stop', 'system', 'temperature', 'n'];
 
-const label = (wrong: unknown) => (wrong === REMOVED ? 'removed' : JSON.stringify(wrong));
-
 describe('a full model request spoiled at any depth, through each provider family', () => {
   it('the full requests succeed through every provider that can take them', async () => {
     const results = await Promise.all(
@@ -414,7 +386,7 @@ describe('a full model request spoiled at any depth, through each provider famil
             path,
             provider,
             body: spoil(body, at, wrong),
-            what: `${at.join('.')} = ${label(wrong)}`,
+            what: spoiled(at, wrong),
           })),
         ),
       ),
@@ -436,7 +408,7 @@ describe('a full model request spoiled at any depth, through each provider famil
             provider,
             body,
             config: { ...TARGETS[provider]!(), override_params: { [key]: wrong } },
-            what: `override_params.${key} = ${label(wrong)}`,
+            what: spoiled(['override_params', key], wrong),
           };
         }),
       ),
