@@ -72,38 +72,30 @@ export function guardedTranslator(translator: StreamTranslator, provider: string
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
- * What the gateway and the other dialects' encoders read of a chat completion (an OpenAI
- * answer is passed on as it came): a list of choices, each with a message whose tool calls,
- * if any, are a list of calls with a function. Throws for translateUpstream.
+ * Whether a completion's choices (`part` 'message') or a chunk's (`part` 'delta') are what
+ * the gateway and the other dialects' encoders read (an OpenAI answer is passed on as it
+ * came): a list of choices, each with its message or delta, whose tool calls, if any, are a
+ * list of calls with a function (in a chunk's later fragments the function may be absent).
  */
+function readableChoices(value: unknown, part: 'message' | 'delta'): boolean {
+  if (!isObject(value) || !Array.isArray(value.choices)) return false;
+  return value.choices.every((choice: unknown) => {
+    if (!isObject(choice) || !isObject(choice[part])) return false;
+    const calls = choice[part].tool_calls;
+    return calls == null || (Array.isArray(calls) && calls.every((t) => isObject(t) && (isObject(t.function) || (part === 'delta' && t.function == null))));
+  });
+}
+
+/** A chat completion the encoders can read, or a TypeError for translateUpstream. */
 export function readableCompletion(c: ChatCompletion): ChatCompletion {
-  const ok =
-    isObject(c) &&
-    Array.isArray(c.choices) &&
-    c.choices.every(
-      (choice) =>
-        isObject(choice) &&
-        isObject(choice.message) &&
-        (choice.message.tool_calls == null ||
-          (Array.isArray(choice.message.tool_calls) && choice.message.tool_calls.every((t) => isObject(t) && isObject(t.function)))),
-    );
-  if (!ok) throw new TypeError('not a chat completion: choices[].message (and its tool_calls[].function) missing or of another type');
+  if (!readableChoices(c, 'message'))
+    throw new TypeError('not a chat completion: choices[].message (and its tool_calls[].function) missing or of another type');
   return c;
 }
 
-/** What the gateway and the other dialects' stream encoders read of a chunk (OpenAI chunks are parsed as they came). */
+/** A chunk the stream encoders can read, or a TypeError for guardedTranslator (OpenAI chunks are parsed as they came). */
 function readableChunk(c: ChatCompletionChunk): void {
-  const ok =
-    isObject(c) &&
-    Array.isArray(c.choices) &&
-    c.choices.every(
-      (choice) =>
-        isObject(choice) &&
-        isObject(choice.delta) &&
-        (choice.delta.tool_calls == null ||
-          (Array.isArray(choice.delta.tool_calls) && choice.delta.tool_calls.every((t) => isObject(t) && (t.function == null || isObject(t.function))))),
-    );
-  if (!ok) throw new TypeError('not a chat completion chunk: choices[].delta (and its tool_calls[]) missing or of another type');
+  if (!readableChoices(c, 'delta')) throw new TypeError('not a chat completion chunk: choices[].delta (and its tool_calls[]) missing or of another type');
 }
 
 /** What the gateway and the Gemini encoder read of an embeddings answer: a list of items, each with an embedding. */

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { type FakeServer, startAnthropicFake, startOpenAIFake } from '../fakes';
 import { call, startTestGateway } from '../support/gateway';
+import { answerProblem, sweep } from '../support/sweep';
 
 /**
  * Every request header the gateway reads (docs/api.md, "Request headers", and the provider
@@ -103,20 +104,9 @@ async function send(path: string, body: unknown, headers: Record<string, string>
     signal: AbortSignal.timeout(20_000),
   });
   const text = await res.text();
-  const what = `${res.status} ${path} ${JSON.stringify(headers).slice(0, 200)} -> ${text.slice(0, 300)}`;
   // A header that empties the custom host sends the request to the real provider: unreachable here.
-  const unreachable = res.status === 502 && text.includes('Could not reach the upstream host');
-  if (res.status >= 500 && !unreachable) return what;
-  if (res.status === 200 && /server_error|internal_error/.test(text)) return `failed in the stream: ${what}`;
-  if (res.status >= 400) {
-    try {
-      const message = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
-      if (typeof message !== 'string' || message === '') return `no error message: ${what}`;
-    } catch {
-      return `not JSON: ${what}`;
-    }
-  }
-  return undefined;
+  if (res.status === 502 && text.includes('Could not reach the upstream host')) return undefined;
+  return answerProblem(res.status, text, `${res.status} ${path} ${JSON.stringify(headers).slice(0, 200)} -> ${text.slice(0, 300)}`);
 }
 
 describe('malformed request headers on the model routes', () => {
@@ -131,15 +121,8 @@ describe('malformed request headers on the model routes', () => {
         }),
       ),
     );
-    const failures: string[] = [];
-    const queue = [...probes];
-    await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        for (let p = queue.shift(); p; p = queue.shift()) {
-          const failure = await send(p.path, p.body, p.headers).catch((err: Error) => `${err.message} ${p.path} ${JSON.stringify(p.headers).slice(0, 200)}`);
-          if (failure) failures.push(failure);
-        }
-      }),
+    const failures = await sweep(probes, (p) =>
+      send(p.path, p.body, p.headers).catch((err: Error) => `${err.message} ${p.path} ${JSON.stringify(p.headers).slice(0, 200)}`),
     );
     expect(failures, `${failures.length} of ${probes.length} answers`).toEqual([]);
     expect((await call(gw, 'GET', '/v1/workspaces')).status).toBe(200);

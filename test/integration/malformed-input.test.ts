@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { type FakeServer, startAnthropicFake, startOpenAIFake } from '../fakes';
 import { call, startTestGateway } from '../support/gateway';
+import { answerProblem, sweep } from '../support/sweep';
 
 /**
  * Every operation of docs/openapi.json, sent what a careless or hostile caller sends: bodies
@@ -118,17 +119,11 @@ async function send(probe: Probe): Promise<string | undefined> {
     body: probe.body,
   });
   const text = await res.text();
-  const what = `${res.status} ${probe.method} ${probe.url.slice(0, 120)} ${probe.headers?.['x-gateway-provider'] ?? ''} ${probe.body?.slice(0, 80) ?? ''} -> ${text.slice(0, 300)}`;
-  if (res.status >= 500) return what;
-  if (res.status >= 400) {
-    try {
-      const message = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
-      if (typeof message !== 'string' || message === '') return `no error message: ${what}`;
-    } catch {
-      return `not JSON: ${what}`;
-    }
-  }
-  return undefined;
+  return answerProblem(
+    res.status,
+    text,
+    `${res.status} ${probe.method} ${probe.url.slice(0, 120)} ${probe.headers?.['x-gateway-provider'] ?? ''} ${probe.body?.slice(0, 80) ?? ''} -> ${text.slice(0, 300)}`,
+  );
 }
 
 /** A valid request of each model operation, to be spoiled one field at a time. */
@@ -253,20 +248,8 @@ function spoiledProbes(): Probe[] {
   });
 }
 
-/** Every probe sent, 8 at a time (a few callers at once, as clients are); what went wrong. */
-async function failuresOf(probes: Probe[]): Promise<string[]> {
-  const failures: string[] = [];
-  const queue = [...probes];
-  await Promise.all(
-    Array.from({ length: 8 }, async () => {
-      for (let probe = queue.shift(); probe; probe = queue.shift()) {
-        const failure = await send(probe);
-        if (failure) failures.push(failure);
-      }
-    }),
-  );
-  return failures;
-}
+/** Every probe sent, 8 at a time; what went wrong. */
+const failuresOf = (probes: Probe[]) => sweep(probes, send);
 
 describe('malformed input on every documented operation', () => {
   it('is answered with a 4xx error object (or accepted), never a 5xx; the gateway serves on', { timeout: 240_000 }, async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { type FakeServer, startAnthropicFake, startBedrockFake, startCohereFake, startGeminiFake, startOpenAIFake } from '../fakes';
 import { startTestGateway } from '../support/gateway';
+import { answerProblem, sweep } from '../support/sweep';
 import { pathsOf, REMOVED, spoil, spoiled, WRONG } from '../support/spoil';
 
 /**
@@ -306,34 +307,10 @@ async function send(probe: Probe): Promise<string | undefined> {
     body: JSON.stringify(probe.body),
   });
   const text = await res.text();
-  const what = `${res.status} ${probe.path} via ${probe.provider}, ${probe.what} -> ${text.slice(0, 300)}`;
-  if (res.status >= 500) return what;
-  // A stream that started well and then failed inside the gateway.
-  if (res.status === 200 && /server_error|internal_error/.test(text)) return `failed in the stream: ${what}`;
-  if (res.status >= 400) {
-    try {
-      const message = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
-      if (typeof message !== 'string' || message === '') return `no error message: ${what}`;
-    } catch {
-      return `not JSON: ${what}`;
-    }
-  }
-  return undefined;
+  return answerProblem(res.status, text, `${res.status} ${probe.path} via ${probe.provider}, ${probe.what} -> ${text.slice(0, 300)}`);
 }
 
-async function failuresOf(probes: Probe[]): Promise<string[]> {
-  const failures: string[] = [];
-  const queue = [...probes];
-  await Promise.all(
-    Array.from({ length: 8 }, async () => {
-      for (let probe = queue.shift(); probe; probe = queue.shift()) {
-        const failure = await send(probe);
-        if (failure) failures.push(failure);
-      }
-    }),
-  );
-  return failures;
-}
+const failuresOf = (probes: Probe[]) => sweep(probes, send);
 
 /** Each provider as a config target (what `override_params` sit on). */
 const TARGETS: Record<string, () => Record<string, unknown>> = {

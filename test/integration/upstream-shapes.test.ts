@@ -4,6 +4,7 @@ import type { LocalGateway } from '../../infra/local/server';
 import { eventFrame } from '../fakes';
 import { startTestGateway } from '../support/gateway';
 import { pathsOf, spoil, spoiled, WRONG } from '../support/spoil';
+import { sweep } from '../support/sweep';
 
 /**
  * What a provider answers, spoiled at one place however deep (removed, null, a number, a
@@ -275,41 +276,35 @@ function probesFor(kind: 'whole' | 'stream', provider: string, variants: Array<{
   });
 }
 
-/** Every probe, 8 at a time; what went wrong. */
-async function failuresOf(probes: Probe[]): Promise<string[]> {
-  const failures: string[] = [];
-  const queue = [...probes];
-  await Promise.all(
-    Array.from({ length: 8 }, async () => {
-      for (let p = queue.shift(); p; p = queue.shift()) {
-        const where = `${p.path} via ${p.provider}, ${p.what}`;
-        try {
-          const res = await fetch(gw.url + p.path, {
-            method: 'POST',
-            signal: AbortSignal.timeout(15_000),
-            headers: {
-              'x-gateway-api-key': gw.adminKey,
-              'content-type': 'application/json',
-              ...PROVIDERS[p.provider]!(upstreamUrl),
-              'x-answer': String(p.answer),
-              'x-gateway-forward-headers': 'x-answer',
-            },
-            body: JSON.stringify(p.body),
-          });
-          const text = await res.text();
-          const fault = /invalid_upstream_response|of a shape the gateway cannot read/.test(text);
-          if (p.what === 'as sent' && (res.status !== 200 || fault || /"error":\{/.test(text)))
-            failures.push(`the full answer: ${res.status} ${where} -> ${text.slice(-300)}`);
-          else if (res.status >= 500 && !(res.status === 502 && fault)) failures.push(`${res.status} ${where} -> ${text.slice(0, 300)}`);
-          else if (/internal_error|server_error|internal error/.test(text)) failures.push(`an internal error event: ${where} -> ${text.slice(-300)}`);
-        } catch (err) {
-          failures.push(`${(err as Error).message}: ${where}`);
-        }
-      }
-    }),
-  );
-  return failures;
+/** What is wrong with the gateway's answer to one probe, if anything. */
+async function problemOf(p: Probe): Promise<string | undefined> {
+  const where = `${p.path} via ${p.provider}, ${p.what}`;
+  try {
+    const res = await fetch(gw.url + p.path, {
+      method: 'POST',
+      signal: AbortSignal.timeout(15_000),
+      headers: {
+        'x-gateway-api-key': gw.adminKey,
+        'content-type': 'application/json',
+        ...PROVIDERS[p.provider]!(upstreamUrl),
+        'x-answer': String(p.answer),
+        'x-gateway-forward-headers': 'x-answer',
+      },
+      body: JSON.stringify(p.body),
+    });
+    const text = await res.text();
+    const fault = /invalid_upstream_response|of a shape the gateway cannot read/.test(text);
+    if (p.what === 'as sent')
+      return res.status !== 200 || fault || /"error":\{/.test(text) ? `the full answer: ${res.status} ${where} -> ${text.slice(-300)}` : undefined;
+    if (res.status >= 500 && !(res.status === 502 && fault)) return `${res.status} ${where} -> ${text.slice(0, 300)}`;
+    if (/internal_error|server_error|internal error/.test(text)) return `an internal error event: ${where} -> ${text.slice(-300)}`;
+    return undefined;
+  } catch (err) {
+    return `${(err as Error).message}: ${where}`;
+  }
 }
+
+const failuresOf = (probes: Probe[]) => sweep(probes, problemOf);
 
 describe('provider answers of an unexpected shape', () => {
   it('a whole answer spoiled at any place: read, or 502 invalid_upstream_response; never a 500', { timeout: 300_000 }, async () => {
