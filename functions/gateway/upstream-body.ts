@@ -32,6 +32,9 @@ export async function readJsonBody(outcome: UpstreamOutcome, provider: string): 
   }
 }
 
+/** What a translation threw and the two frames it threw from: enough to find the field it read. */
+const whereItThrew = (err: unknown) => (err instanceof Error ? (err.stack ?? err.message).split('\n').slice(0, 3).join('\n') : String(err));
+
 /**
  * A provider's parsed answer through its translation. A body that is JSON but not of the
  * shape the translation reads (a list where an object belongs, a block that is null) is the
@@ -43,7 +46,7 @@ export function translateUpstream<T>(provider: string, translate: () => T): T {
     return translate();
   } catch (err) {
     if (err instanceof GatewayError) throw err;
-    log.warn('provider answer of an unexpected shape', { provider, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+    log.warn('provider answer of an unexpected shape', { provider, error: whereItThrew(err) });
     throw upstreamError(`Provider '${provider}' returned a response of a shape the gateway cannot read.`, 'invalid_upstream_response');
   }
 }
@@ -61,7 +64,7 @@ export function guardedTranslator(translator: StreamTranslator, provider: string
       return out;
     } catch (err) {
       if (err instanceof GatewayError) throw err;
-      log.warn('provider stream event of an unexpected shape', { provider, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+      log.warn('provider stream event of an unexpected shape', { provider, error: whereItThrew(err) });
       const message = `Provider '${provider}' sent a stream event of a shape the gateway cannot read.`;
       return { chunks: [], error: { status: 502, type: 'upstream_error', message, code: 'invalid_upstream_response' } };
     }
