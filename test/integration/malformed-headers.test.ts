@@ -111,15 +111,12 @@ async function send(path: string, body: unknown, headers: Record<string, string>
 
 describe('malformed request headers on the model routes', () => {
   it('each header with each bad value: a 4xx error object or a success, never a 5xx', { timeout: 300_000 }, async () => {
-    // Each header and value on two routes (of six, in turn), through one provider (of two, in turn).
+    // Each header and value on one route (of six, in turn), through one provider (of two, in turn).
     const probes = HEADERS.flatMap((name, h) =>
-      VALUES.flatMap((value, v) =>
-        [0, 3].map((shift) => {
-          const r = (h + v + shift) % ROUTES.length;
-          const provider = providers()[(h + v + shift + Math.floor(v / 2)) % 2]!;
-          return { ...ROUTES[r]!, headers: { ...provider, [name]: value } };
-        }),
-      ),
+      VALUES.map((value, v) => {
+        const provider = providers()[(h + v + Math.floor(v / 2)) % 2]!;
+        return { ...ROUTES[(h + v) % ROUTES.length]!, headers: { ...provider, [name]: value } };
+      }),
     );
     const failures = await sweep(probes, (p) =>
       send(p.path, p.body, p.headers).catch((err: Error) => `${err.message} ${p.path} ${JSON.stringify(p.headers).slice(0, 200)}`),

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../infra/local/server';
 import { eventFrame } from '../fakes';
 import { startTestGateway } from '../support/gateway';
-import { pathsOf, spoil, spoiled, WRONG } from '../support/spoil';
+import { pathsOf, spoil, spoiled, WRONG, wrongAt } from '../support/spoil';
 import { sweep } from '../support/sweep';
 
 /**
@@ -14,8 +14,9 @@ import { sweep } from '../support/sweep';
  * Messages and Gemini routes in turn, so that every translation and every dialect's encoder
  * meets it. The gateway answers as it can read, or with the provider's fault, 502 (in a
  * stream, an error event) `invalid_upstream_response`; never its own 500, never an
- * internal-error event, never a hang. UPSTREAM_SWEEP=full sends every answer to all four
- * routes.
+ * internal-error event, never a hang. Sized for CI, each place gets the removal and half the
+ * other wrong values (support/spoil.ts); UPSTREAM_SWEEP=full gives every place every value
+ * and sends each answer to all four routes.
  */
 
 /** One full non-streamed answer per provider family. */
@@ -264,10 +265,13 @@ interface Probe {
   what: string;
 }
 
-/** Each spoiled answer to one route, the next in turn (every route meets every provider); UPSTREAM_SWEEP=full: to all. */
+/** UPSTREAM_SWEEP=full: every wrong value at every place, each answer to all four routes. */
+const full = process.env.UPSTREAM_SWEEP === 'full';
+const wrongs = (n: number) => (full ? WRONG : wrongAt(n));
+
+/** Each spoiled answer to one route, the next in turn (every route meets every provider). */
 function probesFor(kind: 'whole' | 'stream', provider: string, variants: Array<{ answer: Answer; what: string }>): Probe[] {
   const routes = ROUTES[kind];
-  const full = process.env.UPSTREAM_SWEEP === 'full';
   return variants.flatMap(({ answer, what }, i) => {
     answers.push(answer);
     const index = answers.length - 1;
@@ -311,7 +315,7 @@ describe('provider answers of an unexpected shape', () => {
     const probes = Object.entries(ANSWERS).flatMap(([provider, json]) =>
       probesFor('whole', provider, [
         { answer: { provider, json }, what: 'as sent' },
-        ...pathsOf(json).flatMap((at) => WRONG.map((wrong) => ({ answer: { provider, json: spoil(json, at, wrong) }, what: spoiled(at, wrong) }))),
+        ...pathsOf(json).flatMap((at, n) => wrongs(n).map((wrong) => ({ answer: { provider, json: spoil(json, at, wrong) }, what: spoiled(at, wrong) }))),
       ]),
     );
     const failures = await failuresOf(probes);
@@ -325,8 +329,8 @@ describe('provider answers of an unexpected shape', () => {
       probesFor('stream', provider, [
         { answer: { provider, events }, what: 'as sent' },
         ...events.flatMap((event, e) =>
-          pathsOf(event.data).flatMap((at) =>
-            WRONG.map((wrong) => ({
+          pathsOf(event.data).flatMap((at, n) =>
+            wrongs(n).map((wrong) => ({
               answer: { provider, events: events.map((x, k) => (k === e ? { ...x, data: spoil(x.data, at, wrong) } : x)) },
               what: `event ${e}: ${spoiled(at, wrong)}`,
             })),
