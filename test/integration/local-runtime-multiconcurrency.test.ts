@@ -1,13 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { build } from 'esbuild';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { esbuildOptionsFor, REPO_ROOT } from '../../infra/bundling';
-import { ENDPOINT_GROUPS } from '../../infra/endpoint-groups';
 import type { LocalGateway } from '../../infra/local/server';
 import { startOpenAIFake, type FakeServer } from '../fakes';
 import { call, startTestGateway } from '../support/gateway';
+import { productionBundlesCopy } from '../support/production-bundles';
 
 // The local runtime's multi-concurrency mode (issue 24): the production bundles in three
 // worker threads, each taking many invocations at once, as the Node.js runtime of Lambda
@@ -17,7 +15,7 @@ import { call, startTestGateway } from '../support/gateway';
 // handed to the wrong request.
 
 const THREADS = 3;
-const bundlesDir = mkdtempSync(join(tmpdir(), 'gateway-mc-bundles-'));
+let bundlesDir: string;
 let gw: LocalGateway | undefined;
 let fake: FakeServer;
 const keys: Array<{ id: string; secret: string; limit: number }> = [];
@@ -35,7 +33,7 @@ const startGateway = (extra: Record<string, string> = {}) =>
   });
 
 beforeAll(async () => {
-  await Promise.all(ENDPOINT_GROUPS.map((g) => build(esbuildOptionsFor(resolve(REPO_ROOT, g.entry), join(bundlesDir, g.name)))));
+  bundlesDir = await productionBundlesCopy();
   // Every answer waits, so requests overlap inside each thread.
   fake = await startOpenAIFake({ latencyMs: 150 });
   gw = await startGateway();
@@ -64,7 +62,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw?.stop();
   await fake?.close();
-  rmSync(bundlesDir, { recursive: true, force: true });
+  if (bundlesDir) rmSync(bundlesDir, { recursive: true, force: true });
 });
 
 interface Sent {

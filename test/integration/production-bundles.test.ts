@@ -1,28 +1,25 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { build } from 'esbuild';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { esbuildOptionsFor, REPO_ROOT } from '../../infra/bundling';
-import { ENDPOINT_GROUPS } from '../../infra/endpoint-groups';
 import type { LocalGateway } from '../../infra/local/server';
 import { startOpenAIFake, type FakeServer } from '../fakes';
 import { startChildGateway } from '../support/child-gateway';
 import { startTestGateway } from '../support/gateway';
+import { productionBundlesCopy } from '../support/production-bundles';
 
 // The endpoint functions as deployed: minified ESM bundles with split chunks, built with the
 // production esbuild settings, served by a gateway process that loads them instead of the
 // TypeScript sources (GATEWAY_FUNCTION_BUNDLES). Catches what only bundling breaks:
 // CommonJS interop, chunks loaded with import(), dependencies left out.
 
-const bundlesDir = mkdtempSync(join(tmpdir(), 'gateway-bundles-'));
+let bundlesDir: string;
 let parent: LocalGateway;
 let bundled: Awaited<ReturnType<typeof startChildGateway>>;
 let fake: FakeServer;
 
 beforeAll(async () => {
-  await Promise.all(ENDPOINT_GROUPS.map((g) => build(esbuildOptionsFor(resolve(REPO_ROOT, g.entry), join(bundlesDir, g.name)))));
+  bundlesDir = await productionBundlesCopy();
   fake = await startOpenAIFake();
   parent = await startTestGateway();
   bundled = await startChildGateway(parent, { GATEWAY_FUNCTION_BUNDLES: bundlesDir });
@@ -31,7 +28,7 @@ afterAll(async () => {
   await bundled?.stop();
   await parent?.stop();
   await fake?.close();
-  rmSync(bundlesDir, { recursive: true, force: true });
+  if (bundlesDir) rmSync(bundlesDir, { recursive: true, force: true });
 });
 
 async function admin(method: string, path: string, body?: unknown) {

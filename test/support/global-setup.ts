@@ -1,10 +1,15 @@
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import type { TestProject } from 'vitest/node';
 import { ensureConsoleBuilt } from '../../infra/console-build';
 import { startDynamoDbLocal } from '../../infra/local/dynamodb';
+import { sharedBundlesRoot } from './shared-dirs';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     dynamodbEndpoint: string;
+    /** Names what the run's files share on disk (production-bundles.ts). */
+    testRunId: string;
   }
 }
 
@@ -13,7 +18,10 @@ export default async function setup(project: TestProject) {
   // The gateway serves the console from its build (functions/console/dist): built once here when missing or stale.
   const [dynamo] = await Promise.all([startDynamoDbLocal(null), ensureConsoleBuilt()]);
   project.provide('dynamodbEndpoint', dynamo.endpoint);
+  const runId = randomUUID();
+  project.provide('testRunId', runId);
   return async () => {
     await dynamo.stop();
+    rmSync(sharedBundlesRoot(runId), { recursive: true, force: true });
   };
 }
