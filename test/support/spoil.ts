@@ -12,11 +12,11 @@ export const WRONG: unknown[] = [REMOVED, null, 7, 'x', [], {}, true, [null]];
 export type JsonPath = Array<string | number>;
 
 /**
- * The wrong values a sweep sized for CI uses at its `n`th place: the removal always, and
- * every other one of the rest, alternating from place to place, so that neighbouring places
- * meet every kind.
+ * The wrong values a sweep sized for CI uses at its `n`th place: the removal always, and one
+ * in `every` of the rest, rotating from place to place, so that neighbouring places meet
+ * every kind.
  */
-export const wrongAt = (n: number): unknown[] => WRONG.filter((w, k) => w === REMOVED || (k + n) % 2 === 0);
+export const wrongAt = (n: number, every = 2): unknown[] => WRONG.filter((w, k) => w === REMOVED || (k + n) % every === 0);
 
 /** Every place in a JSON value (containers and leaves), depth first. */
 export function pathsOf(value: unknown, at: JsonPath = []): JsonPath[] {
