@@ -1,16 +1,15 @@
+import { readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { relative, resolve } from 'node:path';
-import { build, type Metafile, type OutputFile } from 'esbuild';
+import { join, relative, resolve } from 'node:path';
+import type { Metafile } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BUNDLE_ENTRY_FILE, loadedFiles, ESM_REQUIRE_BANNER, esbuildOptionsFor, REPO_ROOT } from '../../infra/bundling';
-import { ENDPOINT_GROUPS } from '../../infra/endpoint-groups';
-import { BOOTSTRAP_WORKER } from '../../infra/stacks/bootstrap-stack';
-import { WORKERS } from '../../infra/workflows/registry';
+import { BUNDLE_ENTRY_FILE, loadedFiles, ESM_REQUIRE_BANNER, REPO_ROOT } from '../../infra/bundling';
+import { DEPLOYED_FUNCTIONS, filesUnder, sharedBundleOf } from '../support/production-bundles';
 
 // Every function the stacks deploy, built with the production esbuild settings
 // (infra/bundling.ts, what `functionCode` runs at synth): endpoint groups, workflow workers
-// and the bootstrap custom resource, each on its own (chunks are per function). Nothing is
-// written to disk. Sizes are printed, not benchmarked.
+// and the bootstrap custom resource, each on its own (chunks are per function), once per test
+// run (test/support/production-bundles.ts). Sizes are printed, not benchmarked.
 
 /** Upper bound for everything one function ships (its AWS SDK parts are inside). */
 const MAX_FUNCTION_BYTES = 3 * 1024 * 1024;
@@ -23,17 +22,19 @@ const TOKENIZER_RANKS = 'node_modules/gpt-tokenizer/esm/bpeRanks/';
 const MAX_TOKENIZER_RANKS_BYTES = 4 * 1024 * 1024;
 /** Issue «Benchmarks»: what the gateway loads at cold start stays within 250 KB minified. */
 const GATEWAY_COLD_START_BUDGET = 250 * 1024;
-const OUT_ROOT = resolve(REPO_ROOT, 'cdk.out', 'bundle-size-test');
 
-const FUNCTIONS = [
-  ...ENDPOINT_GROUPS.map((g) => ({ name: g.name, entry: g.entry })),
-  ...WORKERS.map((w) => ({ name: w.name, entry: w.entry })),
-  { name: BOOTSTRAP_WORKER.name, entry: BOOTSTRAP_WORKER.entry },
-];
+const FUNCTIONS = DEPLOYED_FUNCTIONS;
+
+/** A file of a bundle as esbuild reported it (path as built). */
+interface BundleFile {
+  path: string;
+  contents: Uint8Array;
+  text: string;
+}
 
 interface Bundle {
   name: string;
-  files: OutputFile[];
+  files: BundleFile[];
   metafile: Metafile;
   /** The .mjs files loaded at cold start (entry + static imports), paths relative to REPO_ROOT. */
   coldStart: string[];
@@ -44,23 +45,30 @@ interface Bundle {
 }
 
 const bundles = new Map<string, Bundle>();
-const isJs = (f: OutputFile) => f.path.endsWith('.mjs');
+const isJs = (f: BundleFile) => f.path.endsWith('.mjs');
 
 beforeAll(async () => {
   await Promise.all(
     FUNCTIONS.map(async (fn) => {
-      const outdir = resolve(OUT_ROOT, fn.name);
-      const result = await build({ ...esbuildOptionsFor(resolve(REPO_ROOT, fn.entry), outdir), write: false, metafile: true });
-      const coldStart = loadedFiles(result.metafile, relative(REPO_ROOT, resolve(outdir, BUNDLE_ENTRY_FILE)));
-      const bytesOf = (paths: string[]) => paths.reduce((n, p) => n + result.metafile.outputs[p]!.bytes, 0);
+      // The run's shared production build (what production-bundles and the multi-concurrency
+      // tests serve), read from disk; paths as esbuild reported them, so the metafile's match.
+      const { dir, builtAs, metafile } = await sharedBundleOf(fn.name);
+      const files = filesUnder(dir)
+        .filter((f) => !f.endsWith('metafile.json'))
+        .map((f) => {
+          const contents = readFileSync(f);
+          return { path: join(builtAs, relative(dir, f)), contents, text: contents.toString('utf8') };
+        });
+      const coldStart = loadedFiles(metafile, relative(REPO_ROOT, resolve(builtAs, BUNDLE_ENTRY_FILE)));
+      const bytesOf = (paths: string[]) => paths.reduce((n, p) => n + metafile.outputs[p]!.bytes, 0);
       bundles.set(fn.name, {
         name: fn.name,
-        files: result.outputFiles,
-        metafile: result.metafile,
+        files,
+        metafile,
         coldStart,
         coldStartBytes: bytesOf(coldStart),
-        totalBytes: result.outputFiles.filter(isJs).reduce((n, f) => n + f.contents.byteLength, 0),
-        tokenizerRanksBytes: Object.values(result.metafile.outputs)
+        totalBytes: files.filter(isJs).reduce((n, f) => n + f.contents.byteLength, 0),
+        tokenizerRanksBytes: Object.values(metafile.outputs)
           .flatMap((o) => Object.entries(o.inputs))
           .filter(([input]) => input.includes(TOKENIZER_RANKS))
           .reduce((n, [, i]) => n + i.bytesInOutput, 0),
