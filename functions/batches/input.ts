@@ -5,6 +5,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { BatchEndpoint } from './types';
+import { isObject } from '../shared/is-object';
 
 /** Lines per chunk: one queue message, answered by one worker invocation. */
 export const CHUNK_LINES = 100;
@@ -88,8 +89,6 @@ export async function scanInput(body: Readable, maxLines: number): Promise<Input
 }
 
 export type CheckedLine = { ok: true; customId: string; body: Record<string, unknown> } | { ok: false; customId: string | null; code: string; message: string };
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A request line as the batch's endpoint takes it, or what is wrong with it (naming the line). */
 export function checkLine(text: string, line: number, endpoint: BatchEndpoint): CheckedLine {

@@ -10,6 +10,7 @@ import type { AnthropicErrorBody } from '../formats/messages/types';
 import type { GatewayRequest } from '../shared/http/types';
 import { z } from '../shared/validation';
 import type { BatchRecord, LineResult } from './types';
+import { isObject } from '../shared/is-object';
 
 export const MESSAGE_BATCH_PREFIX = 'msgbatch_';
 export const MESSAGE_BATCH_ID = /^msgbatch_[0-9a-z]{26}$/;
@@ -129,8 +130,6 @@ interface StoredLine {
   response: { status_code: number; request_id: string; body: unknown } | null;
   error: { code: string; message: string } | null;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** An answer's body as Anthropic's error: the Messages route's own, or (an error it threw past its shaping) re-shaped. */
 function errorBodyOf(status: number, body: unknown): AnthropicErrorBody {

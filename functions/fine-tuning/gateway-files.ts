@@ -15,14 +15,13 @@ import { readBody } from '../shared/net/http-client';
 import { connect, ProviderRejected, ProviderUnavailable, sendOk } from './providers/client';
 import { str, obj } from './providers/shape';
 import type { Method } from './types';
+import { isObject } from '../shared/is-object';
 
 /** The copy to a provider is made from memory: a file above this is refused (413) rather than held. */
 export const MAX_HANDED_FILE_BYTES = 100 * 1024 * 1024;
 
 type FileField = 'training_file' | 'validation_file';
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Why a chat example is not one, or undefined. */
 function chatProblem(messages: unknown): string | undefined {

@@ -13,6 +13,7 @@
  * which the gateway does not decode. The encodings (1-2 MB each) load on the first count.
  */
 import type { ChatMessage, ChatRequest, ContentPart } from '../providers/types';
+import { isObject } from '../shared/is-object';
 
 /** What an image or file part counts (OpenAI's price of a low-detail image). */
 export const IMAGE_TOKENS = 85;
@@ -79,19 +80,17 @@ function flatMessage(message: ChatMessage): { role: string; content: string; nam
 
 const mediaOf = (chat: ChatRequest) => chat.messages.reduce((n, m) => n + contentOf(m.content).media, 0);
 
-const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /**
  * A parameters schema as the tokenizer's formatter reads it: objects where it expects objects
  * and lists where it expects lists. A caller's malformed schema (`properties: [null]`,
  * `required: 7`) is counted as "any" where it is wrong, not thrown on.
  */
 function countableSchema(schema: unknown): Record<string, unknown> {
-  if (!isRecord(schema)) return {};
+  if (!isObject(schema)) return {};
   const { properties, items, required, enum: values, description, ...rest } = schema;
   return {
     ...rest,
-    ...(isRecord(properties) ? { properties: Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, countableSchema(v)])) } : {}),
+    ...(isObject(properties) ? { properties: Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, countableSchema(v)])) } : {}),
     ...(items !== undefined ? { items: countableSchema(items) } : {}),
     ...(Array.isArray(required) ? { required } : {}),
     ...(Array.isArray(values) ? { enum: values } : {}),

@@ -4,6 +4,7 @@ import { AbortError, readBody } from '../shared/net/http-client';
 import { log } from '../shared/telemetry/logger';
 import type { ChatCompletion, ChatCompletionChunk, Embeddings, StreamTranslator } from '../providers/types';
 import type { UpstreamOutcome } from './routing';
+import { isObject } from '../shared/is-object';
 
 /** Largest non-streamed provider body the gateway will buffer for translation. */
 export const MAX_TRANSLATED_BODY = 20 * 1024 * 1024;
@@ -71,8 +72,6 @@ export function guardedTranslator(translator: StreamTranslator, provider: string
   };
   return { push: (bytes) => guard(() => translator.push(bytes)), end: () => guard(() => translator.end()), usage: () => translator.usage() };
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * Whether a completion's choices (`part` 'message') or a chunk's (`part` 'delta') are what

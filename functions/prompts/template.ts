@@ -1,6 +1,7 @@
 import { badRequest } from '../shared/errors';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../shared/json-depth';
 import { renderString, templateSyntaxError, type Variables } from './render';
+import { isObject } from '../shared/is-object';
 
 /**
  * A template `string` describes the messages of a chat request: either a JSON array of
@@ -19,8 +20,6 @@ export interface TemplateMessage {
   name?: string;
   [field: string]: unknown;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function jsonArray(template: string): unknown[] | undefined {
   if (!template.trimStart().startsWith('[')) return undefined;

@@ -1,5 +1,6 @@
 import { badRequest } from '../../shared/errors';
 import { z } from '../../shared/validation';
+import { isObject } from '../../shared/is-object';
 
 /**
  * Input pieces shared by assistants, threads, messages and runs, with the limits of
@@ -103,8 +104,6 @@ const UNSUPPORTED: Record<string, string> = {
   code_interpreter: 'it needs a code sandbox',
   file_search: 'it needs vector stores',
 };
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function refuse(type: string, field: string): never {
   throw badRequest(
