@@ -54,6 +54,13 @@ type RunningDynamoDb = { endpoint: string; pid: number; stop: () => Promise<void
 const PORT_ATTEMPTS = 3;
 const PORT_TAKEN = /BindException|Failed to bind|Address already in use/;
 
+/**
+ * How long a stopped JVM has to exit before it is killed: DynamoDB Local writes its file
+ * database on the way out, and a loaded machine needs more than a few seconds. Killed midway,
+ * it can keep one table's writes and lose another's (a budget charge without its record).
+ */
+const STOP_GRACE_MS = 15_000;
+
 /** How long one readiness probe may wait for an answer. */
 const PROBE_TIMEOUT_MS = 1_000;
 
@@ -108,7 +115,9 @@ async function startOn(java: string, port: number, dbPath: string | null, signal
     scratch.remove();
   };
   process.once('exit', killOnExit);
-  const retireWatchdog = child.pid ? killWithThisProcess(child.pid, { settleSeconds: 2, graceSeconds: 5, scratchDir: scratch.dir }) : () => undefined;
+  const retireWatchdog = child.pid
+    ? killWithThisProcess(child.pid, { settleSeconds: 2, graceSeconds: STOP_GRACE_MS / 1000, scratchDir: scratch.dir })
+    : () => undefined;
   void ended.then(() => {
     process.removeListener('exit', killOnExit);
     retireWatchdog();
@@ -118,8 +127,7 @@ async function startOn(java: string, port: number, dbPath: string | null, signal
     if (exited) return;
     retireWatchdog();
     child.kill('SIGTERM');
-    // DynamoDB Local writes its file database on the way out; a loaded machine needs more than a few seconds.
-    const forceKill = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    const forceKill = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
     forceKill.unref();
     await ended;
     clearTimeout(forceKill);

@@ -196,7 +196,7 @@ describe('request-log records and charges when the gateway dies', () => {
     let gw = await start(dir);
     const s = await setUp(gw, 'kill');
     const answers = await burst(gw, s);
-    // killNode sends SIGKILL at once, then waits for DynamoDB Local to settle its writes.
+    // killNode sends SIGKILL at once, then waits for the gateway's watchdog to stop DynamoDB Local.
     const killedAt = performance.now();
     await gw.killNode();
 

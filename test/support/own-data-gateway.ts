@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { spawnLocalGateway } from './child-gateway';
 
 export interface OwnDataGateway {
@@ -9,9 +10,10 @@ export interface OwnDataGateway {
   kill(): Promise<void>;
   /**
    * `kill -9` of node alone: what it had sent to DynamoDB Local is still written (as DynamoDB
-   * on AWS would). The JVM is killed once node is gone and it has had `settleMs` to finish.
+   * on AWS would). The gateway's own watchdog (infra/local/lifelines.ts) stops the JVM, which
+   * writes its database on the way out; whatever of the group is left after `graceMs` is killed.
    */
-  killNode(settleMs?: number): Promise<void>;
+  killNode(graceMs?: number): Promise<void>;
   /** SIGTERM to node only: the gateway's own shutdown (it stops its DynamoDB Local). */
   terminate(): Promise<number | null>;
   /** Resolves when node has exited. */
@@ -54,10 +56,13 @@ export async function startOwnDataGateway(dataDir: string, env: Record<string, s
       }
       await exited;
     },
-    killNode: async (settleMs = 2000) => {
+    killNode: async (graceMs = 60_000) => {
       process.kill(group, 'SIGKILL');
       await exited;
-      await new Promise((r) => setTimeout(r, settleMs));
+      // Killing the JVM while it writes its database out (as an earlier fixed 2 s wait here did on
+      // a loaded machine) is the other test's crash, of node and Java together.
+      const deadline = Date.now() + graceMs;
+      while (groupAlive(group) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       try {
         process.kill(-group, 'SIGKILL');
       } catch {
@@ -69,4 +74,20 @@ export async function startOwnDataGateway(dataDir: string, env: Record<string, s
       return exited;
     },
   };
+}
+
+/** Whether a process of the group still runs (an exited one that no one has reaped yet does not). */
+function groupAlive(group: number): boolean {
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // After the command name (which may hold spaces): state, ppid, pgrp.
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(pgrp) === group && state !== 'Z') return true;
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return false;
 }
