@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import type { TestProject } from 'vitest/node';
 import { ensureConsoleBuilt } from '../../infra/console-build';
 import { startDynamoDbLocal } from '../../infra/local/dynamodb';
-import { sharedBundlesRoot } from './shared-dirs';
+import { sharedBundlesRoot, testRunId } from './shared-dirs';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -18,7 +17,7 @@ export default async function setup(project: TestProject) {
   // The gateway serves the console from its build (functions/console/dist): built once here when missing or stale.
   const [dynamo] = await Promise.all([startDynamoDbLocal(null), ensureConsoleBuilt()]);
   project.provide('dynamodbEndpoint', dynamo.endpoint);
-  const runId = randomUUID();
+  const runId = testRunId();
   project.provide('testRunId', runId);
   return async () => {
     await dynamo.stop();
