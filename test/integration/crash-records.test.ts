@@ -189,35 +189,93 @@ async function assertAccounted(gw: OwnDataGateway, s: Setup, answers: Array<{ tr
   return { records: records.length, lostAges, unchargedRecords: Math.round((records.length * COST_USD - charged) / COST_USD) };
 }
 
+/** Worker-thread mode of the local runtime (infra/local/server.ts). */
+const WORKER_THREADS = { GATEWAY_WORKER_THREADS: '2' };
+
+/**
+ * The cases run one after another on one data folder, each on the gateway the case before
+ * restarted (a gateway's start, with its JVM, is most of a case's cost): a restart after a
+ * crash also restores and re-derives on top of the earlier cases' data, as a real folder
+ * would. A case run alone starts its own.
+ */
+let dir: string | undefined;
+let current: { gw: OwnDataGateway; workers: boolean } | undefined;
+
+/** The running gateway, in the given threading mode (restarted cleanly into it if need be). */
+async function gatewayIn(workers: boolean): Promise<OwnDataGateway> {
+  if (current?.workers === workers) return current.gw;
+  if (current) expect(await current.gw.terminate()).toBe(0);
+  return restartIn(workers);
+}
+
+const CASES = ['kill', 'term-main', 'term-workers', 'kill-both'] as const;
+let setups: Record<(typeof CASES)[number], Setup> | undefined;
+
+/**
+ * Every case's key, price and budget, made before any request: a gateway caches a
+ * workspace's prices for up to 10 s, so a price made after an earlier case's requests would
+ * not yet be seen by every worker thread.
+ */
+async function setupFor(gw: OwnDataGateway, name: (typeof CASES)[number]): Promise<Setup> {
+  setups ??= Object.fromEntries(await Promise.all(CASES.map(async (c) => [c, await setUp(gw, c)]))) as Record<(typeof CASES)[number], Setup>;
+  return setups[name];
+}
+
+/** A gateway started again on the folder (a new one for the first case). */
+async function restartIn(workers: boolean): Promise<OwnDataGateway> {
+  if (!dir) {
+    dir = mkdtempSync(join(tmpdir(), 'gateway-crash-'));
+    dirs.push(dir);
+  }
+  const gw = await start(dir, workers ? WORKER_THREADS : {});
+  current = { gw, workers };
+  return gw;
+}
+
 describe('request-log records and charges when the gateway dies', () => {
   it('SIGKILL of the gateway right after a burst: every answer older than the window has its record and its charges; every record is counted once', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gateway-crash-'));
-    dirs.push(dir);
-    let gw = await start(dir);
-    const s = await setUp(gw, 'kill');
+    let gw = await gatewayIn(false);
+    const s = await setupFor(gw, 'kill');
     const answers = await burst(gw, s);
     // killNode sends SIGKILL at once, then waits for the gateway's watchdog to stop DynamoDB Local.
     const killedAt = performance.now();
     await gw.killNode();
 
-    gw = await start(dir);
+    gw = await restartIn(false);
     const { lostAges, unchargedRecords } = await assertAccounted(gw, s, answers, killedAt, CRASH_WINDOW_MS);
     report(
       `SIGKILL of node: ${lostAges.length} of ${REQUESTS} records lost, answered ${lostAges.join(', ')} ms before the kill; ${unchargedRecords} stored records not charged to the budget`,
     );
-    await gw.terminate();
   }, 240_000);
 
+  it.each([
+    ['main thread', false],
+    ['worker threads', true],
+  ])(
+    'SIGTERM right after a burst (%s): every record and charge is written before the process ends',
+    async (_mode, workers) => {
+      let gw = await gatewayIn(workers);
+      const s = await setupFor(gw, workers ? 'term-workers' : 'term-main');
+      const answers = await burst(gw, s);
+      expect(await gw.terminate()).toBe(0);
+      const endedAt = performance.now();
+
+      // Read back by a gateway in the other mode, which the next case then uses.
+      gw = await restartIn(!workers);
+      const { records } = await assertAccounted(gw, s, answers, endedAt, -1);
+      expect(records).toBe(REQUESTS);
+    },
+    240_000,
+  );
+
   it('SIGKILL of the gateway and of DynamoDB Local at once: the journal restores what DynamoDB Local had not committed; each record is counted once', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gateway-crash-both-'));
-    dirs.push(dir);
-    let gw = await start(dir);
-    const s = await setUp(gw, 'kill-both');
+    let gw = await gatewayIn(false);
+    const s = await setupFor(gw, 'kill-both');
     const answers = await burst(gw, s);
     const killedAt = performance.now();
     await gw.kill();
 
-    gw = await start(dir);
+    gw = await restartIn(false);
     const records = await recordsOf(gw, s.user);
     const stored = new Set(records.map((r) => r.trace_id));
     const lostAges = answers.filter((a) => !stored.has(a.traceId)).map((a) => Math.round(killedAt - a.answeredAt));
@@ -231,27 +289,5 @@ describe('request-log records and charges when the gateway dies', () => {
     const spend = await settledSpend(gw, s, records.length, 15_000);
     expect(spend.requests).toBe(records.length);
     expect(usd(spend.cost_usd)).toBe(usd(records.length * COST_USD));
-    await gw.terminate();
   }, 240_000);
-  it.each([
-    ['main thread', {}],
-    ['worker threads', { GATEWAY_WORKER_THREADS: '2' }],
-  ])(
-    'SIGTERM right after a burst (%s): every record and charge is written before the process ends',
-    async (_mode, env) => {
-      const dir = mkdtempSync(join(tmpdir(), 'gateway-term-'));
-      dirs.push(dir);
-      let gw = await start(dir, env);
-      const s = await setUp(gw, `term-${Object.keys(env).length}`);
-      const answers = await burst(gw, s);
-      expect(await gw.terminate()).toBe(0);
-      const endedAt = performance.now();
-
-      gw = await start(dir, env);
-      const { records } = await assertAccounted(gw, s, answers, endedAt, -1);
-      expect(records).toBe(REQUESTS);
-      await gw.terminate();
-    },
-    240_000,
-  );
 });
