@@ -366,6 +366,10 @@ export async function startFake(name: string, options: FakeOptions, shapeError: 
     });
   });
 
+  // As providers' front ends do, idle connections are kept well past the gateway's pool
+  // (FREE_SOCKET_TIMEOUT_MS, 4 s): Node's default of 5 s left a one-second margin that a
+  // loaded machine's late timers could close, resetting a request sent on a reused socket.
+  server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
