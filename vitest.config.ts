@@ -47,6 +47,10 @@ export default defineConfig({
           name: 'infra',
           include: ['test/infra/**/*.test.ts'],
           isolate: false,
+          // aws-cdk-lib loads its modules as a synthesis first needs them: whichever test of a
+          // process synthesises first pays for that and cdk-nag's rules (31.7 s once, with the
+          // files shuffled on a loaded machine; 3-6 s in a warm process).
+          testTimeout: 120_000,
           globalSetup: ['test/support/infra-global-setup.ts'],
           setupFiles: ['infra/local/awslambda-shim.ts'],
         },
