@@ -10,8 +10,8 @@ import { startOwnDataGateway, type OwnDataGateway } from '../support/own-data-ga
  * death: a gateway with its own data folder answers a burst of concurrent requests, is
  * killed (SIGKILL of node and of DynamoDB Local's JVM) right after the last answer, or
  * stopped with SIGTERM, and started again on the same folder. Every request answered more
- * than the stated window before the kill has its record and is charged to the budget it was
- * admitted under; every stored record is counted once in the spend report (docs/usage.md,
+ * than the stated window before the kill has its record (and, after SIGTERM, its charge to the budget it was
+ * admitted under; no request is charged twice); every stored record is counted once in the spend report (docs/usage.md,
  * "Request logs", "Under a crash").
  */
 
@@ -166,7 +166,20 @@ const usd = (x: number) => Math.round(x * 1e9) / 1e9;
 /** The measured figures (docs/usage.md, "Request logs", "Under a crash"). */
 const report = (line: string) => process.stderr.write(`crash-records: ${line}\n`);
 
-async function assertAccounted(gw: OwnDataGateway, s: Setup, answers: Array<{ traceId: string; answeredAt: number }>, endedAt: number, windowMs: number) {
+/**
+ * `allCharged`: every answer older than the window is charged to the budget. Not after
+ * `kill -9`: a group's records and its summed charge are two calls, and a process killed
+ * after it sent the first can leave stored records uncharged (docs/usage.md, "Under a
+ * crash"); what holds there is that no request is charged twice.
+ */
+async function assertAccounted(
+  gw: OwnDataGateway,
+  s: Setup,
+  answers: Array<{ traceId: string; answeredAt: number }>,
+  endedAt: number,
+  windowMs: number,
+  allCharged: boolean,
+) {
   const records = await recordsOf(gw, s.user);
   const stored = new Set(records.map((r) => r.trace_id));
   const lost = answers.filter((a) => !stored.has(a.traceId));
@@ -182,9 +195,9 @@ async function assertAccounted(gw: OwnDataGateway, s: Setup, answers: Array<{ tr
   const spend = await settledSpend(gw, s, records.length, 15_000);
   expect(spend.requests).toBe(records.length);
   expect(usd(spend.cost_usd)).toBe(usd(records.length * COST_USD));
-  // The budget: every answer older than the window is charged, and no request twice.
+  // The budget: no request charged twice; with allCharged, every answer older than the window charged.
   const charged = usd(await budgetSpent(gw, s));
-  expect(charged).toBeGreaterThanOrEqual(usd(older.length * COST_USD));
+  if (allCharged) expect(charged).toBeGreaterThanOrEqual(usd(older.length * COST_USD));
   expect(charged).toBeLessThanOrEqual(usd(records.length * COST_USD));
   return { records: records.length, lostAges, unchargedRecords: Math.round((records.length * COST_USD - charged) / COST_USD) };
 }
@@ -233,7 +246,7 @@ async function restartIn(workers: boolean): Promise<OwnDataGateway> {
 }
 
 describe('request-log records and charges when the gateway dies', () => {
-  it('SIGKILL of the gateway right after a burst: every answer older than the window has its record and its charges; every record is counted once', async () => {
+  it('SIGKILL of the gateway right after a burst: every answer older than the window has its record; no request is charged twice; every record is counted once', async () => {
     let gw = await gatewayIn(false);
     const s = await setupFor(gw, 'kill');
     const answers = await burst(gw, s);
@@ -242,7 +255,7 @@ describe('request-log records and charges when the gateway dies', () => {
     await gw.killNode();
 
     gw = await restartIn(false);
-    const { lostAges, unchargedRecords } = await assertAccounted(gw, s, answers, killedAt, CRASH_WINDOW_MS);
+    const { lostAges, unchargedRecords } = await assertAccounted(gw, s, answers, killedAt, CRASH_WINDOW_MS, false);
     report(
       `SIGKILL of node: ${lostAges.length} of ${REQUESTS} records lost, answered ${lostAges.join(', ')} ms before the kill; ${unchargedRecords} stored records not charged to the budget`,
     );
@@ -262,7 +275,7 @@ describe('request-log records and charges when the gateway dies', () => {
 
       // Read back by a gateway in the other mode, which the next case then uses.
       gw = await restartIn(!workers);
-      const { records } = await assertAccounted(gw, s, answers, endedAt, -1);
+      const { records } = await assertAccounted(gw, s, answers, endedAt, -1, true);
       expect(records).toBe(REQUESTS);
     },
     240_000,
