@@ -8,6 +8,7 @@ import { log } from '../shared/telemetry/logger';
 import type { RequestContext } from '../shared/telemetry/context';
 import { chargeBudgets } from '../spend/load';
 import type { BudgetCharge } from '../policies/budget-spend';
+import { openedLogJournal } from './log-journal';
 
 /**
  * How a request-log record is stored: in a shared BatchWriteItem with its budget charge sent
@@ -24,13 +25,26 @@ export interface DeadLetteredLogRecord {
   item: LogItem;
 }
 
+/** A record's budget charge, as the batched writer carries it to the group's summed charge. */
+interface RecordCharge {
+  charge: BudgetCharge;
+  recordSk: string;
+}
+
 // Pure: bundles that import this module without logging (workers) drop the writer.
-const putLogRecord = /* @__PURE__ */ batchedPuts<BudgetCharge>('logs', {
+const putLogRecord = /* @__PURE__ */ batchedPuts<RecordCharge>('logs', {
   waitMs: () => config().requestLogBatchWaitMs,
-  onSend: (charges) =>
-    chargeBudgets(charges).catch((err: unknown) =>
-      log.error('budget charges not written', { requests: charges.length, error: String(err) }, charges[0]?.context),
-    ),
+  onSend: (tagged, slot) => {
+    const charges = tagged.map((t) => t.charge);
+    // Journaled (with a marker) where records are: replay can tell whether it was applied.
+    const journaled = openedLogJournal()?.charge(
+      tagged.map((t) => t.recordSk),
+      slot,
+    );
+    return chargeBudgets(charges, journaled?.marker)
+      .catch((err: unknown) => log.error('budget charges not written', { requests: charges.length, error: String(err) }, charges[0]?.context))
+      .finally(journaled?.settle);
+  },
 });
 
 /** A failure a later attempt may not meet: throttling (a 400 or items left unprocessed), a 5xx, a network error. */
@@ -51,7 +65,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function storeLogRecord(item: LogItem, charge: BudgetCharge | undefined, context?: RequestContext): Promise<boolean> {
   let failure: unknown;
   try {
-    await putLogRecord(item, charge);
+    await putLogRecord(item, charge && { charge, recordSk: item.sk });
     return true;
   } catch (err) {
     if (!isRetryable(err)) throw err;

@@ -1,29 +1,91 @@
 import { putNew } from '../shared/db/ops';
 import { replayJournal } from '../shared/db/put-journal';
-import { chargeBudgets } from '../policies/budget-spend';
-import type { JournaledRecord } from './request-log';
+import { chargeBudgets, type BudgetCharge, type ChargeMarker } from '../policies/budget-spend';
+import { unsentMarkerAttr, type JournaledCharge, type JournaledRecord, type LogJournalEntry } from './log-journal';
 
 const PARALLEL_PUTS = 16;
 
 /**
- * The request-log records a dead process had journaled (request-log.ts) and DynamoDB may not
- * hold: each is put only if its key is absent, and only then is its budget charge applied
- * (a record that is there was written with its charge, as one group). Run at start, before
- * anything serves or re-derives the spend counters from the records.
+ * The request-log records a dead process had journaled (./log-journal.ts) and DynamoDB may
+ * not hold, and their budget charges:
+ *
+ * - each record is put only if its key is absent;
+ * - each journaled group charge is sent again under its marker, which a counter that already
+ *   has it refuses;
+ * - a record whose charge was never sent (no group names it) is charged under its writer's
+ *   marker for such charges, so a replay cut short and run again does not charge it twice.
+ *
+ * Run at start, before anything serves or re-derives the spend counters from the records.
  */
 export async function replayRequestLogJournal(dir: string): Promise<{ entries: number; restored: number }> {
   let restored = 0;
   const { entries } = await replayJournal(dir, async (journaled) => {
-    const records = journaled as JournaledRecord[];
+    const { records, groups } = sortEntries(journaled as LogJournalEntry[]);
+    const put = new Set<string>();
     for (let i = 0; i < records.length; i += PARALLEL_PUTS) {
       await Promise.all(
-        records.slice(i, i + PARALLEL_PUTS).map(async ({ item, charge }) => {
-          if (!item?.pk || !(await putNew('logs', item))) return;
-          restored++;
-          if (charge) await chargeBudgets([charge]);
+        records.slice(i, i + PARALLEL_PUTS).map(async ({ item }) => {
+          if (item?.pk && (await putNew('logs', item))) put.add(item.sk);
         }),
       );
     }
+    restored = put.size;
+    await chargeInOrder(chargesToReplay(records, groups, put));
   });
   return { entries, restored };
+}
+
+function sortEntries(entries: LogJournalEntry[]): { records: JournaledRecord[]; groups: JournaledCharge['charged'][] } {
+  const records: JournaledRecord[] = [];
+  const groups: JournaledCharge['charged'][] = [];
+  for (const entry of entries) {
+    if ('charged' in entry) groups.push(entry.charged);
+    else records.push(entry);
+  }
+  return { records, groups };
+}
+
+interface ReplayedCharge {
+  charges: BudgetCharge[];
+  marker?: ChargeMarker;
+}
+
+/** Every charge of the journal with the marker it is (re)sent under; `put`: the records replay has just stored. */
+function chargesToReplay(records: JournaledRecord[], groups: JournaledCharge['charged'][], put: Set<string>): ReplayedCharge[] {
+  const bySk = new Map(records.map((r) => [r.item?.sk, r]));
+  const sent = new Set<string>();
+  const replays: ReplayedCharge[] = [];
+  for (const { records: sks, marker } of groups) {
+    const charges = sks.flatMap((sk) => {
+      sent.add(sk);
+      const charge = bySk.get(sk)?.charge;
+      return charge ? [charge] : [];
+    });
+    replays.push({ charges, marker: { ...marker, replay: true } });
+  }
+  for (const { item, charge, writer, seq } of records) {
+    if (!charge || sent.has(item?.sk)) continue;
+    if (writer && seq) replays.push({ charges: [charge], marker: { attr: unsentMarkerAttr(writer), seq, replay: true } });
+    // A journal written before markers: its charge went with the record's write, or not at all.
+    else if (put.has(item.sk)) replays.push({ charges: [charge] });
+  }
+  return replays;
+}
+
+/** Sent one at a time per marker attribute, in `seq` order (a marker refuses a seq below its own). */
+async function chargeInOrder(replays: ReplayedCharge[]): Promise<void> {
+  const byAttr = new Map<string, ReplayedCharge[]>();
+  for (const r of replays) {
+    const attr = r.marker?.attr ?? '';
+    const list = byAttr.get(attr);
+    if (list) list.push(r);
+    else byAttr.set(attr, [r]);
+  }
+  const seqOf = (r: ReplayedCharge) => r.marker?.seq ?? '';
+  await Promise.all(
+    [...byAttr.values()].map(async (list) => {
+      list.sort((a, b) => (seqOf(a) < seqOf(b) ? -1 : seqOf(a) > seqOf(b) ? 1 : 0));
+      for (const { charges, marker } of list) await chargeBudgets(charges, marker);
+    }),
+  );
 }

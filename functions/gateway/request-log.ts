@@ -1,6 +1,4 @@
 import { config } from '../shared/config';
-import type { PutJournal } from '../shared/db/put-journal';
-import { loadOnce } from '../shared/load-once';
 import { INDEXED_METADATA_KEYS, LOG_METADATA_INDEXES } from '../shared/tables';
 import { ID_PREFIX, newId } from '../shared/ids';
 import type { CallerRequest, Middleware } from '../shared/http/types';
@@ -12,23 +10,7 @@ import { countStored, priceFacts } from '../spend/load';
 import type { RequestFacts, RequestLogRecord } from '../spend/request-record';
 import type { BudgetCharge } from '../policies/budget-spend';
 import { storeLogRecord } from './log-store';
-
-let journal: PutJournal | null | undefined;
-/**
- * The write-ahead journal of records (the local runtime with a data folder), opened on first
- * use; null where there is none (Lambda), which then never loads its code.
- */
-const openJournal = /* @__PURE__ */ loadOnce(async () => {
-  const dir = config().requestLogJournalDir;
-  journal = dir ? (await import('../shared/db/put-journal')).openPutJournal(dir, 'logs') : null;
-  return journal;
-});
-
-/** What the journal keeps of a record's write: the item and its budget charge, as request-log-replay.ts applies them. */
-export interface JournaledRecord {
-  item: ReturnType<typeof requestLogItem>;
-  charge?: Omit<BudgetCharge, 'context'>;
-}
+import { openedLogJournal, openLogJournal } from './log-journal';
 
 /** The metadata index attributes of a record: one per well-known key it carries. */
 function metadataIndexKeys(record: RequestLogRecord): Record<string, string> {
@@ -135,11 +117,11 @@ export function recordRequest(req: CallerRequest, facts: RequestFacts): void {
 }
 
 /** Appends a record's write to the journal, if there is one; returns what settles it. */
-async function journalRecord(item: JournaledRecord['item'], charge: BudgetCharge | undefined): Promise<(() => void) | undefined> {
-  const j = journal === undefined ? await openJournal() : journal;
-  if (!j) return undefined;
-  const entry: JournaledRecord = charge ? { item, charge: { grant: charge.grant, costUsd: charge.costUsd, workspaceId: charge.workspaceId } } : { item };
-  return j.append(entry);
+async function journalRecord(item: ReturnType<typeof requestLogItem>, charge: BudgetCharge | undefined): Promise<(() => void) | undefined> {
+  const opened = openedLogJournal();
+  // Null (none, as on Lambda) is known after the first request: no await on the hot path.
+  const journal = opened === undefined ? await openLogJournal() : opened;
+  return journal?.record(item, charge);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { addOnce, getItem, putNew } from '../shared/db/ops';
+import { addInOrder, addOnce, getItem, putNew, type WriteMarker } from '../shared/db/ops';
 import { log } from '../shared/telemetry/logger';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { publishMetric } from '../shared/telemetry/emf';
@@ -24,11 +24,21 @@ export interface BudgetCharge {
 }
 
 /**
+ * How a journaled charge is made exactly once (functions/gateway/log-journal.ts): its
+ * writer's marker in each counter it adds to. `replay`: the charge is re-sent from the
+ * journal of a dead process; one found already applied raised its events then.
+ */
+export interface ChargeMarker extends WriteMarker {
+  replay?: boolean;
+}
+
+/**
  * Add the cost of a group of requests (those whose log records are written together) to
  * every budget they were admitted under: one increment per budget period, their costs
- * summed, and one event for each threshold (and the limit) an increment crossed.
+ * summed, and one event for each threshold (and the limit) an increment crossed. With a
+ * marker, an increment the counter has already seen from its writer is not applied again.
  */
-export async function chargeBudgets(charges: readonly BudgetCharge[]): Promise<void> {
+export async function chargeBudgets(charges: readonly BudgetCharge[], marker?: ChargeMarker): Promise<void> {
   const sums = new Map<string, { bucket: BudgetBucket; nusd: number; charge: BudgetCharge }>();
   for (const charge of charges) {
     if (charge.costUsd === null || !(charge.costUsd > 0)) continue;
@@ -40,24 +50,29 @@ export async function chargeBudgets(charges: readonly BudgetCharge[]): Promise<v
       else sums.set(id, { bucket, nusd, charge });
     }
   }
-  await Promise.all([...sums.values()].map(({ bucket, nusd, charge }) => chargeBucket(bucket, nusd, charge)));
+  await Promise.all([...sums.values()].map(({ bucket, nusd, charge }) => chargeBucket(bucket, nusd, charge, marker)));
 }
 
 /** Add `nusd` to one budget period, and emit one event for each threshold (and the limit) the increment crossed. */
-async function chargeBucket(bucket: BudgetBucket, nusd: number, subject: BudgetCharge): Promise<void> {
+async function chargeBucket(bucket: BudgetBucket, nusd: number, subject: BudgetCharge, marker: ChargeMarker | undefined): Promise<void> {
   const key = { pk: bucket.pk, sk: bucket.sk };
   const counterId = counterIdOf(key);
   const sentAt = Date.now();
+  let applied = true;
   const after = await whileAdding(counterId, nusd, async () => {
-    // Undefined: a retry of an increment already applied (its answer was lost); read what it left.
-    const updated =
-      (await addOnce<{ spent_nusd: number }>('usage', key, { set: bucket.ttl === undefined ? {} : { ttl: bucket.ttl }, add: { spent_nusd: nusd } })) ??
-      (await getItem<{ spent_nusd: number }>('usage', key, true));
+    const spec = { set: bucket.ttl === undefined ? {} : { ttl: bucket.ttl }, add: { spent_nusd: nusd } };
+    // Undefined: an increment already applied (a retry whose answer was lost, or a replay); read what it left.
+    let updated = await (marker ? addInOrder<{ spent_nusd: number }>('usage', key, spec, marker) : addOnce<{ spent_nusd: number }>('usage', key, spec));
+    if (!updated) {
+      applied = false;
+      updated = await getItem<{ spent_nusd: number }>('usage', key, true);
+    }
     const total = Number(updated?.spent_nusd ?? 0);
     // The new total is the freshest spend this container knows: its next admission may need no read.
     learnCount(counterId, total, sentAt);
     return total;
   });
+  if (!applied && marker?.replay) return;
   const before = after - nusd;
   const { budget, sharded } = bucket;
   for (const threshold of [...budget.thresholds.filter((t) => t < 1), 1]) {

@@ -1,5 +1,5 @@
 import type { RequestCost, RequestFacts, RequestLogRecord } from './request-record';
-import type { BudgetCharge } from '../policies/budget-spend';
+import type { BudgetCharge, ChargeMarker } from '../policies/budget-spend';
 import type { CallerRequest } from '../shared/http/types';
 import { log } from '../shared/telemetry/logger';
 
@@ -49,4 +49,4 @@ export const countStored = async (record: RequestLogRecord, stored: Promise<void
  * The budget charges of requests whose log records are being written: sent with them, so
  * a crash takes a record and its charge together (sent in the same turn), or neither.
  */
-export const chargeBudgets = async (charges: BudgetCharge[]): Promise<void> => (await loadPricing()).chargeBudgets(charges);
+export const chargeBudgets = async (charges: BudgetCharge[], marker?: ChargeMarker): Promise<void> => (await loadPricing()).chargeBudgets(charges, marker);

@@ -79,4 +79,44 @@ describe('batchedPuts', () => {
     await Promise.all(puts);
     expect(settled).toBe(3);
   });
+
+  it('gives each group in flight its own slot, and a slot to a later group only once what went with the earlier one has settled', async () => {
+    const holders = new Map<number, number>();
+    const order: Array<[number, number]> = [];
+    const releases: Array<() => void> = [];
+    const put = batchedPuts<number>('logs', {
+      onSend: (tags, slot) => {
+        // No other group holds this slot while its writes or its onSend are unsettled.
+        expect(holders.has(slot)).toBe(false);
+        holders.set(slot, tags[0]!);
+        order.push([tags[0]!, slot]);
+        let released = false;
+        return new Promise<void>((resolve) =>
+          releases.push(() => {
+            if (released) return;
+            released = true;
+            holders.delete(slot);
+            resolve();
+          }),
+        );
+      },
+    });
+    const pk = `TEST#slots#${Date.now()}`;
+    // 10 full groups of 25: 8 go at once (one per slot), the other 2 wait for a slot.
+    const puts = Array.from({ length: 250 }, (_, i) => put({ pk, sk: `item-${String(i).padStart(4, '0')}` }, Math.floor(i / 25)));
+    for (let i = 0; i < 100 && order.length < 8; i++) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(order).toHaveLength(8);
+    expect(new Set(order.map(([, slot]) => slot))).toEqual(new Set([0, 1, 2, 3, 4, 5, 6, 7]));
+    releases[2]!();
+    for (let i = 0; i < 100 && order.length < 9; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(order[8]![1]).toBe(order[2]![1]);
+    for (let i = 0; i < 200 && order.length < 10; i++) {
+      for (const release of releases) release();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    for (const release of releases) release();
+    await Promise.all(puts);
+    expect(order.map(([group]) => group).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
 });

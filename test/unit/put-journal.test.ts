@@ -70,6 +70,29 @@ describe('put journal', () => {
     expect(readdirSync(dir).length).toBeLessThanOrEqual(6);
   });
 
+  it('deletes segments oldest first: a settled one waits for an older one still pending', () => {
+    vi.useFakeTimers({ toFake: ['Date', 'setInterval', 'clearInterval'] });
+    const journal = openPutJournal(dir, 'logs');
+    const settleOld = journal.append({ record: 1 });
+    vi.advanceTimersByTime(1_000);
+    // A later entry (say, the charge that sums the record above) settles first.
+    journal.append({ charge: [1] })();
+    vi.advanceTimersByTime(10_000);
+    expect(readdirSync(dir)).toHaveLength(2);
+    settleOld();
+    vi.advanceTimersByTime(1_000);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('gives replay the entries of every file at once, oldest file first', async () => {
+    writeFileSync(join(dir, 'logs-1-0-abc-000001.jsonl'), '{"n":2}\n');
+    writeFileSync(join(dir, 'logs-1-0-abc-000000.jsonl'), '{"n":1}\n');
+    const batches: unknown[][] = [];
+    expect(await replayJournal(dir, async (entries) => void batches.push(entries))).toEqual({ files: 2, entries: 2 });
+    expect(batches).toEqual([[{ n: 1 }, { n: 2 }]]);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   it('skips a torn last line (the crash came during its append)', async () => {
     const file = join(dir, 'logs-1-0-abc-000000.jsonl');
     writeFileSync(file, '{"n":1}\n{"n":2}\n');

@@ -26,8 +26,12 @@ export interface BatchedPutsOptions<T> {
    * together: a crash takes both or neither (but for the moment between the calls). Each
    * caller's promise also waits for them; their failure does not fail the items (report
    * it in `onSend`).
+   *
+   * `slot` (0 to MAX_IN_FLIGHT - 1) is free for this group alone until its writes and these
+   * have settled: what a group sends under one slot reaches DynamoDB after what the slot's
+   * group before sent.
    */
-  onSend?: (tags: T[]) => Promise<void>;
+  onSend?: (tags: T[], slot: number) => Promise<void>;
 }
 
 /**
@@ -52,18 +56,33 @@ export function batchedPuts<T = never>(table: TableName, options: BatchedPutsOpt
   /** The queued items have had their wait: they go as soon as a write slot is free. */
   let overdue = false;
 
+  /** Which of the MAX_IN_FLIGHT slots a group in flight holds. */
+  const slotsTaken: boolean[] = [];
+
   async function send(group: Pending<T>[]): Promise<void> {
+    let slot = slotsTaken.indexOf(false);
+    if (slot === -1) slot = slotsTaken.length;
+    slotsTaken[slot] = true;
     const tags = group.flatMap((p) => (p.tag === undefined ? [] : [p.tag]));
-    const alongside = tags.length && options.onSend ? options.onSend(tags) : undefined;
-    if (alongside) {
-      // A caller learns its item is stored once what goes along is settled too (its failure
-      // is onSend's to report: the item is stored all the same).
-      const settled = alongside.catch(() => undefined);
+    const alongside = tags.length && options.onSend ? options.onSend(tags, slot) : undefined;
+    // A caller learns its item is stored once what goes along is settled too (its failure
+    // is onSend's to report: the item is stored all the same).
+    const settled = alongside?.catch(() => undefined);
+    if (settled) {
       for (const p of group) {
         const { resolve } = p;
         p.resolve = () => void settled.then(resolve);
       }
     }
+    try {
+      await writeGroup(group);
+    } finally {
+      await settled;
+      slotsTaken[slot] = false;
+    }
+  }
+
+  async function writeGroup(group: Pending<T>[]): Promise<void> {
     try {
       await batchWrite(
         table,

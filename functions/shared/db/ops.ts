@@ -125,6 +125,38 @@ export function addOnce<T extends object = Record<string, unknown>>(
   });
 }
 
+/**
+ * Where one writer's increments stand in an item: `attr` holds the `seq` of the writer's
+ * last increment applied, and a writer sends its increments to one item one at a time with
+ * `seq`s that sort upwards (as strings). Whether an increment was applied is then in the
+ * item itself, whatever else was added since: a journal replayed after a crash can re-send
+ * it safely.
+ */
+export interface WriteMarker {
+  /** An attribute name of letters, digits and `_`, owned by one writer. */
+  attr: string;
+  seq: string;
+}
+
+/**
+ * An increment applied only if the item has not seen this writer's `marker.seq` (or a later
+ * one): exactly once, across retries and replays. Returns the new item, or undefined when
+ * refused that way (the increment is already in the item).
+ */
+export function addInOrder<T extends object = Record<string, unknown>>(
+  table: TableName,
+  key: Key,
+  spec: Pick<UpdateSpec, 'set' | 'add'>,
+  marker: WriteMarker,
+): Promise<T | undefined> {
+  return updateItem<T>(table, key, {
+    set: { ...spec.set, [marker.attr]: marker.seq },
+    add: spec.add,
+    condition: `attribute_not_exists(#${marker.attr}) OR #${marker.attr} < :seq`,
+    conditionValues: { ':seq': marker.seq },
+  });
+}
+
 export async function deleteItem(table: TableName, key: Key, condition?: string): Promise<boolean> {
   try {
     await ddb.delete({ TableName: tableName(table), Key: key, ConditionExpression: condition });

@@ -46,21 +46,22 @@ export function openPutJournal(dir: string, name: string): PutJournal {
   let sequence = 0;
   let sweeper: NodeJS.Timeout | undefined;
 
+  // Oldest first, and never past one still kept: an entry can refer to entries before it
+  // (a charge to the records it sums), so what replay finds of a writer has no hole.
   function sweep(): void {
     const now = Date.now();
-    for (let i = segments.length - 1; i >= 0; i--) {
-      const s = segments[i]!;
-      if (!s.sealed && now - s.openedAt >= SEGMENT_MS) s.sealed = true;
-      if (s.sealed && s.pending === 0 && now - s.openedAt >= KEEP_MS) {
-        closeSync(s.fd);
-        try {
-          unlinkSync(s.path);
-        } catch {
-          /* the folder went away */
-        }
-        segments.splice(i, 1);
-        if (current === s) current = undefined;
+    for (const s of segments) if (!s.sealed && now - s.openedAt >= SEGMENT_MS) s.sealed = true;
+    while (segments.length > 0) {
+      const s = segments[0]!;
+      if (!s.sealed || s.pending > 0 || now - s.openedAt < KEEP_MS) break;
+      closeSync(s.fd);
+      try {
+        unlinkSync(s.path);
+      } catch {
+        /* the folder went away */
       }
+      segments.shift();
+      if (current === s) current = undefined;
     }
     if (segments.length === 0 && sweeper) {
       clearInterval(sweeper);
@@ -95,9 +96,10 @@ export function openPutJournal(dir: string, name: string): PutJournal {
 
 /**
  * Every entry of every segment file left in `dir` (by processes that died, or stopped with
- * segments still kept), oldest file first; `apply` is called once per entry, then the file is
- * deleted. A torn last line (the crash came during its append, before the write it stood for
- * was answered) is skipped. Call it before any writer of this folder starts.
+ * segments still kept), oldest file first and in the order each writer appended them, given
+ * to `apply` at once; then the files are deleted. A torn last line (the crash came during its
+ * append, before the write it stood for was answered) is skipped. Call it before any writer
+ * of this folder starts.
  */
 export async function replayJournal(dir: string, apply: (entries: unknown[]) => Promise<void>): Promise<{ files: number; entries: number }> {
   let names: string[];
@@ -108,10 +110,9 @@ export async function replayJournal(dir: string, apply: (entries: unknown[]) => 
   } catch {
     return { files: 0, entries: 0 };
   }
-  let entries = 0;
-  for (const name of names) {
-    const path = join(dir, name);
-    const parsed: unknown[] = [];
+  const paths = names.map((name) => join(dir, name));
+  const parsed: unknown[] = [];
+  for (const path of paths) {
     for (const line of readFileSync(path, 'utf8').split('\n')) {
       if (!line) continue;
       try {
@@ -120,9 +121,8 @@ export async function replayJournal(dir: string, apply: (entries: unknown[]) => 
         /* torn */
       }
     }
-    await apply(parsed);
-    entries += parsed.length;
-    unlinkSync(path);
   }
-  return { files: names.length, entries };
+  if (parsed.length > 0) await apply(parsed);
+  for (const path of paths) unlinkSync(path);
+  return { files: names.length, entries: parsed.length };
 }

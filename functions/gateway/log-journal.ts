@@ -1,0 +1,92 @@
+import { threadId } from 'node:worker_threads';
+import { config } from '../shared/config';
+import type { PutJournal } from '../shared/db/put-journal';
+import { loadOnce } from '../shared/load-once';
+import type { BudgetCharge, ChargeMarker } from '../policies/budget-spend';
+import type { requestLogItem } from './request-log';
+
+/**
+ * The write-ahead journal of the request log (the local runtime with a data folder): each
+ * record is journaled before its write, and each group's summed budget charge before it is
+ * sent, naming the records it sums and the marker it leaves in every counter it adds to
+ * (functions/shared/db/ops.ts `addInOrder`). After a `kill -9`, replay
+ * (./request-log-replay.ts) then knows of every journaled charge whether it was applied,
+ * and applies it if not: a stored record is charged exactly once, whichever of its two
+ * calls the crash cut.
+ *
+ * A writer (this module, once per bundle and thread) owns one marker attribute per write
+ * slot of its batched writer, `cw_<thread>_<writer>_<slot>`, and one for charges replay
+ * makes of records that were never sent, `..._u`. Its `seq`s sort upwards, across restarts
+ * too (they start with the writer's start time), so the names are reused and a counter
+ * carries a bounded number of them.
+ */
+
+/** What the journal keeps of a record's write: the item, its budget charge, and that charge's seq should replay have to send it. */
+export interface JournaledRecord {
+  item: ReturnType<typeof requestLogItem>;
+  charge?: Omit<BudgetCharge, 'context'>;
+  /** The writer's marker base (absent in entries of journals from before markers). */
+  writer?: string;
+  seq?: string;
+}
+
+/** A group's summed charge, journaled as it is sent: the records (their `sk`) it sums, and its marker. */
+export interface JournaledCharge {
+  charged: { records: string[]; marker: { attr: string; seq: string } };
+}
+
+export type LogJournalEntry = JournaledRecord | JournaledCharge;
+
+/** The marker attribute a writer's replay uses for charges of records never sent. */
+export const unsentMarkerAttr = (writer: string): string => `${writer}_u`;
+
+/** The writers of this thread (one per bundle that logs), so that each has its own attributes. */
+const WRITERS = Symbol.for('gateway.log-journal.writers');
+const writerIndex = (): number => {
+  const g = globalThis as { [WRITERS]?: number };
+  g[WRITERS] = (g[WRITERS] ?? 0) + 1;
+  return g[WRITERS] - 1;
+};
+
+export class LogJournal {
+  private readonly writer = `cw_${threadId}_${writerIndex()}`;
+  private readonly start = String(Date.now()).padStart(15, '0');
+  private sequence = 0;
+
+  constructor(private readonly journal: PutJournal) {}
+
+  private nextSeq(): string {
+    return `${this.start}${String(this.sequence++).padStart(12, '0')}`;
+  }
+
+  /** Journals a record's write; returns what settles the entry. */
+  record(item: JournaledRecord['item'], charge: BudgetCharge | undefined): () => void {
+    if (!charge) return this.journal.append({ item } satisfies JournaledRecord);
+    const entry: JournaledRecord = {
+      item,
+      charge: { grant: charge.grant, costUsd: charge.costUsd, workspaceId: charge.workspaceId },
+      writer: this.writer,
+      seq: this.nextSeq(),
+    };
+    return this.journal.append(entry);
+  }
+
+  /** Journals a group's charge about to be sent under write slot `slot`; returns its marker and what settles the entry. */
+  charge(records: string[], slot: number): { marker: ChargeMarker; settle: () => void } {
+    const marker = { attr: `${this.writer}_${slot}`, seq: this.nextSeq() };
+    const settle = this.journal.append({ charged: { records, marker } } satisfies JournaledCharge);
+    return { marker, settle };
+  }
+}
+
+let opened: LogJournal | null | undefined;
+
+/** The journal, opened on first use; null where there is none (Lambda), which then never loads its code. */
+export const openLogJournal = /* @__PURE__ */ loadOnce(async () => {
+  const dir = config().requestLogJournalDir;
+  opened = dir ? new LogJournal((await import('../shared/db/put-journal')).openPutJournal(dir, 'logs')) : null;
+  return opened;
+});
+
+/** The journal if it has been opened (every record is journaled, opening it, before its write is queued). */
+export const openedLogJournal = (): LogJournal | null | undefined => opened;
