@@ -8,7 +8,8 @@ import type { ChatAdapter, ChatCompletion, ChatCompletionChunk, ChatRequest, Tra
 import { ChatGuardrails, completionText } from './guardrails';
 import { dispatch, gatewayHeaders, withOverrides, type Dispatched } from './pipeline';
 import type { RequestFacts } from '../spend/request-record';
-import { succeeded, upstreamJson } from './responses';
+import { succeeded, translatedJson } from './responses';
+import type { ResolvedTarget } from './target';
 import type { UpstreamOutcome } from './routing';
 import type { StreamSource } from './chat-stream';
 import { checkEventStream } from './stream-check';
@@ -129,12 +130,18 @@ export async function chatCall({ req, body, log }: ChatCallInput): Promise<ChatO
   log.stream = stream;
   let effective: ChatRequest = body;
   const guards = new ChatGuardrails(req, log);
+  const id = newId('chatcmpl-');
+  const created = Math.floor(Date.now() / 1000);
+  const ctxNow = (): TranslateContext => ({ model: effective.model, id, created, includeUsage: effective.stream_options?.include_usage === true });
+  const translate = (json: unknown, { adapter }: ResolvedTarget): ChatCompletion =>
+    translateUpstream(adapter.slug, () => readableCompletion(adapter.chat!.response(json, ctxNow())));
   const d = await dispatch({
     req,
     log,
     model: body.model,
     cacheRoute: 'chat.completions',
     readsJson: !stream,
+    translateJson: stream ? undefined : translate,
     params: body,
     async beforeAttempt({ adapter }, leaf) {
       if (!adapter.chat) throw badRequest(`Provider '${adapter.slug}' does not support chat completions.`, 'x-gateway-provider', 'unsupported_operation');
@@ -152,12 +159,7 @@ export async function chatCall({ req, body, log }: ChatCallInput): Promise<ChatO
   }
 
   const chat = d.resolved.adapter.chat!;
-  const ctx: TranslateContext = {
-    model: effective.model,
-    id: newId('chatcmpl-'),
-    created: Math.floor(Date.now() / 1000),
-    includeUsage: effective.stream_options?.include_usage === true,
-  };
+  const ctx = ctxNow();
   const leaf = d.routing.leaf;
   const headers = gatewayHeaders(d);
   if (stream) {
@@ -181,8 +183,7 @@ export async function chatCall({ req, body, log }: ChatCallInput): Promise<ChatO
     };
     return { kind: 'stream', status: guards.status(), headers, stream: new ChatStream(source) };
   }
-  const parsed = await upstreamJson(d);
-  const completion = translateUpstream(d.resolved.adapter.slug, () => readableCompletion(chat.response(parsed, ctx)));
+  const completion = await translatedJson(d, translate);
   log.usage = completion.usage;
   await guards.checkOutput(leaf, completionText(completion), ctx.model);
   return { kind: 'completion', status: guards.status(), headers, completion: guards.ran ? { ...completion, hook_results: guards.hookResults() } : completion };

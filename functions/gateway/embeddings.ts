@@ -6,7 +6,8 @@ import type { Embeddings, EmbeddingsRequest } from '../providers/types';
 import { dispatch, withOverrides, type Dispatched } from './pipeline';
 import { requestFacts } from './request-log';
 import type { RequestFacts } from '../spend/request-record';
-import { failureResponse, jsonResponse, succeeded, upstreamJson } from './responses';
+import { failureResponse, jsonResponse, succeeded, translatedJson } from './responses';
+import type { ResolvedTarget } from './target';
 import { readableEmbeddings, translateUpstream } from './upstream-body';
 
 const embeddingsSchema = z.looseObject({
@@ -22,12 +23,21 @@ export type EmbeddingsOutcome = { ok: false; d: Dispatched } | { ok: true; d: Di
 /** One embeddings call through routing, limits and translation; fills the request's log facts. Used by the Gemini routes too. */
 export async function embeddingsCall(req: CallerRequest, facts: RequestFacts, body: EmbeddingsRequest): Promise<EmbeddingsOutcome> {
   let effective = body;
+  const translate = (json: unknown, { adapter }: ResolvedTarget): Embeddings =>
+    translateUpstream(adapter.slug, () =>
+      readableEmbeddings(
+        (adapter.embeddings!.response
+          ? adapter.embeddings!.response(json, { model: effective.model, id: '', created: Math.floor(Date.now() / 1000), includeUsage: false }, effective)
+          : json) as Embeddings,
+      ),
+    );
   const d = await dispatch({
     req,
     log: facts,
     model: body.model,
     cacheRoute: 'embeddings',
     readsJson: true,
+    translateJson: translate,
     params: body,
     build({ adapter, target }, leaf) {
       if (!adapter.embeddings) throw badRequest(`Provider '${adapter.slug}' does not support embeddings.`, 'x-gateway-provider', 'unsupported_operation');
@@ -38,15 +48,7 @@ export async function embeddingsCall(req: CallerRequest, facts: RequestFacts, bo
   });
   Object.assign(facts, d.facts, { model: effective.model });
   if (!succeeded(d)) return { ok: false, d };
-  const parsed = await upstreamJson(d);
-  const adapter = d.resolved.adapter.embeddings!;
-  const out = translateUpstream(d.resolved.adapter.slug, () =>
-    readableEmbeddings(
-      (adapter.response
-        ? adapter.response(parsed, { model: effective.model, id: '', created: Math.floor(Date.now() / 1000), includeUsage: false }, effective)
-        : parsed) as Embeddings,
-    ),
-  );
+  const out = await translatedJson(d, translate);
   const usage = (out as { usage?: { prompt_tokens: number; total_tokens: number } }).usage;
   if (usage) facts.usage = { prompt_tokens: usage.prompt_tokens, completion_tokens: 0, total_tokens: usage.total_tokens };
   return { ok: true, d, out };

@@ -42,6 +42,13 @@ export interface DispatchSpec {
    * deadline, not JSON) is that attempt's failure and retries and fallback apply.
    */
   readsJson?: boolean;
+  /**
+   * With `readsJson`: the route's translation of the parsed answer, run within the attempt
+   * (so only once): a body of a shape it cannot read (502 `invalid_upstream_response`) is
+   * that attempt's failure too, and is not cached. Its result is the outcome's `translated`
+   * (responses.ts `translatedJson`).
+   */
+  translateJson?(json: unknown, resolved: ResolvedTarget, leaf: Leaf): unknown;
   /** Build the provider request for one resolved target (throws 400 if unsupported). */
   build(resolved: ResolvedTarget, leaf: Leaf): UpstreamRequest;
   /**
@@ -185,6 +192,7 @@ async function routed(spec: DispatchSpec, options: GatewayOptions, onRateLimited
       if (spec.readsJson) {
         const { bytes, json } = await readJsonBody(outcome, resolved.adapter.slug);
         outcome.json = json;
+        if (spec.translateJson) outcome.translated = spec.translateJson(json, resolved, leaf);
         if (cache) storeBuffered(cache, outcome, bytes, req.context);
         return { response: outcome };
       }

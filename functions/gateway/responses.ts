@@ -6,6 +6,8 @@ import { isOpenAIErrorBody } from '../providers/_shared/error-body';
 import { readProviderError } from './provider-failure';
 import { responseHeadersFrom } from './headers';
 import { gatewayHeaders, type Dispatched } from './pipeline';
+import type { Leaf } from './routing';
+import type { ResolvedTarget } from './target';
 
 import { MAX_TRANSLATED_BODY, readJsonBody } from './upstream-body';
 
@@ -62,6 +64,15 @@ export const succeeded = (d: Dispatched) => d.routing.result.response !== undefi
 export async function upstreamJson(d: Dispatched): Promise<unknown> {
   const response = d.routing.result.response!;
   return 'json' in response ? response.json : (await readJsonBody(response, d.resolved.adapter.slug)).json;
+}
+
+/**
+ * The route's translation of a successful JSON answer: made within the attempt (dispatch's
+ * `translateJson`), else now (an answer from the cache).
+ */
+export async function translatedJson<T>(d: Dispatched, translate: (json: unknown, resolved: ResolvedTarget, leaf: Leaf) => T): Promise<T> {
+  const response = d.routing.result.response!;
+  return 'translated' in response ? (response.translated as T) : translate(await upstreamJson(d), d.resolved, d.routing.leaf);
 }
 
 export function jsonResponse(d: Dispatched, body: unknown, status = 200): HttpResponse {

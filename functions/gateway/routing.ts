@@ -21,6 +21,8 @@ export interface UpstreamOutcome {
   body: Readable;
   /** The parsed body, when the attempt read it already (the body stream is then consumed). */
   json?: unknown;
+  /** The route's translation of `json`, when the attempt made it (pipeline.ts `translateJson`). */
+  translated?: unknown;
 }
 
 /** What one attempt produced: a response (any status) or a gateway error (network, timeout). */

@@ -22,7 +22,8 @@ import type { Leaf } from '../gateway/routing';
 import { parseGatewayOptions } from '../gateway/headers';
 import { dispatch, withOverrides } from '../gateway/pipeline';
 import { requestFacts } from '../gateway/request-log';
-import { failureResponse, jsonResponse, succeeded, upstreamJson } from '../gateway/responses';
+import { failureResponse, jsonResponse, succeeded, translatedJson } from '../gateway/responses';
+import type { ResolvedTarget } from '../gateway/target';
 import { translateUpstream } from '../gateway/upstream-body';
 import type { RerankRequest } from '../providers/types';
 import { finaliseRerank } from './normalise';
@@ -43,12 +44,18 @@ export async function rerank(req: GatewayRequest): Promise<HttpResponse> {
   facts.metadata = parseGatewayOptions(req.headers).metadata;
   const body = parseRerankBody(req.json());
   const id = newId(RERANK_ID_PREFIX);
+  const translate = (json: unknown, { adapter }: ResolvedTarget, leaf: Leaf) => {
+    const effective = effectiveBody(body, leaf);
+    const ctx = { model: effective.model, id, created: Math.floor(Date.now() / 1000), includeUsage: false };
+    return translateUpstream(adapter.slug, () => finaliseRerank(adapter.rerank!.response(json, effective, ctx), effective, { provider: adapter.slug, id }));
+  };
   const d = await dispatch({
     req,
     log: facts,
     model: body.model,
     cacheRoute: 'rerank',
     readsJson: true,
+    translateJson: translate,
     params: body as unknown as Record<string, unknown>,
     build({ adapter, target }, leaf) {
       if (!adapter.rerank) throw badRequest(`Provider '${adapter.slug}' does not support rerank.`, 'x-gateway-provider', 'unsupported_operation');
@@ -58,11 +65,7 @@ export async function rerank(req: GatewayRequest): Promise<HttpResponse> {
   const effective = effectiveBody(body, d.routing.leaf);
   Object.assign(facts, d.facts, { model: effective.model });
   if (!succeeded(d)) return failureResponse(d);
-  const parsed = await upstreamJson(d);
-  const ctx = { model: effective.model, id, created: Math.floor(Date.now() / 1000), includeUsage: false };
-  const out = translateUpstream(d.resolved.adapter.slug, () =>
-    finaliseRerank(d.resolved.adapter.rerank!.response(parsed, effective, ctx), effective, { provider: d.resolved.adapter.slug, id }),
-  );
+  const out = await translatedJson(d, translate);
   facts.extra = { ...facts.extra, search_units: out.usage.search_units, documents: effective.documents.length };
   return jsonResponse(d, out);
 }

@@ -33,6 +33,7 @@ export const FAULT_MODES = [
   'stall-after-headers',
   'drip',
   'invalid-json',
+  'wrong-shape',
   'html',
   'gzip',
   'huge-body',
@@ -258,6 +259,10 @@ export async function startFaultyUpstream(initial: FaultOptions = {}): Promise<F
       }
       case 'invalid-json':
         res.writeHead(200, rec.stream ? sse : json).end(rec.stream ? 'data: {"choices": [\n\n' : '{"id": "chatcmpl-fault", "choices": [');
+        return true;
+      case 'wrong-shape':
+        // Valid JSON that no translation can read: `choices` and `data` are not lists.
+        res.writeHead(200, json).end('{"id": "fault", "object": "chat.completion", "choices": {"0": "no"}, "data": "none"}');
         return true;
       case 'html':
         res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body><h1>502 Bad Gateway</h1></body></html>');
