@@ -53,20 +53,11 @@ describe('body failures after 200 headers are the attempt’s failure', () => {
     expect(fake.requests.map((r) => r.headers.authorization)).toEqual(['Bearer sk-faulty-a', 'Bearer sk-faulty-b']);
   });
 
-  it('falls back to the next target when the first one answers JSON of a shape the translation cannot read', async () => {
-    fake.failNext('wrong-shape');
-    const res = await call(gw, 'POST', '/v1/chat/completions', {
-      body: chat,
-      headers: withConfig({ strategy: { mode: 'fallback' }, targets: [{ provider: '@faulty-a' }, { provider: '@faulty-b' }] }),
-    });
-    expect(res.status, res.text).toBe(200);
-    expect(res.body.choices[0].message.content).toBe('ok');
-    expect(res.headers.get('x-gateway-last-used-option-index')).toBe('config.targets[1]');
-    expect(fake.requests.map((r) => r.mode)).toEqual(['wrong-shape', 'ok']);
-  });
-
   it('an answer of a shape the translation cannot read is not cached: the next request asks the provider again', async () => {
-    const cached = { body: { ...chat, messages: [{ role: 'user', content: `cache me ${Date.now()}` }] }, headers: withConfig({ provider: '@faulty-a', cache: { mode: 'simple' } }) };
+    const cached = {
+      body: { ...chat, messages: [{ role: 'user', content: `cache me ${Date.now()}` }] },
+      headers: withConfig({ provider: '@faulty-a', cache: { mode: 'simple' } }),
+    };
     fake.failNext('wrong-shape');
     const first = await call(gw, 'POST', '/v1/chat/completions', cached);
     expect(first.status, first.text).toBe(502);
@@ -77,10 +68,13 @@ describe('body failures after 200 headers are the attempt’s failure', () => {
     expect(fake.requests.map((r) => r.mode)).toEqual(['wrong-shape', 'ok']);
   });
 
-  it('embeddings of a shape the translation cannot read fall back too', async () => {
+  it.each([
+    ['chat', '/v1/chat/completions', chat],
+    ['embeddings', '/v1/embeddings', { model: 'text-embedding-3-small', input: 'hi' }],
+  ])('%s: falls back to the next target when the first one answers JSON of a shape the translation cannot read', async (_route, path, body) => {
     fake.failNext('wrong-shape');
-    const res = await call(gw, 'POST', '/v1/embeddings', {
-      body: { model: 'text-embedding-3-small', input: 'hi' },
+    const res = await call(gw, 'POST', path, {
+      body,
       headers: withConfig({ strategy: { mode: 'fallback' }, targets: [{ provider: '@faulty-a' }, { provider: '@faulty-b' }] }),
     });
     expect(res.status, res.text).toBe(200);
