@@ -1,9 +1,9 @@
 import { threadId } from 'node:worker_threads';
 import { config } from '../shared/config';
+import type { Key } from '../shared/db/ops';
 import type { PutJournal } from '../shared/db/put-journal';
 import { loadOnce } from '../shared/load-once';
 import type { BudgetCharge, ChargeMarker } from '../policies/budget-spend';
-import type { requestLogItem } from './request-log';
 
 /**
  * The write-ahead journal of the request log (the local runtime with a data folder): each
@@ -23,7 +23,8 @@ import type { requestLogItem } from './request-log';
 
 /** What the journal keeps of a record's write: the item, its budget charge, and that charge's seq should replay have to send it. */
 export interface JournaledRecord {
-  item: ReturnType<typeof requestLogItem>;
+  /** The stored item of the record (./request-log.ts `requestLogItem`). */
+  item: Key & Record<string, unknown>;
   charge?: Omit<BudgetCharge, 'context'>;
   /** The writer's marker base (absent in entries of journals from before markers). */
   writer?: string;
