@@ -8,11 +8,11 @@ import { startOwnDataGateway, type OwnDataGateway } from '../support/own-data-ga
 /**
  * A request's log record and its charges (spend counters, budget) survive the gateway's
  * death: a gateway with its own data folder answers a burst of concurrent requests, is
- * killed (SIGKILL of node and of DynamoDB Local's JVM) right after the last answer, or
- * stopped with SIGTERM, and started again on the same folder. Every request answered more
- * than the stated window before the kill has its record (and, after SIGTERM, its charge to the budget it was
- * admitted under; no request is charged twice); every stored record is counted once in the spend report (docs/usage.md,
- * "Request logs", "Under a crash").
+ * killed (SIGKILL of node, in either threading mode, or of node and DynamoDB Local's JVM)
+ * right after the last answer, or stopped with SIGTERM, and started again on the same
+ * folder. Every request answered more than the stated window before the kill has its
+ * record; every stored record is charged to its budget exactly once and counted once in
+ * the spend report (docs/usage.md, "Request logs", "Under a crash").
  */
 
 /**
@@ -205,7 +205,7 @@ async function gatewayIn(workers: boolean): Promise<OwnDataGateway> {
   return restartIn(workers);
 }
 
-const CASES = ['kill', 'term-main', 'term-workers', 'kill-both'] as const;
+const CASES = ['kill', 'term-main', 'kill-workers', 'term-workers', 'kill-both'] as const;
 let setups: Record<(typeof CASES)[number], Setup> | undefined;
 
 /**
@@ -243,25 +243,35 @@ describe('request-log records and charges when the gateway dies', () => {
     report(`SIGKILL of node: ${lostAges.length} of ${REQUESTS} records lost, answered ${lostAges.join(', ')} ms before the kill`);
   }, 240_000);
 
-  it.each([
-    ['main thread', false],
-    ['worker threads', true],
-  ])(
-    'SIGTERM right after a burst (%s): every record and charge is written before the process ends',
-    async (_mode, workers) => {
-      let gw = await gatewayIn(workers);
-      const s = await setupFor(gw, workers ? 'term-workers' : 'term-main');
-      const answers = await burst(gw, s);
-      expect(await gw.terminate()).toBe(0);
-      const endedAt = performance.now();
+  /** After SIGTERM, every record and charge is there; the next case uses a gateway in the other mode. */
+  async function terminatedCase(workers: boolean) {
+    let gw = await gatewayIn(workers);
+    const s = await setupFor(gw, workers ? 'term-workers' : 'term-main');
+    const answers = await burst(gw, s);
+    expect(await gw.terminate()).toBe(0);
+    const endedAt = performance.now();
 
-      // Read back by a gateway in the other mode, which the next case then uses.
-      gw = await restartIn(!workers);
-      const { records } = await assertAccounted(gw, s, answers, endedAt, -1);
-      expect(records).toBe(REQUESTS);
-    },
-    240_000,
-  );
+    // Read back by a gateway in the other mode, which the next case then uses.
+    gw = await restartIn(!workers);
+    const { records } = await assertAccounted(gw, s, answers, endedAt, -1);
+    expect(records).toBe(REQUESTS);
+  }
+
+  it('SIGTERM right after a burst (main thread): every record and charge is written before the process ends', () => terminatedCase(false), 240_000);
+
+  it("SIGKILL of a gateway in worker-thread mode: each thread's journaled records and charges are restored, each charged once", async () => {
+    let gw = await gatewayIn(true);
+    const s = await setupFor(gw, 'kill-workers');
+    const answers = await burst(gw, s);
+    const killedAt = performance.now();
+    await gw.killNode();
+
+    gw = await restartIn(true);
+    const { lostAges } = await assertAccounted(gw, s, answers, killedAt, CRASH_WINDOW_MS);
+    report(`SIGKILL of node (worker threads): ${lostAges.length} of ${REQUESTS} records lost, answered ${lostAges.join(', ')} ms before the kill`);
+  }, 240_000);
+
+  it('SIGTERM right after a burst (worker threads): every record and charge is written before the process ends', () => terminatedCase(true), 240_000);
 
   it('SIGKILL of the gateway and of DynamoDB Local at once: the journal restores what DynamoDB Local had not committed; each record is charged and counted once', async () => {
     let gw = await gatewayIn(false);
