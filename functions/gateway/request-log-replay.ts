@@ -12,8 +12,9 @@ const PARALLEL_PUTS = 16;
  * - each record is put only if its key is absent;
  * - each journaled group charge is sent again under its marker, which a counter that already
  *   has it refuses;
- * - a record whose charge was never sent (no group names it) is charged under its writer's
- *   marker for such charges, so a replay cut short and run again does not charge it twice.
+ * - the records whose charge was never sent (no group names them) are charged, summed per
+ *   writer, under the writer's marker for such charges, so a replay cut short and run again
+ *   does not charge them twice.
  *
  * Run at start, before anything serves or re-derives the spend counters from the records.
  */
@@ -63,13 +64,24 @@ function chargesToReplay(records: JournaledRecord[], groups: JournaledCharge['ch
     });
     replays.push({ charges, marker: { ...marker, replay: true } });
   }
+  // A writer's charges never sent, summed into one charge under its last seq: the journal
+  // holds the same ones for a replay run again, so the sum and its marker are the same too.
+  const unsent = new Map<string, ReplayedCharge & { marker: ChargeMarker }>();
   for (const { item, charge, writer, seq } of records) {
     if (!charge || sent.has(item?.sk)) continue;
-    if (writer && seq) replays.push({ charges: [charge], marker: { attr: unsentMarkerAttr(writer), seq, replay: true } });
+    if (writer && seq) {
+      const attr = unsentMarkerAttr(writer);
+      const sum = unsent.get(attr);
+      if (!sum) unsent.set(attr, { charges: [charge], marker: { attr, seq, replay: true } });
+      else {
+        sum.charges.push(charge);
+        if (seq > sum.marker.seq) sum.marker.seq = seq;
+      }
+    }
     // A journal written before markers: its charge went with the record's write, or not at all.
     else if (put.has(item.sk)) replays.push({ charges: [charge] });
   }
-  return replays;
+  return [...replays, ...unsent.values()];
 }
 
 /** Sent one at a time per marker attribute, in `seq` order (a marker refuses a seq below its own). */

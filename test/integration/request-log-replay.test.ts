@@ -92,22 +92,23 @@ describe('request-log journal replay', () => {
     const c = journal.charge([item(5).sk], 0);
     await chargeBudgets([charge], c.marker);
     await ops.putItem('logs', item(5));
-    // A record whose group was never sent.
+    // Records whose group was never sent (charged together, under the writer's last seq).
     journal.record(item(6), charge);
     // A record without a budget.
     journal.record(item(7), undefined);
+    journal.record(item(8), charge);
     expect(await spentNusd(key)).toBe(3 * COST_USD * 1e9);
 
     // The first replay is cut short: its copy of the journal is replayed again afterwards.
     const again = copyOf(dir);
-    expect(await replayRequestLogJournal(dir)).toEqual({ entries: 10, restored: 4 });
+    expect(await replayRequestLogJournal(dir)).toEqual({ entries: 11, restored: 5 });
     expect(readdirSync(dir)).toEqual([]);
-    expect(await spentNusd(key)).toBe(6 * COST_USD * 1e9);
-    expect(await replayRequestLogJournal(again)).toEqual({ entries: 10, restored: 0 });
-    expect(await spentNusd(key)).toBe(6 * COST_USD * 1e9);
+    expect(await spentNusd(key)).toBe(7 * COST_USD * 1e9);
+    expect(await replayRequestLogJournal(again)).toEqual({ entries: 11, restored: 0 });
+    expect(await spentNusd(key)).toBe(7 * COST_USD * 1e9);
 
     const stored = await ops.queryAll<{ n: number }>('logs', logPk, 'log_');
-    expect(stored.map((s) => s.n)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(stored.map((s) => s.n)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
   });
 
   it('a later charge of the same writer and slot still applies after one the counter has seen', async () => {
