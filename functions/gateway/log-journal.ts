@@ -18,7 +18,8 @@ import type { BudgetCharge, ChargeMarker } from '../policies/budget-spend';
  * slot of its batched writer, `cw_<thread>_<writer>_<slot>`, and one for charges replay
  * makes of records that were never sent, `..._u`. Its `seq`s sort upwards, across restarts
  * too (they start with the writer's start time), so the names are reused and a counter
- * carries a bounded number of them.
+ * carries a bounded number of them. Should the clock have gone back past an earlier
+ * process's start, a live charge its marker refuses is charged without it (budget-spend.ts).
  */
 
 /** What the journal keeps of a record's write: the item, its budget charge, and that charge's seq should replay have to send it. */

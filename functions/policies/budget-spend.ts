@@ -53,6 +53,9 @@ export async function chargeBudgets(charges: readonly BudgetCharge[], marker?: C
   await Promise.all([...sums.values()].map(({ bucket, nusd, charge }) => chargeBucket(bucket, nusd, charge, marker)));
 }
 
+/** A budget counter's item: its spend, and the markers of the writers that charged it. */
+type Counter = { spent_nusd: number } & Record<string, unknown>;
+
 /** Add `nusd` to one budget period, and emit one event for each threshold (and the limit) the increment crossed. */
 async function chargeBucket(bucket: BudgetBucket, nusd: number, subject: BudgetCharge, marker: ChargeMarker | undefined): Promise<void> {
   const key = { pk: bucket.pk, sk: bucket.sk };
@@ -62,10 +65,17 @@ async function chargeBucket(bucket: BudgetBucket, nusd: number, subject: BudgetC
   const after = await whileAdding(counterId, nusd, async () => {
     const spec = { set: bucket.ttl === undefined ? {} : { ttl: bucket.ttl }, add: { spent_nusd: nusd } };
     // Undefined: an increment already applied (a retry whose answer was lost, or a replay); read what it left.
-    let updated = await (marker ? addInOrder<{ spent_nusd: number }>('usage', key, spec, marker) : addOnce<{ spent_nusd: number }>('usage', key, spec));
+    let updated = await (marker ? addInOrder<Counter>('usage', key, spec, marker) : addOnce<Counter>('usage', key, spec));
     if (!updated) {
       applied = false;
-      updated = await getItem<{ spent_nusd: number }>('usage', key, true);
+      updated = await getItem<Counter>('usage', key, true);
+      if (marker && !marker.replay && updated?.[marker.attr] !== marker.seq) {
+        // Refused, live, by a marker this writer never set: a later seq left by an earlier
+        // process under the same attribute (the clock has gone back since). Charged all the same.
+        log.warn('budget charge refused by a later marker; charged without it', { counter: key.pk, marker: marker.attr }, subject.context);
+        updated = (await addOnce<Counter>('usage', key, spec)) ?? (await getItem<Counter>('usage', key, true));
+        applied = true;
+      }
     }
     const total = Number(updated?.spent_nusd ?? 0);
     // The new total is the freshest spend this container knows: its next admission may need no read.

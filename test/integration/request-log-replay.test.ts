@@ -132,6 +132,18 @@ describe('request-log journal replay', () => {
     expect(await spentNusd(key)).toBe(2 * COST_USD * 1e9);
   });
 
+  it('a live charge refused by a later seq it never sent (the clock went back since an earlier process) is charged all the same; a replayed one is not', async () => {
+    const { bucket, key } = budgetCounter('clock');
+    const charge: BudgetCharge = { grant: { buckets: [bucket], headers: {} }, costUsd: COST_USD, workspaceId: 'ws_replay' };
+    const attr = 'cw_0_0_0';
+    // An earlier process under the same attribute, whose clock was ahead.
+    await ops.putItem('usage', { ...key, spent_nusd: 0, [attr]: '9'.repeat(27) });
+    await chargeBudgets([charge], { attr, seq: `${String(Date.now()).padStart(15, '0')}000000000001` });
+    expect(await spentNusd(key)).toBe(COST_USD * 1e9);
+    await chargeBudgets([charge], { attr, seq: `${String(Date.now()).padStart(15, '0')}000000000002`, replay: true });
+    expect(await spentNusd(key)).toBe(COST_USD * 1e9);
+  });
+
   it('replays a journal written before charges carried markers: a record it stores is charged, one already stored is not', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'replay-'));
     dirs.push(dir);
