@@ -230,18 +230,25 @@ async function restartIn(workers: boolean): Promise<OwnDataGateway> {
 }
 
 describe('request-log records and charges when the gateway dies', () => {
-  it('SIGKILL of the gateway right after a burst: every answer older than the window has its record; every record is charged to the budget and counted, once', async () => {
-    let gw = await gatewayIn(false);
-    const s = await setupFor(gw, 'kill');
+  /**
+   * `kill -9` right after a burst (of node alone, or with DynamoDB Local's JVM), then a
+   * restart in the same mode: records older than the window are there, each charged and
+   * counted once (the journal restores what DynamoDB Local had acknowledged but not
+   * committed, and the charges it had not applied; the spend counters are re-derived).
+   */
+  async function killedCase(name: 'kill' | 'kill-workers' | 'kill-both', what: string) {
+    const workers = name === 'kill-workers';
+    let gw = await gatewayIn(workers);
+    const s = await setupFor(gw, name);
     const answers = await burst(gw, s);
-    // killNode sends SIGKILL at once, then waits for the gateway's watchdog to stop DynamoDB Local.
     const killedAt = performance.now();
-    await gw.killNode();
+    // killNode sends SIGKILL at once, then waits for the gateway's watchdog to stop DynamoDB Local.
+    await (name === 'kill-both' ? gw.kill() : gw.killNode());
 
-    gw = await restartIn(false);
+    gw = await restartIn(workers);
     const { lostAges } = await assertAccounted(gw, s, answers, killedAt, CRASH_WINDOW_MS);
-    report(`SIGKILL of node: ${lostAges.length} of ${REQUESTS} records lost, answered ${lostAges.join(', ')} ms before the kill`);
-  }, 240_000);
+    report(`SIGKILL of ${what}: ${lostAges.length} of ${REQUESTS} records lost, answered ${lostAges.join(', ')} ms before the kill`);
+  }
 
   /** After SIGTERM, every record and charge is there; the next case uses a gateway in the other mode. */
   async function terminatedCase(workers: boolean) {
@@ -257,33 +264,25 @@ describe('request-log records and charges when the gateway dies', () => {
     expect(records).toBe(REQUESTS);
   }
 
+  it(
+    'SIGKILL of the gateway right after a burst: every answer older than the window has its record; every record is charged to the budget and counted, once',
+    () => killedCase('kill', 'node'),
+    240_000,
+  );
+
   it('SIGTERM right after a burst (main thread): every record and charge is written before the process ends', () => terminatedCase(false), 240_000);
 
-  it("SIGKILL of a gateway in worker-thread mode: each thread's journaled records and charges are restored, each charged once", async () => {
-    let gw = await gatewayIn(true);
-    const s = await setupFor(gw, 'kill-workers');
-    const answers = await burst(gw, s);
-    const killedAt = performance.now();
-    await gw.killNode();
-
-    gw = await restartIn(true);
-    const { lostAges } = await assertAccounted(gw, s, answers, killedAt, CRASH_WINDOW_MS);
-    report(`SIGKILL of node (worker threads): ${lostAges.length} of ${REQUESTS} records lost, answered ${lostAges.join(', ')} ms before the kill`);
-  }, 240_000);
+  it(
+    "SIGKILL of a gateway in worker-thread mode: each thread's journaled records and charges are restored, each charged once",
+    () => killedCase('kill-workers', 'node (worker threads)'),
+    240_000,
+  );
 
   it('SIGTERM right after a burst (worker threads): every record and charge is written before the process ends', () => terminatedCase(true), 240_000);
 
-  it('SIGKILL of the gateway and of DynamoDB Local at once: the journal restores what DynamoDB Local had not committed; each record is charged and counted once', async () => {
-    let gw = await gatewayIn(false);
-    const s = await setupFor(gw, 'kill-both');
-    const answers = await burst(gw, s);
-    const killedAt = performance.now();
-    await gw.kill();
-
-    gw = await restartIn(false);
-    // Writes DynamoDB Local had acknowledged but not committed come back from the journal, and
-    // their charges, once; the spend counters are re-derived from the records at start.
-    const { lostAges } = await assertAccounted(gw, s, answers, killedAt, CRASH_WINDOW_MS);
-    report(`SIGKILL of node and Java: ${lostAges.length} of ${REQUESTS} records lost, answered ${lostAges.join(', ')} ms before the kill`);
-  }, 240_000);
+  it(
+    'SIGKILL of the gateway and of DynamoDB Local at once: the journal restores what DynamoDB Local had not committed; each record is charged and counted once',
+    () => killedCase('kill-both', 'node and Java'),
+    240_000,
+  );
 });
