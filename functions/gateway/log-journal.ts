@@ -3,6 +3,7 @@ import { config } from '../shared/config';
 import type { Key } from '../shared/db/ops';
 import type { PutJournal } from '../shared/db/put-journal';
 import { loadOnce } from '../shared/load-once';
+import { log } from '../shared/telemetry/logger';
 import type { BudgetCharge, ChargeMarker } from '../policies/budget-spend';
 
 /**
@@ -61,25 +62,45 @@ export class LogJournal {
     return `${this.start}${String(this.sequence++).padStart(12, '0')}`;
   }
 
-  /** Journals a record's write; returns what settles the entry. */
-  record(item: JournaledRecord['item'], charge: BudgetCharge | undefined): () => void {
-    if (!charge) return this.journal.append({ item } satisfies JournaledRecord);
-    const entry: JournaledRecord = {
-      item,
-      charge: { grant: charge.grant, costUsd: charge.costUsd, workspaceId: charge.workspaceId },
-      writer: this.writer,
-      seq: this.nextSeq(),
-    };
-    return this.journal.append(entry);
+  /** Journals a record's write; returns what settles the entry, or undefined if it could not be journaled. */
+  record(item: JournaledRecord['item'], charge: BudgetCharge | undefined): (() => void) | undefined {
+    const entry: JournaledRecord = charge
+      ? { item, charge: { grant: charge.grant, costUsd: charge.costUsd, workspaceId: charge.workspaceId }, writer: this.writer, seq: this.nextSeq() }
+      : { item };
+    return this.append(entry);
   }
 
-  /** Journals a group's charge about to be sent under write slot `slot`; returns its marker and what settles the entry. */
-  charge(records: string[], slot: number): { marker: ChargeMarker; settle: () => void } {
+  /**
+   * Journals a group's charge about to be sent under write slot `slot`; returns its marker
+   * and what settles the entry, or undefined if it could not be journaled (the charge is then
+   * sent without a marker, as where there is no journal).
+   */
+  charge(records: string[], slot: number): { marker: ChargeMarker; settle: () => void } | undefined {
     const marker = { attr: `${this.writer}_${slot}`, seq: this.nextSeq() };
-    const settle = this.journal.append({ charged: { records, marker } } satisfies JournaledCharge);
-    return { marker, settle };
+    const settle = this.append({ charged: { records, marker } } satisfies JournaledCharge);
+    return settle && { marker, settle };
+  }
+
+  private lastFailureLogged = 0;
+
+  /**
+   * A journal that cannot be written (a full disk, its folder made a file) costs only what it
+   * protects against: the write goes on without it. Reported once a minute at most.
+   */
+  private append(entry: LogJournalEntry): (() => void) | undefined {
+    try {
+      return this.journal.append(entry);
+    } catch (err) {
+      if (Date.now() - this.lastFailureLogged >= FAILURE_LOG_INTERVAL_MS) {
+        this.lastFailureLogged = Date.now();
+        log.error('request-log journal not written: records and charges go on without it', { error: String(err) });
+      }
+      return undefined;
+    }
   }
 }
+
+const FAILURE_LOG_INTERVAL_MS = 60_000;
 
 let opened: LogJournal | null | undefined;
 

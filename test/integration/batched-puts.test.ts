@@ -80,6 +80,17 @@ describe('batchedPuts', () => {
     expect(settled).toBe(3);
   });
 
+  it('an onSend that throws before it returns a promise does not hold the group: its items are stored and their callers answered', async () => {
+    const put = batchedPuts<number>('logs', {
+      onSend: () => {
+        throw new Error('journal full');
+      },
+    });
+    const pk = `TEST#onsend-throws#${Date.now()}`;
+    await Promise.all([put({ pk, sk: 'item-a' }, 1), put({ pk, sk: 'item-b' }, 2)]);
+    expect((await ops.queryAll('logs', pk, 'item-')).length).toBe(2);
+  });
+
   it('gives each group in flight its own slot, and a slot to a later group only once what went with the earlier one has settled', async () => {
     const holders = new Map<number, number>();
     const order: Array<[number, number]> = [];

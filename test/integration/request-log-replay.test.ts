@@ -79,7 +79,7 @@ describe('request-log journal replay', () => {
     // Group A: its charge was applied, its records' write never happened.
     journal.record(item(1), charge);
     journal.record(item(2), charge);
-    const a = journal.charge([item(1).sk, item(2).sk], 0);
+    const a = journal.charge([item(1).sk, item(2).sk], 0)!;
     await chargeBudgets([charge, charge], a.marker);
     // Group B: its records were stored, its charge never reached DynamoDB.
     journal.record(item(3), charge);
@@ -89,7 +89,7 @@ describe('request-log journal replay', () => {
     await ops.putItem('logs', item(4));
     // Group C: both were done.
     journal.record(item(5), charge);
-    const c = journal.charge([item(5).sk], 0);
+    const c = journal.charge([item(5).sk], 0)!;
     await chargeBudgets([charge], c.marker);
     await ops.putItem('logs', item(5));
     // Records whose group was never sent (charged together, under the writer's last seq).
@@ -118,10 +118,10 @@ describe('request-log journal replay', () => {
     const charge: BudgetCharge = { grant: { buckets: [bucket], headers: {} }, costUsd: COST_USD, workspaceId: 'ws_replay' };
     const journal = journalIn(dir);
     journal.record(logItem('TEST#replay-order', 'log_a'), charge);
-    const first = journal.charge(['log_a'], 3);
+    const first = journal.charge(['log_a'], 3)!;
     await chargeBudgets([charge], first.marker);
     journal.record(logItem('TEST#replay-order', 'log_b'), charge);
-    const second = journal.charge(['log_b'], 3);
+    const second = journal.charge(['log_b'], 3)!;
     expect(second.marker.attr).toBe(first.marker.attr);
     expect(second.marker.seq > first.marker.seq).toBe(true);
     // Sent once live, then again (a retry of a write whose answer was lost): applied once.

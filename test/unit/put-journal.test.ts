@@ -1,8 +1,9 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openPutJournal, replayJournal } from '../../functions/shared/db/put-journal';
+import { LogJournal } from '../../functions/gateway/log-journal';
 
 let dir: string;
 beforeEach(() => {
@@ -100,6 +101,32 @@ describe('put journal', () => {
     const { seen } = await replayAll(dir);
     expect(seen).toEqual([{ n: 1 }, { n: 2 }]);
     expect(existsSync(file)).toBe(false);
+  });
+
+  it('makes its folder again if it was removed while the process ran', async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'setInterval', 'clearInterval'] });
+    const journal = openPutJournal(dir, 'logs');
+    journal.append({ n: 1 });
+    rmSync(dir, { recursive: true, force: true });
+    vi.advanceTimersByTime(1_000);
+    journal.append({ n: 2 });
+    vi.useRealTimers();
+    expect((await replayAll(dir)).seen).toEqual([{ n: 2 }]);
+  });
+
+  it('a request-log journal that cannot be written gives no settle and no marker, and throws nothing: the writes go on without it', () => {
+    vi.useFakeTimers({ toFake: ['Date', 'setInterval', 'clearInterval'] });
+    const journal = new LogJournal(openPutJournal(dir, 'logs'));
+    const item = { pk: 'W#1', sk: 'log_1' };
+    expect(journal.record(item, undefined)).toBeTypeOf('function');
+    // The folder becomes a file: neither the segment nor the folder can be made again.
+    rmSync(dir, { recursive: true, force: true });
+    writeFileSync(dir, 'not a folder');
+    vi.advanceTimersByTime(1_000);
+    expect(journal.record(item, undefined)).toBeUndefined();
+    expect(journal.charge(['log_1'], 0)).toBeUndefined();
+    rmSync(dir, { force: true });
+    mkdirSync(dir);
   });
 
   it('replays nothing from a folder that does not exist', async () => {

@@ -64,7 +64,13 @@ export function batchedPuts<T = never>(table: TableName, options: BatchedPutsOpt
     if (slot === -1) slot = slotsTaken.length;
     slotsTaken[slot] = true;
     const tags = group.flatMap((p) => (p.tag === undefined ? [] : [p.tag]));
-    const alongside = tags.length && options.onSend ? options.onSend(tags, slot) : undefined;
+    let alongside: Promise<void> | undefined;
+    try {
+      alongside = tags.length && options.onSend ? options.onSend(tags, slot) : undefined;
+    } catch (err) {
+      // Thrown before it returned a promise: the group is written all the same.
+      alongside = Promise.reject(err);
+    }
     // A caller learns its item is stored once what goes along is settled too (its failure
     // is onSend's to report: the item is stored all the same).
     const settled = alongside?.catch(() => undefined);

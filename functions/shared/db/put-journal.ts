@@ -32,7 +32,7 @@ interface Segment {
 }
 
 export interface PutJournal {
-  /** Appends one entry (synchronously) and returns what to call once its write has settled. */
+  /** Appends one entry (synchronously) and returns what to call once its write has settled; throws when the file cannot be written. */
   append(entry: unknown): () => void;
 }
 
@@ -73,7 +73,15 @@ export function openPutJournal(dir: string, name: string): PutJournal {
     if (current && !current.sealed && Date.now() - current.openedAt < SEGMENT_MS) return current;
     if (current) current.sealed = true;
     const path = join(dir, `${prefix}-${String(sequence++).padStart(6, '0')}.jsonl`);
-    current = { path, fd: openSync(path, 'a'), openedAt: Date.now(), pending: 0, sealed: false };
+    let fd: number;
+    try {
+      fd = openSync(path, 'a');
+    } catch {
+      // The folder was removed while the process ran: made again (a second failure throws).
+      mkdirSync(dir, { recursive: true });
+      fd = openSync(path, 'a');
+    }
+    current = { path, fd, openedAt: Date.now(), pending: 0, sealed: false };
     segments.push(current);
     sweeper ??= setInterval(sweep, SEGMENT_MS).unref();
     return current;
