@@ -1,3 +1,5 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { config } from '../shared/config';
 import type { Key } from '../shared/db/ops';
@@ -18,9 +20,10 @@ import type { BudgetCharge, ChargeMarker } from '../policies/budget-spend';
  * A writer (this module, once per bundle and thread) owns one marker attribute per write
  * slot of its batched writer, `cw_<thread>_<writer>_<slot>`, and one for charges replay
  * makes of records that were never sent, `..._u`. Its `seq`s sort upwards, across restarts
- * too (they start with the writer's start time), so the names are reused and a counter
- * carries a bounded number of them. Should the clock have gone back past an earlier
- * process's start, a live charge its marker refuses is charged without it (budget-spend.ts).
+ * too (they start with the writer's start time, kept in the folder so that a clock gone
+ * back cannot make it smaller), so the names are reused and a counter carries a bounded
+ * number of them. Should a live charge still be refused by a marker its writer never set
+ * (the folder was lost), it is charged without it (budget-spend.ts).
  */
 
 /** What the journal keeps of a record's write: the item, its budget charge, and that charge's seq should replay have to send it. */
@@ -51,12 +54,40 @@ const writerIndex = (): number => {
   return g[WRITERS] - 1;
 };
 
+/**
+ * When a writer of this name starts, in ms: now, or just after the last start of a writer of
+ * the same name on this folder if the clock has gone back since (kept in `<writer>.start`),
+ * so its seqs stay above every one an earlier process left in a counter.
+ */
+export function writerStart(dir: string, writer: string, now = Date.now()): number {
+  const file = join(dir, `${writer}.start`);
+  let last = 0;
+  try {
+    last = Number(readFileSync(file, 'utf8')) || 0;
+  } catch {
+    /* the first writer of this name */
+  }
+  const start = Math.max(now, last + 1);
+  try {
+    writeFileSync(file, String(start));
+  } catch {
+    /* an unwritable folder: its appends report it */
+  }
+  return start;
+}
+
 export class LogJournal {
   private readonly writer = `cw_${threadId}_${writerIndex()}`;
-  private readonly start = String(Date.now()).padStart(15, '0');
+  private readonly start: string;
   private sequence = 0;
 
-  constructor(private readonly journal: PutJournal) {}
+  /** `dir`: the journal's folder, where the writer's start is kept (without it: the clock alone). */
+  constructor(
+    private readonly journal: PutJournal,
+    dir?: string,
+  ) {
+    this.start = String(dir ? writerStart(dir, this.writer) : Date.now()).padStart(15, '0');
+  }
 
   private nextSeq(): string {
     return `${this.start}${String(this.sequence++).padStart(12, '0')}`;
@@ -107,7 +138,7 @@ let opened: LogJournal | null | undefined;
 /** The journal, opened on first use; null where there is none (Lambda), which then never loads its code. */
 export const openLogJournal = /* @__PURE__ */ loadOnce(async () => {
   const dir = config().requestLogJournalDir;
-  opened = dir ? new LogJournal((await import('../shared/db/put-journal')).openPutJournal(dir, 'logs')) : null;
+  opened = dir ? new LogJournal((await import('../shared/db/put-journal')).openPutJournal(dir, 'logs'), dir) : null;
   return opened;
 });
 

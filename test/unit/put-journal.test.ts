@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openPutJournal, replayJournal } from '../../functions/shared/db/put-journal';
-import { LogJournal } from '../../functions/gateway/log-journal';
+import { LogJournal, writerStart } from '../../functions/gateway/log-journal';
 
 let dir: string;
 beforeEach(() => {
@@ -127,6 +127,15 @@ describe('put journal', () => {
     expect(journal.charge(['log_1'], 0)).toBeUndefined();
     rmSync(dir, { force: true });
     mkdirSync(dir);
+  });
+
+  it("a writer's start never goes back, whatever the clock does: its seqs stay above those it left before", () => {
+    expect(writerStart(dir, 'cw_1_0', 2_000_000)).toBe(2_000_000);
+    // A restart after the clock went back by a minute.
+    expect(writerStart(dir, 'cw_1_0', 1_940_000)).toBe(2_000_001);
+    expect(writerStart(dir, 'cw_1_0', 3_000_000)).toBe(3_000_000);
+    // Another writer's start is its own.
+    expect(writerStart(dir, 'cw_2_0', 1_000)).toBe(1_000);
   });
 
   it('replays nothing from a folder that does not exist', async () => {
