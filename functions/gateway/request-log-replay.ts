@@ -21,7 +21,7 @@ const PARALLEL_PUTS = 16;
 export async function replayRequestLogJournal(dir: string): Promise<{ entries: number; restored: number }> {
   let restored = 0;
   const { entries } = await replayJournal(dir, async (journaled) => {
-    const { records, groups } = sortEntries(journaled as LogJournalEntry[]);
+    const { records, groups } = splitEntries(journaled as LogJournalEntry[]);
     const put = new Set<string>();
     for (let i = 0; i < records.length; i += PARALLEL_PUTS) {
       await Promise.all(
@@ -36,7 +36,7 @@ export async function replayRequestLogJournal(dir: string): Promise<{ entries: n
   return { entries, restored };
 }
 
-function sortEntries(entries: LogJournalEntry[]): { records: JournaledRecord[]; groups: JournaledCharge['charged'][] } {
+function splitEntries(entries: LogJournalEntry[]): { records: JournaledRecord[]; groups: JournaledCharge['charged'][] } {
   const records: JournaledRecord[] = [];
   const groups: JournaledCharge['charged'][] = [];
   for (const entry of entries) {

@@ -71,7 +71,8 @@ async function chargeBucket(bucket: BudgetBucket, nusd: number, subject: BudgetC
       updated = await getItem<Counter>('usage', key, true);
       if (marker && !marker.replay && updated?.[marker.attr] !== marker.seq) {
         // Refused, live, by a marker this writer never set: a later seq left by an earlier
-        // process under the same attribute (the clock has gone back since). Charged all the same.
+        // process under the same attribute (the writer's kept start was lost and the clock has
+        // gone back since, log-journal.ts `writerStart`). Charged all the same.
         log.warn('budget charge refused by a later marker; charged without it', { counter: key.pk, marker: marker.attr }, subject.context);
         updated = (await addOnce<Counter>('usage', key, spec)) ?? (await getItem<Counter>('usage', key, true));
         applied = true;
