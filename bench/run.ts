@@ -309,6 +309,48 @@ try {
           `half saturation (${rate} req/s): p99 direct ${direct.p99} ms, gateway ${gateway.p99} ms, bare proxy ${bareAlone.p99} ms, bare proxy beside the records ${bareWithRecords.p99} ms`,
         );
       }
+
+      // Issue 38 item 1: CPU per request with every hot-path feature on against the bare
+      // proxy's, both at one rate (half of the gateway's saturation), in turn.
+      if (M.scenarios.includes('bare-proxy') && M.scenarios.includes('gateway-chat-full') && M.latencies.includes(0)) {
+        const sat = Math.max(...results.load.filter((r) => r.scenario === 'gateway-chat-full' && r.latencyMs === 0).map((r) => r.rps));
+        const rate = Math.max(1, Math.floor(sat / 2));
+        const paced = { rate, durationS: M.durationS, warmupS: 2 };
+        const gatewayRound = async () => {
+          await quietEmulator();
+          return runPaced(requestFor('gateway-chat-full', targets, 0), { ...paced, serverPid: gw.pid });
+        };
+        const bareRound = async () => {
+          await quietEmulator();
+          const writer = await spawnTsJson('bench/record-writer.ts', {
+            RECORDS_PER_S: String(rate),
+            AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+            REQUEST_LOG_BATCH_WAIT_MS: String(LOCAL_REQUEST_LOG_BATCH_WAIT_MS),
+          });
+          return runPaced(requestFor('bare-proxy', targets, 0), { ...paced, serverPid: bare.pid }).finally(() => writer.stop());
+        };
+        const rounds: NonNullable<Results['cpuAtRate']>['rounds'] = [];
+        const cpu = (r: { serverCpuMsPerReq?: number }) => r.serverCpuMsPerReq ?? Number.NaN;
+        for (let i = 0; i < M.pairedRounds; i++) {
+          // Alternate which goes first, so a drift in background load favours neither.
+          const first = i % 2 === 0 ? await bareRound() : await gatewayRound();
+          const second = i % 2 === 0 ? await gatewayRound() : await bareRound();
+          const [bareRun, gatewayRun] = i % 2 === 0 ? [first, second] : [second, first];
+          rounds.push({ bare: bareRun, gateway: gatewayRun, cpuRatio: round(cpu(gatewayRun) / cpu(bareRun)) });
+          log(`CPU at ${rate} req/s, round ${i + 1}: bare proxy ${cpu(bareRun)} ms/req, gateway-chat-full ${cpu(gatewayRun)} ms/req`);
+        }
+        results.cpuAtRate = {
+          scenario: 'gateway-chat-full',
+          rate,
+          durationS: M.durationS,
+          rounds,
+          medianCpuRatio: round(median(rounds.map((x) => x.cpuRatio))),
+          medianCpu: {
+            bare: round(median(rounds.map((x) => cpu(x.bare))), 3),
+            gateway: round(median(rounds.map((x) => cpu(x.gateway))), 3),
+          },
+        };
+      }
     }
 
     // ---- streams: TTFB and total time ----------------------------------------------------
@@ -631,6 +673,7 @@ function restEvent(method: string, path: string, headers: Record<string, string>
 }
 
 function evaluateTargets(r: Results): Results['targets'] {
+  const fmt3 = (x: number) => x.toFixed(3);
   const out: Results['targets'] = [];
   const best = (scenario: string) => Math.max(...r.load.filter((x) => x.scenario === scenario && x.latencyMs === 0).map((x) => x.rps));
   if (r.paired) {
@@ -654,6 +697,20 @@ function evaluateTargets(r: Results): Results['targets'] {
       goal: '>= 0.5 x bare proxy (best req/s at 0 ms upstream latency)',
       measured: `${gw} vs ${floor} req/s = ${(gw / floor).toFixed(2)} x (one run each; no paired rounds)`,
       met: gw / floor >= 0.5,
+    });
+  }
+  if (r.cpuAtRate) {
+    const c = r.cpuAtRate;
+    const saturated = r.paired
+      ? ` At saturation (the throughput rounds, gateway-proxy-ratelimit at ${r.paired.connections} connections) it is ${fmt3(r.paired.machine.gateway.server)} against ${fmt3(r.paired.machine.bare.server)} ms, each at its own rate.`
+      : '';
+    out.push({
+      name: 'CPU per request, every hot-path feature on (gateway-chat-full)',
+      goal: "<= 2 x the bare proxy's, at the same rate",
+      measured:
+        `${c.medianCpuRatio.toFixed(2)} x at ${c.rate} req/s: ${fmt3(c.medianCpu.gateway)} against ${fmt3(c.medianCpu.bare)} ms, median of ${c.rounds.length} round${c.rounds.length === 1 ? '' : 's'} in turn ` +
+        `(${c.rounds.map((x) => x.cpuRatio.toFixed(2)).join(', ')}).${saturated}`,
+      met: c.medianCpuRatio <= 2,
     });
   }
   if (r.halfSaturation) {

@@ -69,6 +69,22 @@ export interface PairedThroughput {
   gatewayCpuFor05: number;
 }
 
+/**
+ * Issue 38 item 1 at one rate: the bare proxy and gateway-chat-full (every hot-path feature
+ * on) paced at the same evenly spaced rate in turn, the bare proxy while DynamoDB Local
+ * writes as many request-log records (bench/record-writer.ts), so both meet the same
+ * machine. CPU per request falls as a process's rate rises (more events per wake-up, writes
+ * coalesced), so only the same rate compares the code rather than the rates.
+ */
+export interface CpuAtRate {
+  scenario: string;
+  rate: number;
+  durationS: number;
+  rounds: Array<{ bare: LoadResult; gateway: LoadResult; cpuRatio: number }>;
+  medianCpuRatio: number;
+  medianCpu: { bare: number; gateway: number };
+}
+
 export interface Target {
   name: string;
   goal: string;
@@ -84,6 +100,7 @@ export interface Results {
   load: LoadRow[];
   halfSaturation?: HalfSaturation;
   paired?: PairedThroughput;
+  cpuAtRate?: CpuAtRate;
   streams: StreamRow[];
   rss?: { gateway: RssResult; bareProxy: RssResult; route: string; chunkDelayMs: number };
   storage: StorageRow[];
@@ -271,6 +288,18 @@ export function renderTables(r: Results): string {
         (p.gatewayCpuFor05 > 0
           ? `0.5 x needs the gateway at or below ${fmt(p.gatewayCpuFor05, 3)} ms of CPU per request, against the bare proxy's ${fmt(p.machine.bare.server, 3)} ms.`
           : `0.5 x is out of reach here even for a gateway that used no CPU at all: the other processes of its rounds alone use more than twice the bare proxy rounds' total.`),
+    );
+  }
+  if (r.cpuAtRate) {
+    const c = r.cpuAtRate;
+    parts.push(
+      `### CPU per request at one rate: bare proxy and ${c.scenario} in turn (${c.rate} req/s evenly spaced, ${c.durationS} s each)`,
+      table(
+        ['round', 'bare proxy req/s', 'gateway req/s', 'bare proxy CPU ms/req', 'gateway CPU ms/req', 'gateway / bare proxy'],
+        c.rounds.map((x, i) => [i + 1, x.bare.rps, x.gateway.rps, fmt(x.bare.serverCpuMsPerReq, 3), fmt(x.gateway.serverCpuMsPerReq, 3), fmt(x.cpuRatio)]),
+      ),
+      `Medians: bare proxy ${fmt(c.medianCpu.bare, 3)} ms, gateway ${fmt(c.medianCpu.gateway, 3)} ms of CPU per request; ratio ${fmt(c.medianCpuRatio)} x (median of the rounds' ratios). ` +
+        'The bare proxy ran while DynamoDB Local wrote as many request-log records per second as the gateway causes.',
     );
   }
   if (r.halfSaturation) {
