@@ -157,6 +157,20 @@ const results: Results = {
 };
 
 const dynamo = await startDynamoDbLocal(null);
+/**
+ * Run `load` while bench/record-writer.ts has DynamoDB Local write `rate` request-log records
+ * a second (the gateway's own items, through its grouped writer): the storage work the
+ * gateway's requests cause, beside a server that causes none.
+ */
+async function besideRecords<T>(rate: number, load: (writerPid: number) => Promise<T>): Promise<T> {
+  const writer = await spawnTsJson('bench/record-writer.ts', {
+    RECORDS_PER_S: String(rate),
+    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+    REQUEST_LOG_BATCH_WAIT_MS: String(LOCAL_REQUEST_LOG_BATCH_WAIT_MS),
+  });
+  return load(writer.pid).finally(() => writer.stop());
+}
+
 /** Start a phase once DynamoDB Local has worked off the previous phase's request-log writes. */
 async function quietEmulator(): Promise<void> {
   const waitedMs = await settle(dynamo.pid);
@@ -282,14 +296,12 @@ try {
         // how much of the p99 belongs to the machine rather than to the gateway.
         await quietEmulator();
         const bareAlone = await runPaced(requestFor('bare-proxy', targets, 0), { ...half, serverPid: bare.pid });
-        const writer = await spawnTsJson('bench/record-writer.ts', {
-          RECORDS_PER_S: String(rate),
-          AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-          REQUEST_LOG_BATCH_WAIT_MS: String(LOCAL_REQUEST_LOG_BATCH_WAIT_MS),
-        });
-        const withWriter = { ...watch, 'record writer': { pid: writer.pid, mainThread: true } };
-        const bareWithRecords = await runPaced(requestFor('bare-proxy', targets, 0), { ...half, watch: withWriter, serverPid: bare.pid }).finally(() =>
-          writer.stop(),
+        const bareWithRecords = await besideRecords(rate, (writerPid) =>
+          runPaced(requestFor('bare-proxy', targets, 0), {
+            ...half,
+            watch: { ...watch, 'record writer': { pid: writerPid, mainThread: true } },
+            serverPid: bare.pid,
+          }),
         );
         results.halfSaturation = {
           saturationRps: sat,
@@ -322,12 +334,7 @@ try {
         };
         const bareRound = async () => {
           await quietEmulator();
-          const writer = await spawnTsJson('bench/record-writer.ts', {
-            RECORDS_PER_S: String(rate),
-            AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-            REQUEST_LOG_BATCH_WAIT_MS: String(LOCAL_REQUEST_LOG_BATCH_WAIT_MS),
-          });
-          return runPaced(requestFor('bare-proxy', targets, 0), { ...paced, serverPid: bare.pid }).finally(() => writer.stop());
+          return besideRecords(rate, () => runPaced(requestFor('bare-proxy', targets, 0), { ...paced, serverPid: bare.pid }));
         };
         const rounds: NonNullable<Results['cpuAtRate']>['rounds'] = [];
         const cpu = (r: { serverCpuMsPerReq?: number }) => r.serverCpuMsPerReq ?? Number.NaN;
