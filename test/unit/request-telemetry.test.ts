@@ -41,6 +41,7 @@ async function load(env: Record<string, string | undefined>) {
   const ctx = { ...context.newRequestContext('trace-1'), workspaceId: 'ws-1' };
   return {
     invocations,
+    metrics,
     /** Powertools' one document for many requests' metrics (a metric added again becomes an array of values). */
     oracleBatch: (ms: RequestMetrics[]) =>
       stdout(() => {
@@ -282,6 +283,48 @@ describe('request metrics of a busy process (many invocations at once)', () => {
     t.invocations.invocationStarted();
     expect(t.lean(FIELDS, FULL)).toHaveLength(1);
     expect(stdout(() => void t.invocations.invocationEnded())).toEqual([]);
+  });
+});
+
+describe('request log lines of a busy process', () => {
+  const LINES_ON = { POWERTOOLS_LOG_LEVEL: 'INFO', POWERTOOLS_METRICS_DISABLED: 'true' };
+  const latencies = (lines: string[]) => lines.map((l) => (JSON.parse(l) as { latency_ms: number }).latency_ms);
+
+  it('are held and written in one write, in order, by the invocation that leaves the process idle', async () => {
+    const t = await load(LINES_ON);
+    t.invocations.invocationStarted();
+    t.invocations.invocationStarted();
+    for (const latency of [1, 2, 3]) expect(t.lean({ ...FIELDS, latency_ms: latency }, FULL)).toEqual([]);
+    expect(stdout(() => void t.invocations.invocationEnded())).toEqual([]);
+    let writes = 0;
+    const written = stdout(() => {
+      const spy = vi.spyOn(process.stdout, 'write');
+      void t.invocations.invocationEnded();
+      writes = spy.mock.calls.length;
+    });
+    expect(writes).toBe(1);
+    expect(latencies(written)).toEqual([1, 2, 3]);
+    expect(JSON.parse(written[0]!)).toMatchObject({ level: 'INFO', message: 'request', trace_id: 'trace-1' });
+  });
+
+  it('are written within LINE_HOLD_MS while the process stays busy, and before a later line written at once', async () => {
+    vi.useFakeTimers();
+    try {
+      const t = await load(LINES_ON);
+      t.invocations.invocationStarted();
+      t.invocations.invocationStarted();
+      expect(t.lean({ ...FIELDS, latency_ms: 1 }, FULL)).toEqual([]);
+      expect(stdout(() => vi.advanceTimersByTime(t.metrics.LINE_HOLD_MS - 1))).toEqual([]);
+      expect(latencies(stdout(() => vi.advanceTimersByTime(1)))).toEqual([1]);
+
+      expect(t.lean({ ...FIELDS, latency_ms: 2 }, FULL)).toEqual([]);
+      t.invocations.invocationEnded();
+      // One invocation left: its line goes at once, after the one still held.
+      expect(latencies(t.lean({ ...FIELDS, latency_ms: 3 }, FULL))).toEqual([2, 3]);
+      expect(stdout(() => vi.advanceTimersByTime(t.metrics.LINE_HOLD_MS))).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { infoLine, SERVICE_NAME, type LogContext } from './logger';
 import { metricsLine, type MetricValue } from './metric-batch';
+import { othersInFlight, registerHolder } from './invocations';
 
 /**
  * EMF metrics: JSON lines that CloudWatch turns into metrics without an API call, one per
@@ -48,12 +49,48 @@ export function requestMetricsLine(m: RequestMetrics): string {
 }
 
 /**
- * A request's log line and its EMF document, in one synchronous stdout write (each line is
- * its own CloudWatch log event, as when Powertools prints them one by one).
+ * How long a busy process holds request lines (and how many bytes at most) before one write
+ * takes them all: a synchronous stdout write per request was a measurable part of a
+ * request's CPU at a steady rate (bench/README.md, "Session 27"). Also what a crash of a busy
+ * process can lose of them; the request-log records are stored apart, and are not affected.
+ */
+export const LINE_HOLD_MS = 100;
+const MAX_HELD_LINE_BYTES = 64 * 1024;
+
+let heldLines = '';
+let lineTimer: NodeJS.Timeout | undefined;
+
+function writeHeldLines(): void {
+  clearTimeout(lineTimer);
+  lineTimer = undefined;
+  if (!heldLines) return;
+  const text = heldLines;
+  heldLines = '';
+  process.stdout.write(text);
+}
+
+registerHolder(async () => writeHeldLines());
+
+/**
+ * A request's log line and its EMF document (each its own line, so its own CloudWatch log
+ * event, as when Powertools prints them one by one). A process serving one request at a
+ * time writes them at once, in one synchronous write; a busy one (./invocations.ts) holds
+ * them with other requests' lines for up to LINE_HOLD_MS, and the invocation that leaves it
+ * idle writes them, as it does held EMF values.
  */
 export function writeRequestTelemetry(message: string, fields: Record<string, unknown>, m: RequestMetrics, ctx: LogContext): void {
-  const text = infoLine(message, fields, ctx) + requestMetricsLine(m);
-  if (text) process.stdout.write(text);
+  const document = requestMetricsLine(m);
+  const text = infoLine(message, fields, ctx) + document;
+  if (!text) return;
+  // Held lines go first, so a process's request lines keep their order. A metrics document
+  // returned here is complete (100 values, or a process serving one invocation): it goes at once.
+  heldLines += text;
+  if (!othersInFlight() || document) {
+    writeHeldLines();
+    return;
+  }
+  if (heldLines.length >= MAX_HELD_LINE_BYTES) writeHeldLines();
+  else lineTimer ??= setTimeout(writeHeldLines, LINE_HOLD_MS).unref();
 }
 
 /** An MCP tool call's metrics, per server: `ToolCalls`, `ToolErrors` (an error, refusal or timeout, or a result with `isError`) and `ToolLatency`. */
