@@ -49,13 +49,13 @@ export function requestMetricsLine(m: RequestMetrics): string {
 }
 
 /**
- * How long a busy process holds request lines (and how many bytes at most) before one write
+ * How long a busy process holds request lines (and how much text: 64 K characters) before one write
  * takes them all: a synchronous stdout write per request was a measurable part of a
  * request's CPU at a steady rate (bench/README.md, "Session 27"). Also what a crash of a busy
  * process can lose of them; the request-log records are stored apart, and are not affected.
  */
 export const LINE_HOLD_MS = 100;
-const MAX_HELD_LINE_BYTES = 64 * 1024;
+const MAX_HELD_LINE_CHARS = 64 * 1024;
 
 let heldLines = '';
 let lineTimer: NodeJS.Timeout | undefined;
@@ -89,7 +89,7 @@ export function writeRequestTelemetry(message: string, fields: Record<string, un
     writeHeldLines();
     return;
   }
-  if (heldLines.length >= MAX_HELD_LINE_BYTES) writeHeldLines();
+  if (heldLines.length >= MAX_HELD_LINE_CHARS) writeHeldLines();
   else lineTimer ??= setTimeout(writeHeldLines, LINE_HOLD_MS).unref();
 }
 
