@@ -21,13 +21,14 @@ const { setUpGateway } = await import('./lib/admin');
 const { renderProfile, summariseProfile } = await import('./lib/cpuprofile');
 const { runLoad, runPaced } = await import('./lib/load');
 const { spawnTsJson, startChildGateway, TMP_DIR, loadAverage, REPO_ROOT } = await import('./lib/procs');
-const { requestFor, SCENARIOS } = await import('./lib/scenarios');
+const { requestFor, SCENARIOS, STREAM_ONLY_SCENARIOS } = await import('./lib/scenarios');
 type Upstreams = import('./lib/scenarios').Upstreams;
 type Scenario = import('./lib/scenarios').Scenario;
 
 const args = process.argv.slice(2);
 const scenario = (args.find((a) => !a.startsWith('--')) ?? 'gateway-proxy-ratelimit') as Scenario;
-if (!SCENARIOS.includes(scenario)) throw new Error(`unknown scenario ${scenario}; one of ${SCENARIOS.join(', ')}`);
+const known: readonly Scenario[] = [...SCENARIOS, ...STREAM_ONLY_SCENARIOS];
+if (!known.includes(scenario)) throw new Error(`unknown scenario ${scenario}; one of ${known.join(', ')}`);
 const flag = (name: string, fallback: number) => Number(args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const connections = flag('connections', 16);
 const seconds = flag('seconds', 10);

@@ -43,7 +43,7 @@ const { throughputBounds, withMachineCpu } = await import('./lib/machine-cpu');
 const { loadAverage, REPO_ROOT, settle, spawnTsJson, startChildGateway, TMP_DIR, rssMb } = await import('./lib/procs');
 const { renderTables } = await import('./lib/report');
 const { measureRss } = await import('./lib/rss');
-const { BASELINE, DESCRIPTION, requestFor, SCENARIOS } = await import('./lib/scenarios');
+const { BASELINE, DESCRIPTION, requestFor, SCENARIOS, STREAM_ONLY_SCENARIOS } = await import('./lib/scenarios');
 const { measureStorageCalls } = await import('./lib/storage');
 const { measureStreams } = await import('./lib/streams');
 const { runHeatPhase } = await import('./lib/heat');
@@ -83,7 +83,9 @@ const M = {
   durationS: QUICK ? 2 : 5,
   connections: ONLY_CONNECTIONS ?? (QUICK ? [1, 16] : [1, 16, 64]),
   latencies: ONLY_LATENCIES ?? ([0, 50] as Latency[]),
-  scenarios: ONLY_SCENARIOS ?? [...SCENARIOS],
+  // The load matrix; the streams phase adds the stream-only scenarios (Responses, Messages).
+  scenarios: ONLY_SCENARIOS?.filter((s) => !(STREAM_ONLY_SCENARIOS as readonly string[]).includes(s)) ?? [...SCENARIOS],
+  streamScenarios: ONLY_SCENARIOS ?? [...SCENARIOS, ...STREAM_ONLY_SCENARIOS],
   streamWarmup: QUICK ? 5 : 30,
   streamSequential: QUICK ? 10 : 100,
   streamConcurrency: 8,
@@ -362,7 +364,7 @@ try {
 
     // ---- streams: TTFB and total time ----------------------------------------------------
     if (!SKIP.has('streams')) {
-      for (const scenario of M.scenarios) {
+      for (const scenario of M.streamScenarios) {
         await quietEmulator();
         const loadAvg = loadAverage();
         const s = await measureStreams(requestFor(scenario, targets, 0, true), {

@@ -149,13 +149,29 @@ export function loadTable(rows: LoadRow[], latency: Latency): string {
 }
 
 export function streamTable(rows: StreamRow[]): string {
+  // Issue 38 item 2: each gateway's TTFB added against what the bare proxy adds in the same run.
+  const bareAdded = rows.find((r) => r.scenario === 'bare-proxy')?.ttfbAddedP50;
+  const toBare = (r: StreamRow) => (r.scenario.startsWith('gateway') && bareAdded && bareAdded > 0 ? `${fmt(r.ttfbAddedP50 / bareAdded)} x` : '');
   return table(
-    ['scenario', 'TTFB p50 ms', 'TTFB p90', 'TTFB added', 'total p50 ms', 'total p90', 'total added', `conc. TTFB p50`, 'conc. total p50', 'errors'],
+    [
+      'scenario',
+      'TTFB p50 ms',
+      'TTFB p90',
+      'TTFB added',
+      'added / bare proxy added',
+      'total p50 ms',
+      'total p90',
+      'total added',
+      `conc. TTFB p50`,
+      'conc. total p50',
+      'errors',
+    ],
     rows.map((r) => [
       r.scenario,
       fmt(r.ttfbP50),
       fmt(r.ttfbP90),
       signed(r.ttfbAddedP50),
+      toBare(r),
       fmt(r.totalP50),
       fmt(r.totalP90),
       signed(r.totalAddedP50),

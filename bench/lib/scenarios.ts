@@ -44,7 +44,14 @@ export const SCENARIOS = [
   'gateway-proxy-ratelimit',
   'gateway-chat-full',
 ] as const;
-export type Scenario = (typeof SCENARIOS)[number];
+
+/**
+ * Streamed only (the streams phase, issue 38 item 2): the Responses and Messages routes,
+ * each translated to a provider of the other dialect, and Messages passed to Anthropic as
+ * it is. Responses on OpenAI is passed through like the generic proxy (gateway-proxy).
+ */
+export const STREAM_ONLY_SCENARIOS = ['gateway-responses-anthropic', 'gateway-messages-openai', 'gateway-messages-anthropic'] as const;
+export type Scenario = (typeof SCENARIOS)[number] | (typeof STREAM_ONLY_SCENARIOS)[number];
 
 /** Which direct scenario a scenario's added latency is measured against (same upstream call). */
 export const BASELINE: Record<Scenario, Scenario> = {
@@ -56,6 +63,9 @@ export const BASELINE: Record<Scenario, Scenario> = {
   'gateway-chat-anthropic': 'direct-anthropic',
   'gateway-proxy-ratelimit': 'direct-openai',
   'gateway-chat-full': 'direct-openai',
+  'gateway-responses-anthropic': 'direct-anthropic',
+  'gateway-messages-openai': 'direct-openai',
+  'gateway-messages-anthropic': 'direct-anthropic',
 };
 
 export const DESCRIPTION: Record<Scenario, string> = {
@@ -69,7 +79,12 @@ export const DESCRIPTION: Record<Scenario, string> = {
   'gateway-proxy-ratelimit': 'as gateway-proxy, with a key under one requests/minute rate-limit policy (never refuses)',
   'gateway-chat-full':
     'client -> gateway unified chat, every hot-path feature on: saved config (x-gateway-config) targeting a managed OpenAI provider, a key under a requests/min policy and a budget (neither refuses), a price override -> fake OpenAI',
+  'gateway-responses-anthropic': 'client -> gateway Responses API (POST /v1/responses), Responses <-> Anthropic Messages translation -> fake Anthropic',
+  'gateway-messages-openai': 'client -> gateway Messages API (POST /v1/messages), Anthropic Messages <-> OpenAI chat translation -> fake OpenAI',
+  'gateway-messages-anthropic': 'client -> gateway Messages API (POST /v1/messages, x-gateway-provider: anthropic), passed to the fake Anthropic as it is',
 };
+
+const responsesBody = (model: string, stream: boolean) => JSON.stringify({ model, input: PROMPT, max_output_tokens: 256, ...(stream ? { stream: true } : {}) });
 
 /** The request a scenario repeats, JSON (`stream` false) or SSE. */
 export function requestFor(s: Scenario, t: Targets, latency: Latency, stream = false): RequestSpec {
@@ -127,6 +142,35 @@ export function requestFor(s: Scenario, t: Targets, latency: Latency, stream = f
           'x-gateway-custom-host': `${anthropic}/v1`,
         },
         body: openaiBody(stream),
+      };
+    case 'gateway-responses-anthropic':
+    case 'gateway-messages-anthropic':
+      return {
+        url: `${t.gateway}/v1/${s === 'gateway-responses-anthropic' ? 'responses' : 'messages'}`,
+        method: 'POST',
+        headers: {
+          ...json,
+          authorization: `Bearer ${ANTHROPIC_KEY}`,
+          'anthropic-version': '2023-06-01',
+          'x-gateway-api-key': t.key,
+          'x-gateway-provider': 'anthropic',
+          'x-gateway-custom-host': `${anthropic}/v1`,
+        },
+        body: s === 'gateway-responses-anthropic' ? responsesBody('claude-3-5-haiku-latest', stream) : anthropicBody(stream),
+      };
+    case 'gateway-messages-openai':
+      return {
+        url: `${t.gateway}/v1/messages`,
+        method: 'POST',
+        headers: {
+          ...json,
+          ...providerAuth,
+          'anthropic-version': '2023-06-01',
+          'x-gateway-api-key': t.key,
+          'x-gateway-provider': 'openai',
+          'x-gateway-custom-host': `${openai}/v1`,
+        },
+        body: JSON.stringify({ model: 'gpt-4o-mini', max_tokens: 256, messages: [{ role: 'user', content: PROMPT }], ...(stream ? { stream: true } : {}) }),
       };
     case 'gateway-chat-full': {
       if (!t.full) throw new Error('gateway-chat-full needs setUpGateway(url, adminKey, upstreams)');
