@@ -102,7 +102,7 @@ describe('AWS JSON client: the request', () => {
     expect(req.headers['content-length']).toBe(String(Buffer.byteLength(req.body)));
     expect(req.headers['x-amz-date']).toMatch(/^\d{8}T\d{6}Z$/);
     expect(req.headers['x-amz-security-token']).toBeUndefined();
-    const signed = ['content-type', 'host', 'x-amz-date', 'x-amz-target'];
+    const signed = ['content-length', 'content-type', 'host', 'x-amz-date', 'x-amz-target'];
     const day = String(req.headers['x-amz-date']).slice(0, 8);
     // test/support/setup.ts puts `local` / `local` in the environment.
     expect(req.headers.authorization).toBe(
@@ -119,7 +119,7 @@ describe('AWS JSON client: the request', () => {
     expect(req.headers['content-type']).toBe('application/x-amz-json-1.1');
     expect(req.headers['x-amz-target']).toBe('TrentService.Decrypt');
     expect(req.headers['x-amz-security-token']).toBe('session-token-example');
-    const signed = ['content-type', 'host', 'x-amz-date', 'x-amz-security-token', 'x-amz-target'];
+    const signed = ['content-length', 'content-type', 'host', 'x-amz-date', 'x-amz-security-token', 'x-amz-target'];
     expect(req.headers.authorization).toContain(`/us-east-1/kms/aws4_request, SignedHeaders=${signed.join(';')}, `);
     expect(req.headers.authorization).toContain(`Signature=${expectedSignature(req, signed, 'local', 'us-east-1', 'kms')}`);
   });
