@@ -1,5 +1,5 @@
 import { config } from '../../shared/config';
-import { deleteItem, getItem, putItem } from '../../shared/db/ops';
+import { batchWrite, deleteItem, getItem } from '../../shared/db/ops';
 import type { ConversationItem } from '../../formats/responses/request';
 import type { ResponsesItem } from '../../formats/responses/schema';
 import type { ResponseObject } from '../../formats/responses/types';
@@ -33,9 +33,11 @@ export async function storeResponse(workspaceId: string, stored: StoredResponse,
     return false;
   }
   const ttl = Math.floor(Date.now() / 1000) + config().responsesTtlDays * 86_400;
-  await Promise.all([
-    putItem('cache', { ...keyOf(workspaceId, stored.response.id), body, ttl }),
-    ...stored.response.output.map((item) => putItem('cache', { ...itemKeyOf(workspaceId, item.id), body: JSON.stringify(item), ttl })),
+  // One BatchWriteItem for the response and its output items (a text answer: two items):
+  // a call costs the container about as much CPU as the whole response's translation.
+  await batchWrite('cache', [
+    { PutRequest: { Item: { ...keyOf(workspaceId, stored.response.id), body, ttl } } },
+    ...stored.response.output.map((item) => ({ PutRequest: { Item: { ...itemKeyOf(workspaceId, item.id), body: JSON.stringify(item), ttl } } })),
   ]);
   return true;
 }
