@@ -1,3 +1,4 @@
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { DocumentClient, fromWire, toWire, type WireMap } from '../../functions/shared/db/document';
 
@@ -78,6 +79,33 @@ describe('marshalling (the DocumentClient options of this project)', () => {
     toWire(item);
     expect(item).toEqual({ body: Buffer.from('x'), m: { a: 1 } });
     expect(item.body).toBe(body);
+  });
+
+  it('gives what marshall() gives with the same options, for JSON-shaped items and every other kind of value', () => {
+    class Point {
+      constructor(
+        public x: number,
+        public y?: number,
+      ) {}
+    }
+    const options = { removeUndefinedValues: true, convertClassInstanceToMap: true };
+    const nullProto = Object.assign(Object.create(null) as Record<string, unknown>, { a: 1, b: [true, null] });
+    const items: Array<Record<string, unknown>> = [
+      { pk: 'WS#1', sk: 'LOG#2', status: 200, latency_ms: 3.25, cost: 0.0000123, tiny: 1.5e-7, negative: -42, zero: -0, ok: true, error: null },
+      { usage: { prompt_tokens: 12, details: { cached: 0 } }, tags: ['a', '', 'c'], nested: [[1, [2, { x: 'y' }]], {}], empty: {}, none: [] },
+      // biome-ignore lint/suspicious/noSparseArray: a hole is one of the values marshall() skips
+      { sparse: [1, , 3], gaps: [undefined, 'x', () => 1], fn: () => 1, gone: undefined, m: { gone: undefined, f: () => 2 } },
+      { nullProto, top: Number.MAX_SAFE_INTEGER, bottom: Number.MIN_SAFE_INTEGER },
+      { set: new Set(['a', 'b']), numbers: new Set([1, 2]) },
+      { point: new Point(1), date: new Date(0), map: new Map([['k', 1]]) },
+      { inList: [1, new Set(['s'])], inMap: { p: new Point(2, 3) } },
+    ];
+    for (const item of items) expect(toWire(item)).toEqual(marshall(item, options));
+    for (const bad of [{ n: Number.NaN }, { n: Number.POSITIVE_INFINITY }, { n: 2 ** 60 }, { deep: { list: [1e300 * 10] } }]) {
+      expect(() => marshall(bad, options)).toThrow();
+      expect(() => toWire(bad)).toThrow();
+    }
+    expect(toWire(new Point(5, 6) as unknown as Record<string, unknown>)).toEqual(marshall(new Point(5, 6), options));
   });
 });
 

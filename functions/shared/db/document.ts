@@ -152,8 +152,61 @@ function decodeBinary(value: WireValue): void {
   else if (value.L !== undefined) for (const v of value.L as WireValue[]) decodeBinary(v);
 }
 
+/**
+ * The AttributeValue marshall() gives a JSON-shaped value (string, safe number, boolean,
+ * null, array, plain object) under MARSHALL_OPTIONS; undefined for anything else (sets,
+ * binaries, class instances, numbers it refuses), which marshall() then takes whole.
+ * Request-log records and counters are all JSON-shaped: this is most of a busy process's
+ * marshalling, at a fraction of marshall()'s cost (bench/README.md, session 28).
+ */
+function jsonValueToWire(value: unknown): WireValue | undefined {
+  switch (typeof value) {
+    case 'string':
+      return { S: value };
+    case 'number':
+      return Number.isFinite(value) && Math.abs(value) <= Number.MAX_SAFE_INTEGER ? { N: value.toString() } : undefined;
+    case 'boolean':
+      return { BOOL: value };
+    case 'object': {
+      if (value === null) return { NULL: true };
+      if (Array.isArray(value)) {
+        const list: WireValue[] = [];
+        for (const element of value) {
+          if (element === undefined || typeof element === 'function') continue;
+          const wire = jsonValueToWire(element);
+          if (!wire) return undefined;
+          list.push(wire);
+        }
+        return { L: list };
+      }
+      const proto: unknown = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) return undefined;
+      const map = jsonMapToWire(value as Record<string, unknown>);
+      return map && { M: map };
+    }
+    default:
+      return undefined;
+  }
+}
+
+function jsonMapToWire(object: Record<string, unknown>): WireMap | undefined {
+  const map: WireMap = {};
+  // for...in, as marshall() walks a map's enumerable properties.
+  for (const key in object) {
+    const value = object[key];
+    if (value === undefined || typeof value === 'function') continue;
+    const wire = jsonValueToWire(value);
+    if (!wire) return undefined;
+    map[key] = wire;
+  }
+  return map;
+}
+
 /** JavaScript values -> an AttributeValue map ready for JSON. */
 export function toWire(attributes: Attributes): WireMap {
+  const proto: unknown = Object.getPrototypeOf(attributes);
+  const plain = proto === Object.prototype || proto === null ? jsonMapToWire(attributes) : undefined;
+  if (plain) return plain;
   const map = marshall(attributes, MARSHALL_OPTIONS) as unknown as WireMap;
   for (const value of Object.values(map)) encodeBinary(value);
   return map;
