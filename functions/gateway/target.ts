@@ -3,7 +3,7 @@ import { assertOneProvider } from '../shared/auth/managed-provider';
 import { parseGatewayConfig, type ConfigNode, type GatewayConfigSpec } from '../shared/gateway-config';
 import type { CallerRequest } from '../shared/http/types';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../shared/json-depth';
-import { resolveManagedProvider } from '../shared/stores/providers';
+import { resolveManagedProvider, type ManagedProviderWithSecrets } from '../shared/stores/providers';
 import { resolveSavedConfig, type SavedConfig } from '../shared/stores/configs';
 import { cloudSettingsFromHeaders, PROVIDER_SLUGS, SETTING_NAMES, targetSettings } from '../shared/provider-table';
 import { getAdapter } from '../providers/registry';
@@ -136,12 +136,7 @@ export async function resolveLeaf(node: ConfigNode, workspaceId: string): Promis
         'provider_not_found',
       );
     }
-    const stored: Partial<ConfigNode> = { provider: managed.provider };
-    for (const [field, value] of Object.entries(Object.assign({}, managed, managed.secrets))) {
-      if (value !== null && value !== undefined && SETTING_FIELDS.has(field)) (stored as Record<string, unknown>)[field] = value;
-    }
-    // Stored settings first; anything the leaf states explicitly (other than the slug) wins.
-    merged = Object.assign(stored, explicitSettings(node)) as ConfigNode;
+    merged = mergedLeaf(node, managed);
   }
   const slug = merged.provider!;
   const adapter = await getAdapter(slug);
@@ -149,6 +144,25 @@ export async function resolveLeaf(node: ConfigNode, workspaceId: string): Promis
     throw badRequest(`Unknown provider '${slug}'. Known providers: ${PROVIDER_SLUGS.join(', ')}.`, 'x-gateway-provider', 'unknown_provider');
   }
   return { adapter, target: toTarget(merged, slug), managedProvider: managedSlug };
+}
+
+/**
+ * A managed leaf's settings: the provider's stored ones first, anything the leaf states
+ * explicitly (other than the slug) winning. Both are cached copies that routing only reads
+ * (the parsed config, the managed provider until it is reloaded), so the merge is made once
+ * per pair, not per request; a reloaded provider is a new copy and merges anew.
+ */
+const mergedLeaves = new WeakMap<ConfigNode, { managed: ManagedProviderWithSecrets; merged: ConfigNode }>();
+function mergedLeaf(node: ConfigNode, managed: ManagedProviderWithSecrets): ConfigNode {
+  const known = mergedLeaves.get(node);
+  if (known?.managed === managed) return known.merged;
+  const stored: Partial<ConfigNode> = { provider: managed.provider };
+  for (const [field, value] of Object.entries(Object.assign({}, managed, managed.secrets))) {
+    if (value !== null && value !== undefined && SETTING_FIELDS.has(field)) (stored as Record<string, unknown>)[field] = value;
+  }
+  const merged = Object.assign(stored, explicitSettings(node)) as ConfigNode;
+  mergedLeaves.set(node, { managed, merged });
+  return merged;
 }
 
 /** What a leaf states itself (defined values), without the name of its provider. */

@@ -46,4 +46,11 @@ describe('saved configs on the hot path', () => {
     expect(updated.status, updated.text).toBe(200);
     expect(await providerKeysOf(3)).toEqual(Array(3).fill('Bearer sk-parsed-b'));
   });
+
+  it("uses a managed provider's rotated key from the next request: a leaf's merged settings are not kept past its provider's copy", async () => {
+    expect(await providerKeysOf(2)).toEqual(Array(2).fill('Bearer sk-parsed-b'));
+    const rotated = await call(gw, 'PUT', '/v1/providers/parsed-b', { body: { api_key: 'sk-parsed-b-rotated' } });
+    expect(rotated.status, rotated.text).toBe(200);
+    expect(await providerKeysOf(3)).toEqual(Array(3).fill('Bearer sk-parsed-b-rotated'));
+  });
 });
