@@ -201,7 +201,7 @@ interface RawResponse {
 }
 
 /** SigV4's `X-Amz-Date`: `20240101T120000Z`. */
-export const amzDate = (epochMs: number): string => new Date(epochMs).toISOString().replace(/[-:]|\.\d{3}/g, '');
+const amzDate = (epochMs: number): string => new Date(epochMs).toISOString().replace(/[-:]|\.\d{3}/g, '');
 
 function post(url: URL, headers: Record<string, string | number>, body: string, timeoutMs: number): Promise<RawResponse> {
   const isHttps = url.protocol === 'https:';

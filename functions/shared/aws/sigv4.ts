@@ -1,6 +1,8 @@
 /**
- * SigV4 signing of any HTTP request, shared by the gateway's own AWS calls (DynamoDB, KMS,
- * Secrets Manager) and the Bedrock provider. Uses @smithy/signature-v4, which encodes each
+ * SigV4 signing of any HTTP request: the provider calls (Bedrock, its S3 files), the budget
+ * alarms' CloudWatch calls and the bootstrap worker's Secrets Manager read. The storage
+ * calls of ./json-client.ts, all one JSON POST on the request path, sign with aws4 instead
+ * (cheaper per call). Uses @smithy/signature-v4, which encodes each
  * path segment a second time in the canonical request (`%3A` -> `%253A`), as every AWS
  * service except S3 expects; the wire path keeps the single encoding.
  */
