@@ -45,7 +45,7 @@ const { renderTables } = await import('./lib/report');
 const { measureRss } = await import('./lib/rss');
 const { BASELINE, DESCRIPTION, requestFor, SCENARIOS, STREAM_ONLY_SCENARIOS } = await import('./lib/scenarios');
 const { measureStorageCalls } = await import('./lib/storage');
-const { measureStreams } = await import('./lib/streams');
+const { measureStreamsInterleaved } = await import('./lib/streams');
 const { runHeatPhase } = await import('./lib/heat');
 const { runBatchPhase } = await import('./lib/batch');
 const { runOpenHarnessPhase } = await import('./lib/open-phase');
@@ -88,6 +88,7 @@ const M = {
   streamScenarios: ONLY_SCENARIOS ?? [...SCENARIOS, ...STREAM_ONLY_SCENARIOS],
   streamWarmup: QUICK ? 5 : 30,
   streamSequential: QUICK ? 10 : 100,
+  streamRounds: QUICK ? 2 : 5,
   streamConcurrency: 8,
   streamPerWorker: QUICK ? 2 : 10,
   rssStreams: QUICK ? 200 : 1000,
@@ -140,7 +141,7 @@ const results: Results = {
     warmupS: M.warmupS,
     durationS: M.durationS,
     connections: M.connections.join(', '),
-    repeats: `one run per (scenario, latency, concurrency); streams: ${M.streamWarmup} warm-up, ${M.streamSequential} sequential + ${M.streamConcurrency} x ${M.streamPerWorker} concurrent, medians; cold start: median of ${M.coldRuns} fresh processes per variant`,
+    repeats: `one run per (scenario, latency, concurrency); streams: ${M.streamWarmup} warm-up, ${M.streamSequential} sequential in ${M.streamRounds} interleaved rounds + ${M.streamConcurrency} x ${M.streamPerWorker} concurrent, medians; cold start: median of ${M.coldRuns} fresh processes per variant`,
     latency: 'per response, autocannon hrtime, percentiles computed from every 2xx sample',
     paired: `bare proxy and gateway-proxy-ratelimit alternated, ${M.pairedRounds} rounds of durationS each at the highest concurrency; the throughput target uses the median of the rounds' ratios`,
     halfSaturation: 'half of the best gateway-proxy-ratelimit req/s at 0 ms, evenly spaced requests for durationS',
@@ -364,17 +365,15 @@ try {
 
     // ---- streams: TTFB and total time ----------------------------------------------------
     if (!SKIP.has('streams')) {
-      for (const scenario of M.streamScenarios) {
-        await quietEmulator();
-        const loadAvg = loadAverage();
-        const s = await measureStreams(requestFor(scenario, targets, 0, true), {
-          sequential: M.streamSequential,
-          concurrency: M.streamConcurrency,
-          perWorker: M.streamPerWorker,
-          warmup: M.streamWarmup,
-        });
+      const loadAvg = loadAverage();
+      const measured = await measureStreamsInterleaved(
+        M.streamScenarios.map((scenario) => ({ name: scenario, spec: requestFor(scenario, targets, 0, true) })),
+        { warmup: M.streamWarmup, sequential: M.streamSequential, rounds: M.streamRounds, concurrency: M.streamConcurrency, perWorker: M.streamPerWorker },
+        quietEmulator,
+      );
+      for (const [scenario, s] of measured) {
         results.streams.push({ ...s, scenario, baseline: BASELINE[scenario], ttfbAddedP50: NaN, totalAddedP50: NaN, loadAvg });
-        log(`stream ${scenario}: TTFB p50 ${s.ttfbP50} ms, total p50 ${s.totalP50} ms, errors ${s.errors}`);
+        log(`stream ${scenario}: TTFB p50 ${s.ttfbP50} ms (rounds ${s.roundTtfbP50.join(' ')}), total p50 ${s.totalP50} ms, errors ${s.errors}`);
       }
       for (const row of results.streams) {
         const base = results.streams.find((b) => b.scenario === row.baseline);

@@ -54,44 +54,92 @@ export interface StreamStats {
   concurrentTtfbP50: number;
   concurrentTotalP50: number;
   errors: number;
+  /** The sequential TTFB p50 of each interleaved round, in order. */
+  roundTtfbP50: number[];
 }
 
+/** What one scenario's stream figures are measured with. */
+export interface StreamPlan {
+  /** Unrecorded streams per scenario before the first round (and warmup / rounds more before each round). */
+  warmup: number;
+  /** Sequential streams in all, split evenly across the rounds. */
+  sequential: number;
+  rounds: number;
+  concurrency: number;
+  perWorker: number;
+}
+
+const okSample = (s: StreamSample) => !s.error && s.status === 200 && s.bytes > 0;
+
 /**
- * `sequential` streams one after the other (the clean TTFB / total figures), then
- * `concurrency` workers running `perWorker` streams each (the figures under some load).
+ * The streams phase for several scenarios at once. The sequential streams (the TTFB and total
+ * figures, and so the "added" figures, one scenario's p50 minus its baseline's) are taken in
+ * `rounds` interleaved rounds, every scenario in each round, the order reversed every other
+ * round: a machine that slows down or speeds up during the phase moves a gateway and its
+ * baseline alike, instead of whichever was measured in the slow minutes. Each round starts
+ * with a few unrecorded streams per scenario (caches warm again after the others ran). The
+ * concurrent streams follow, one scenario at a time. `beforeRound` runs before each round.
  */
-export async function measureStreams(
-  spec: RequestSpec,
-  opts: { sequential: number; concurrency: number; perWorker: number; warmup: number },
-): Promise<StreamStats> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+export async function measureStreamsInterleaved<K extends string>(
+  specs: ReadonlyArray<{ name: K; spec: RequestSpec }>,
+  plan: StreamPlan,
+  beforeRound: () => Promise<void> = async () => {},
+): Promise<Map<K, StreamStats>> {
+  const agents = new Map(specs.map(({ name }) => [name, new http.Agent({ keepAlive: true, maxSockets: Infinity })]));
+  const seq = new Map(specs.map(({ name }) => [name, [] as StreamSample[]]));
+  const roundP50 = new Map(specs.map(({ name }) => [name, [] as number[]]));
+  const perRound = Math.max(1, Math.round(plan.sequential / plan.rounds));
+  const rewarm = Math.max(1, Math.round(plan.warmup / plan.rounds));
   try {
-    for (let i = 0; i < opts.warmup; i++) await timeStream(agent, spec);
-    const seq: StreamSample[] = [];
-    for (let i = 0; i < opts.sequential; i++) seq.push(await timeStream(agent, spec));
-    const conc: StreamSample[] = [];
-    await Promise.all(
-      Array.from({ length: opts.concurrency }, async () => {
-        for (let i = 0; i < opts.perWorker; i++) conc.push(await timeStream(agent, spec));
-      }),
-    );
-    const ok = (s: StreamSample) => !s.error && s.status === 200 && s.bytes > 0;
-    const sortedOf = (xs: StreamSample[], f: (s: StreamSample) => number) => Float64Array.from(xs.filter(ok).map(f)).sort();
-    const seqTtfb = sortedOf(seq, (s) => s.ttfb);
-    const seqTotal = sortedOf(seq, (s) => s.total);
-    return {
-      sequential: seq.length,
-      concurrent: conc.length,
-      concurrency: opts.concurrency,
-      ttfbP50: round(percentile(seqTtfb, 50)),
-      ttfbP90: round(percentile(seqTtfb, 90)),
-      totalP50: round(percentile(seqTotal, 50)),
-      totalP90: round(percentile(seqTotal, 90)),
-      concurrentTtfbP50: round(median(conc.filter(ok).map((s) => s.ttfb))),
-      concurrentTotalP50: round(median(conc.filter(ok).map((s) => s.total))),
-      errors: [...seq, ...conc].filter((s) => !ok(s)).length,
-    };
+    for (const { name, spec } of specs) for (let i = 0; i < plan.warmup; i++) await timeStream(agents.get(name)!, spec);
+    for (let r = 0; r < plan.rounds; r++) {
+      await beforeRound();
+      for (const { name, spec } of r % 2 ? [...specs].reverse() : specs) {
+        const agent = agents.get(name)!;
+        for (let i = 0; i < rewarm; i++) await timeStream(agent, spec);
+        const samples: StreamSample[] = [];
+        for (let i = 0; i < perRound; i++) samples.push(await timeStream(agent, spec));
+        seq.get(name)!.push(...samples);
+        roundP50.get(name)!.push(
+          round(
+            percentile(
+              sortedOf(samples, (s) => s.ttfb),
+              50,
+            ),
+          ),
+        );
+      }
+    }
+    const out = new Map<K, StreamStats>();
+    for (const { name, spec } of specs) {
+      const agent = agents.get(name)!;
+      const conc: StreamSample[] = [];
+      await Promise.all(
+        Array.from({ length: plan.concurrency }, async () => {
+          for (let i = 0; i < plan.perWorker; i++) conc.push(await timeStream(agent, spec));
+        }),
+      );
+      const all = seq.get(name)!;
+      const seqTtfb = sortedOf(all, (s) => s.ttfb);
+      const seqTotal = sortedOf(all, (s) => s.total);
+      out.set(name, {
+        sequential: all.length,
+        concurrent: conc.length,
+        concurrency: plan.concurrency,
+        ttfbP50: round(percentile(seqTtfb, 50)),
+        ttfbP90: round(percentile(seqTtfb, 90)),
+        totalP50: round(percentile(seqTotal, 50)),
+        totalP90: round(percentile(seqTotal, 90)),
+        concurrentTtfbP50: round(median(conc.filter(okSample).map((s) => s.ttfb))),
+        concurrentTotalP50: round(median(conc.filter(okSample).map((s) => s.total))),
+        errors: [...all, ...conc].filter((s) => !okSample(s)).length,
+        roundTtfbP50: roundP50.get(name)!,
+      });
+    }
+    return out;
   } finally {
-    agent.destroy();
+    for (const agent of agents.values()) agent.destroy();
   }
 }
+
+const sortedOf = (xs: StreamSample[], f: (s: StreamSample) => number) => Float64Array.from(xs.filter(okSample).map(f)).sort();
