@@ -78,12 +78,15 @@ const okSample = (s: StreamSample) => !s.error && s.status === 200 && s.bytes > 
  * round: a machine that slows down or speeds up during the phase moves a gateway and its
  * baseline alike, instead of whichever was measured in the slow minutes. Each round starts
  * with a few unrecorded streams per scenario (caches warm again after the others ran). The
- * concurrent streams follow, one scenario at a time. `beforeRound` runs before each round.
+ * concurrent streams follow, one scenario at a time. `beforeBlock` runs before each scenario's
+ * streams of each round (the bench waits there for DynamoDB Local to finish the request-log
+ * writes of the scenario before, which would otherwise slow the next one down, baselines
+ * included, on a machine that runs the emulator beside the gateway).
  */
 export async function measureStreamsInterleaved<K extends string>(
   specs: ReadonlyArray<{ name: K; spec: RequestSpec }>,
   plan: StreamPlan,
-  beforeRound: () => Promise<void> = async () => {},
+  beforeBlock: () => Promise<void> = async () => {},
 ): Promise<Map<K, StreamStats>> {
   const agents = new Map(specs.map(({ name }) => [name, new http.Agent({ keepAlive: true, maxSockets: Infinity })]));
   const seq = new Map(specs.map(({ name }) => [name, [] as StreamSample[]]));
@@ -93,8 +96,8 @@ export async function measureStreamsInterleaved<K extends string>(
   try {
     for (const { name, spec } of specs) for (let i = 0; i < plan.warmup; i++) await timeStream(agents.get(name)!, spec);
     for (let r = 0; r < plan.rounds; r++) {
-      await beforeRound();
       for (const { name, spec } of r % 2 ? [...specs].reverse() : specs) {
+        await beforeBlock();
         const agent = agents.get(name)!;
         for (let i = 0; i < rewarm; i++) await timeStream(agent, spec);
         const samples: StreamSample[] = [];
