@@ -103,14 +103,8 @@ export async function measureStreamsInterleaved<K extends string>(
         const samples: StreamSample[] = [];
         for (let i = 0; i < perRound; i++) samples.push(await timeStream(agent, spec));
         seq.get(name)!.push(...samples);
-        roundP50.get(name)!.push(
-          round(
-            percentile(
-              sortedOf(samples, (s) => s.ttfb),
-              50,
-            ),
-          ),
-        );
+        const ttfbs = sortedOf(samples, (s) => s.ttfb);
+        roundP50.get(name)!.push(round(percentile(ttfbs, 50)));
       }
     }
     const out = new Map<K, StreamStats>();
