@@ -79,7 +79,20 @@ export const upstreamTooLarge = (message: string, code: 'upstream_response_too_l
 export const serverError = () =>
   new GatewayError(500, 'server_error', 'The gateway hit an internal error. Quote the trace id when reporting it.', null, 'internal_error');
 
-/** Normalise anything thrown into a GatewayError; unknown errors become a generic 500. */
+/** The gateway's own storage (DynamoDB) kept failing to answer: worth the caller's retry, not an internal error. */
+export const storageUnavailable = () =>
+  new GatewayError(503, 'server_error', "The gateway's storage did not answer in time. Retry the request.", null, 'storage_unavailable');
+
+const UNAVAILABLE = Symbol.for('ai-gateway.storage-unavailable');
+
+/** Marks a storage call's last failure when it was a retryable one (timeout, reset, throttling) and the retries ran out. */
+export function markUnavailable<E>(err: E): E {
+  if (err !== null && typeof err === 'object') Object.defineProperty(err, UNAVAILABLE, { value: true });
+  return err;
+}
+
+/** Normalise anything thrown into a GatewayError: storage that stopped answering is a 503, other unknown errors a generic 500. */
 export function asGatewayError(err: unknown): GatewayError {
-  return err instanceof GatewayError ? err : serverError();
+  if (err instanceof GatewayError) return err;
+  return err !== null && typeof err === 'object' && UNAVAILABLE in err ? storageUnavailable() : serverError();
 }

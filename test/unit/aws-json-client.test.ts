@@ -13,6 +13,7 @@ import {
 } from '../../functions/shared/aws/json-client';
 import { awsEnvCredentials, parseConfig } from '../../functions/shared/config';
 import { isConditionFailed } from '../../functions/shared/db/ops';
+import { asGatewayError } from '../../functions/shared/errors';
 
 // ---- a local endpoint that records each request and answers from a script ---------------
 
@@ -316,6 +317,24 @@ describe('AWS JSON client: attempts', () => {
       .send('GetItem', {})
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ name: 'TimeoutError' });
+  });
+
+  it('storage that keeps timing out is a 503 for the caller; a refused condition stays an internal error', async () => {
+    script = ['hang', 'hang'];
+    const timedOut = await createAwsJsonClient(service(), { maxAttempts: 2, timeoutMs: 50 })
+      .send('GetItem', {})
+      .catch((e: unknown) => e);
+    expect(timedOut).toMatchObject({ name: 'TimeoutError' });
+    expect(asGatewayError(timedOut).toBody()).toEqual({
+      error: { message: "The gateway's storage did not answer in time. Retry the request.", type: 'server_error', param: null, code: 'storage_unavailable' },
+    });
+    expect(asGatewayError(timedOut).status).toBe(503);
+
+    script = [{ status: 400, body: { __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException', message: 'no' } }];
+    const refused = await createAwsJsonClient(service())
+      .send('PutItem', {})
+      .catch((e: unknown) => e);
+    expect(asGatewayError(refused)).toMatchObject({ status: 500, code: 'internal_error' });
   });
 
   it('retries a refused connection, then reports it', async () => {

@@ -2,6 +2,7 @@ import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import aws4 from 'aws4';
 import { awsEnvCredentials, config } from '../config';
+import { markUnavailable } from '../errors';
 
 /**
  * A client for AWS services that speak the JSON protocol (DynamoDB, KMS, Secrets Manager): every operation
@@ -302,7 +303,7 @@ export function createAwsJsonClient(service: AwsJsonService, opts: AwsJsonClient
         const kind = retryKind(failure) ?? (skewCorrected ? 'transient' : undefined);
         if (!kind || attemptNo >= maxAttempts || retryTokens < RETRY_COST[kind]) {
           if (failure instanceof AwsServiceError) failure.$metadata.attempts = attemptNo;
-          throw failure;
+          throw kind ? markUnavailable(failure) : failure;
         }
         retryTokens -= lastRetryCost = RETRY_COST[kind];
         await new Promise((resolve) => setTimeout(resolve, backoffMs(kind, attemptNo)));
