@@ -1,7 +1,8 @@
 /**
  * The one error shape of the gateway: the OpenAI error body, so every
  * OpenAI SDK raises a typed error. Anything thrown that is not a GatewayError becomes
- * a 500 `server_error` without internals.
+ * a 500 `server_error` without internals, except an AWS call (DynamoDB, KMS, Secrets
+ * Manager) whose retryable failures used up its retries: a 503 `storage_unavailable`.
  */
 export type ErrorType =
   | 'invalid_request_error'
@@ -79,13 +80,13 @@ export const upstreamTooLarge = (message: string, code: 'upstream_response_too_l
 export const serverError = () =>
   new GatewayError(500, 'server_error', 'The gateway hit an internal error. Quote the trace id when reporting it.', null, 'internal_error');
 
-/** The gateway's own storage (DynamoDB) kept failing to answer: worth the caller's retry, not an internal error. */
+/** The gateway's own AWS storage and keys (DynamoDB, KMS, Secrets Manager) kept failing to answer: worth the caller's retry, not an internal error. */
 export const storageUnavailable = () =>
   new GatewayError(503, 'server_error', "The gateway's storage did not answer in time. Retry the request.", null, 'storage_unavailable');
 
 const UNAVAILABLE = Symbol.for('ai-gateway.storage-unavailable');
 
-/** Marks a storage call's last failure when it was a retryable one (timeout, reset, throttling) and the retries ran out. */
+/** Marks an AWS call's last failure when it was a retryable one (timeout, reset, throttling) and the retries ran out. */
 export function markUnavailable<E>(err: E): E {
   if (err !== null && typeof err === 'object') Object.defineProperty(err, UNAVAILABLE, { value: true });
   return err;
